@@ -1,0 +1,149 @@
+"""Command line of the project: ``python cli.py COMMAND --help`` explains each command.
+
+Commands: demo, ingest-enem, score-patterns, info.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from enem.csvfiles import UnusableFileError
+from enem.scoring import SCALES, ScoringOptions
+from store.connection import DB_ENV_VAR, database_path
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help=f"DuckDB file (default: ${DB_ENV_VAR} or data/enem.duckdb)")
+
+
+def _add_scoring(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("scoring (defaults are INEP's official recipe)")
+    group.add_argument("--method", choices=("eap", "map", "ml"), default="eap",
+                       help="ability estimator (default eap)")
+    group.add_argument("--grid-points", type=int, default=40,
+                       help="EAP quadrature points (INEP 40; the paper 121)")
+    group.add_argument("--grid-range", type=float, nargs=2, default=(-4.0, 4.0),
+                       metavar=("LOW", "HIGH"), help="EAP grid range (INEP -4 4; the paper -6 6)")
+    group.add_argument("--scaling", type=float, default=1.0,
+                       help="scaling constant D of the item bank (ENEM 1; TIMSS-style 1.7)")
+    group.add_argument("--scale", choices=SCALES, default="enem",
+                       help="NOTA scale: enem = round(k·θ+d, 1) per area; paper = 100·θ+500")
+
+
+def _options(args: argparse.Namespace) -> ScoringOptions:
+    low, high = args.grid_range
+    if args.grid_points < 2 or low >= high:
+        raise SystemExit("error: --grid-points must be ≥ 2 and --grid-range LOW < HIGH")
+    return ScoringOptions(method=args.method, n_quadrature=args.grid_points,
+                          theta_range=(low, high), scaling=args.scaling, scale=args.scale)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from store.demo_build import build_demo_database
+
+    path = database_path(args.db)
+    if path.exists() and not args.force:
+        print(f"{path} already exists; pass --force to rebuild the demo into it")
+        return 0
+    summary = build_demo_database(path, n_examinees=args.examinees, seed=args.seed,
+                                  progress=not args.quiet)
+    print("\n".join(summary.lines()))
+    print(f"demo database ready: {path}")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from store.ingest import ingest_year
+
+    summary = ingest_year(database_path(args.db), args.year, Path(args.microdata),
+                          Path(args.items), encoding=args.encoding, progress=not args.quiet)
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def cmd_score_patterns(args: argparse.Namespace) -> int:
+    from enem.items import load_items
+    from enem.patterns import score_pattern_file
+
+    items = load_items(Path(args.items), args.encoding)
+    summary = score_pattern_file(Path(args.patterns), items, Path(args.output), _options(args),
+                                 lc_language=args.lc_language)
+    print(f"scored {summary.scored:,} of {summary.rows:,} rows → {args.output}")
+    if summary.failed:
+        print(f"{summary.failed:,} rows could not be scored; see their SCORE_ERROR column")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from store.connection import connected
+    from store.queries import overview
+
+    path = database_path(args.db)
+    if not path.exists():
+        print(f"no database at {path}; run `python cli.py demo` or `python cli.py ingest-enem`")
+        return 1
+    with connected(path, read_only=True) as con:
+        print(overview(con).to_string(index=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cli.py", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="generate and ingest the synthetic demo year")
+    _add_db(demo)
+    demo.add_argument("--examinees", type=int, default=100_000, help="candidates (default 100k)")
+    demo.add_argument("--seed", type=int, default=2023, help="random seed (default 2023)")
+    demo.add_argument("--force", action="store_true", help="rebuild even if the database exists")
+    demo.add_argument("--quiet", action="store_true", help="no progress bars")
+    demo.set_defaults(run=cmd_demo)
+
+    ingest = commands.add_parser("ingest-enem", help="ingest one year of INEP microdata")
+    _add_db(ingest)
+    ingest.add_argument("--year", type=int, required=True, help="exam year, e.g. 2023")
+    ingest.add_argument("--microdata", required=True,
+                        help="MICRODADOS_ENEM_YYYY.csv (2009–2023) or RESULTADOS_YYYY.csv (2024+)")
+    ingest.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
+    ingest.add_argument("--encoding", default="latin-1", help="file encoding (INEP: latin-1)")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.set_defaults(run=cmd_ingest)
+
+    patterns = commands.add_parser(
+        "score-patterns", help="score a CSV of response patterns (θ, SE, l_z, CTT, nota)")
+    patterns.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
+    patterns.add_argument("--patterns", required=True,
+                          help="CSV with CO_PROVA and TX_RESPOSTAS (+TP_LINGUA) or RESPONSE_PATTERN")
+    patterns.add_argument("--output", required=True, help="where to write the scored CSV")
+    patterns.add_argument("--lc-language", type=int, choices=(0, 1),
+                          help="TP_LINGUA for LC rows that have none (0 English, 1 Spanish)")
+    patterns.add_argument("--encoding", default="latin-1", help="items file encoding")
+    _add_scoring(patterns)
+    patterns.set_defaults(run=cmd_score_patterns)
+
+    info = commands.add_parser("info", help="what the database holds")
+    _add_db(info)
+    info.set_defaults(run=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UnusableFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # noqa: BLE001 - the CLI reports, the traceback is not for users
+        from store.ingest import IngestError
+
+        if isinstance(error, IngestError):
+            print(f"error: {error}", file=sys.stderr)
+            return 3
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Response strings (TX_RESPOSTAS, RESPONSE_PATTERN) to character and 0/1 matrices.
+
+All functions work on many candidates at once: a batch of equal-length strings becomes one
+(n_candidates, n_chars) uint8 matrix of ASCII codes without a Python loop over candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from enem.areas import BLANK_MARK, MULTIPLE_MARK, OPTION_LETTERS, UNCHOSEN_MARK
+
+_VALID_MARKS = np.frombuffer((OPTION_LETTERS + BLANK_MARK + MULTIPLE_MARK).encode(), np.uint8)
+_BLANK = ord(BLANK_MARK)
+_UNCHOSEN = ord(UNCHOSEN_MARK)
+
+
+def string_lengths(strings: pa.Array) -> np.ndarray:
+    """Byte length of each string, shape (n,); -1 for nulls."""
+    lengths = pc.binary_length(pc.cast(strings, pa.binary()))
+    return np.asarray(lengths.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def strings_to_chars(strings: pa.Array | Sequence[str], width: int) -> np.ndarray:
+    """Stack strings that all have ``width`` bytes into an (n, width) uint8 matrix.
+
+    Callers filter out other lengths first (see ``string_lengths``); a mismatch raises ValueError.
+    """
+    if not isinstance(strings, (pa.Array, pa.ChunkedArray)):
+        strings = pa.array(list(strings), type=pa.string())
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    binary = pc.cast(strings, pa.large_binary())
+    n = len(binary)
+    if n == 0:
+        return np.zeros((0, width), dtype=np.uint8)
+    if binary.null_count:
+        raise ValueError("null response strings must be filtered out before stacking")
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int64)[binary.offset: binary.offset + n + 1]
+    if not np.all(np.diff(offsets) == width):
+        raise ValueError(f"every response string must have {width} characters")
+    data = np.frombuffer(binary.buffers()[2], dtype=np.uint8)
+    return data[offsets[0]: offsets[0] + n * width].reshape(n, width).copy()
+
+
+def invalid_mark_rows(chars: np.ndarray) -> np.ndarray:
+    """Rows holding a character other than A–E, '.' or '*', shape (n,) bool."""
+    return ~np.isin(chars, _VALID_MARKS).all(axis=1)
+
+
+def select_language_block(chars: np.ndarray, language: np.ndarray, block_size: int = 5) -> np.ndarray:
+    """Drop the unchosen foreign-language block of 50-character LC strings (2014–2021 layout).
+
+    ``chars`` is (n, 2·block_size + n_common): English block, Spanish block, common items.
+    ``language`` is (n,) with 0 English / 1 Spanish. Returns (n, block_size + n_common).
+    """
+    english = chars[:, :block_size]
+    spanish = chars[:, block_size: 2 * block_size]
+    chosen = np.where((np.asarray(language) == 1)[:, None], spanish, english)
+    return np.concatenate([chosen, chars[:, 2 * block_size:]], axis=1)
+
+
+def unchosen_block_filled(chars: np.ndarray, language: np.ndarray, block_size: int = 5) -> np.ndarray:
+    """True where the unchosen block of a 50-character LC string is all '9', shape (n,)."""
+    english = chars[:, :block_size]
+    spanish = chars[:, block_size: 2 * block_size]
+    unchosen = np.where((np.asarray(language) == 1)[:, None], english, spanish)
+    return (unchosen == _UNCHOSEN).all(axis=1)
+
+
+def correctness(chars: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """1.0 where the mark equals the key, else 0.0 (blank and multiple marks are wrong).
+
+    ``chars`` (n, n_items) uint8, ``keys`` (n_items,) uint8 → (n, n_items) float64.
+    """
+    return (chars == keys[None, :]).astype(np.float64)
+
+
+def blank_rows(chars: np.ndarray) -> np.ndarray:
+    """Candidates who left every item blank, shape (n,) bool."""
+    return (chars == _BLANK).all(axis=1)
+
+
+def patterns_to_responses(patterns: Sequence[str]) -> np.ndarray:
+    """0/1 strings (e.g. RESPONSE_PATTERN) to an (n, length) float matrix; other marks are NaN.
+
+    All strings must have the same length.
+    """
+    chars = strings_to_chars(patterns, len(patterns[0]) if len(patterns) else 0)
+    responses = np.full(chars.shape, np.nan)
+    responses[chars == ord("1")] = 1.0
+    responses[chars == ord("0")] = 0.0
+    return responses

@@ -1,0 +1,1 @@
+"""The DuckDB store: schema, connections, ingest of INEP files and the queries pages use."""

@@ -1,0 +1,56 @@
+"""Pre-aggregated 2-D histograms of (θ, CTT) and (θ, l_z) for the human density backgrounds.
+
+One row per (area, booklet, subgroup, bin) with a count, so a page draws millions of candidates
+from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+THETA_BIN_WIDTH = 0.1
+LZ_BIN_WIDTH = 0.1
+#: l_z values beyond these are counted in the edge bins.
+LZ_RANGE = (-10.0, 5.0)
+
+_GROUPED = """
+    SELECT s.area, s.booklet_id,
+           CASE WHEN grouping(e.state) = 0 THEN 'state'
+                WHEN grouping(e.school_type) = 0 THEN 'school_type' ELSE 'all' END AS group_kind,
+           CASE WHEN grouping(e.state) = 0 THEN coalesce(e.state, '?')
+                WHEN grouping(e.school_type) = 0 THEN coalesce(CAST(e.school_type AS VARCHAR), '?')
+                ELSE 'all' END AS group_value,
+           {bins}, count(*) AS n
+    FROM scores s JOIN examinees e ON e.year = s.year AND e.examinee_id = s.examinee_id
+    WHERE s.year = $year {extra}
+    GROUP BY GROUPING SETS (
+        (s.area, s.booklet_id, {keys}),
+        (s.area, s.booklet_id, e.state, {keys}),
+        (s.area, s.booklet_id, e.school_type, {keys}))
+"""
+
+
+def theta_bin_sql(column: str = "s.theta") -> str:
+    """SQL for the lower edge of a θ value's bin."""
+    return f"round(floor({column} / {THETA_BIN_WIDTH}) * {THETA_BIN_WIDTH}, 6)"
+
+
+def build_histograms(con: duckdb.DuckDBPyConnection, year: int) -> None:
+    """Insert the year's histogram rows from ``scores`` (the caller removed the old ones)."""
+    theta_bin = theta_bin_sql()
+    lz_clipped = f"least(greatest(s.lz, {LZ_RANGE[0]}), {LZ_RANGE[1] - LZ_BIN_WIDTH / 2})"
+    lz_bin = f"round(floor({lz_clipped} / {LZ_BIN_WIDTH}) * {LZ_BIN_WIDTH}, 6)"
+    ctt = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, s.ctt AS ctt", keys="theta_bin, ctt",
+                          extra="AND NOT isnan(s.theta)")
+    con.execute(
+        f"INSERT INTO agg_theta_ctt SELECT $year, area, booklet_id, group_kind, group_value, "
+        f"theta_bin, ctt, n FROM ({ctt})",
+        {"year": year},
+    )
+    lz = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, {lz_bin} AS lz_bin",
+                         keys="theta_bin, lz_bin", extra="AND NOT isnan(s.lz)")
+    con.execute(
+        f"INSERT INTO agg_theta_lz SELECT $year, area, booklet_id, group_kind, group_value, "
+        f"theta_bin, lz_bin, n FROM ({lz})",
+        {"year": year},
+    )

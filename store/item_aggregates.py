@@ -1,0 +1,122 @@
+"""Per-item tables for the dashboard, computed from the scoring pass's character matrices.
+
+Items are keyed by CO_ITEM (``item_id``), so an item's statistics pool every booklet it appears
+in. The population of an LC foreign-language item is the candidates of that language.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.ctt import discrimination_index, item_p_values, point_biserial
+from enem.items import ItemsTable
+from store.scoring_pass import AreaAccumulator
+
+OPTION_MARKS = "ABCDE.*"
+#: Width of the θ bins of the empirical item characteristic curves.
+ICC_BIN_WIDTH = 0.25
+DI_FRACTION = 0.25
+
+
+def area_item_frames(
+    year: int, area: str, items: ItemsTable, accumulator: AreaAccumulator,
+    di_fraction: float = DI_FRACTION,
+) -> dict[str, pd.DataFrame]:
+    """item_stats, item_icc and option_counts rows for one area."""
+    stats, iccs, options = [], [], []
+    for language, item_ids, chars, keys, theta in _populations(items, accumulator):
+        responses = (chars == keys[None, :]).astype(np.float32)
+        responses[chars == 0] = np.nan
+        stats.append(pd.DataFrame({
+            "year": year, "area": area, "item_id": item_ids, "item_language": language,
+            "n": (chars != 0).sum(axis=0),
+            "p_value": item_p_values(responses),
+            "point_biserial": point_biserial(responses),
+            "di": discrimination_index(responses, theta, group_fraction=di_fraction),
+            "di_fraction": di_fraction,
+        }))
+        iccs.append(_icc_rows(year, area, language, item_ids, responses, theta))
+        options.append(_option_rows(year, area, language, item_ids, chars))
+    return {
+        "item_stats": pd.concat(stats, ignore_index=True) if stats else None,
+        "item_icc": pd.concat(iccs, ignore_index=True) if iccs else None,
+        "option_counts": pd.concat(options, ignore_index=True) if options else None,
+    }
+
+
+def _populations(items: ItemsTable, accumulator: AreaAccumulator):
+    """Yield (item_language, item_ids, chars, keys, θ) per population of the area.
+
+    Outside LC: one population, every candidate. In LC: the common items over everyone, and each
+    language's items over that language's candidates. ``chars`` is (n, n_items) with 0 where a
+    candidate's form did not hold the item.
+    """
+    keys_by_form = list(accumulator.chars)
+    if not keys_by_form:
+        return
+    forms = [items.forms[key] for key in keys_by_form]
+    languages = sorted({form.language for form in forms}, key=lambda v: -1 if v is None else v)
+    common = _common_item_ids(forms)
+    if languages == [None]:
+        yield (None, common, *_stack(forms, keys_by_form, accumulator, common))
+        return
+    yield (None, common, *_stack(forms, keys_by_form, accumulator, common))
+    for language in (0, 1):
+        chosen = [(f, k) for f, k in zip(forms, keys_by_form) if f.language == language]
+        if not chosen:
+            continue
+        specific = np.unique(np.concatenate([f.item_ids[: f.language_items] for f, _ in chosen]))
+        yield (language, specific, *_stack([f for f, _ in chosen], [k for _, k in chosen],
+                                           accumulator, specific))
+
+
+def _common_item_ids(forms) -> np.ndarray:
+    return np.unique(np.concatenate([f.item_ids[f.language_items:] for f in forms]))
+
+
+def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarray):
+    """Place each form's characters into columns ordered by ``item_ids``; stack the rows."""
+    column_of = {int(item): j for j, item in enumerate(item_ids)}
+    blocks, thetas, keys = [], [], np.zeros(len(item_ids), np.uint8)
+    for form, key in zip(forms, keys_by_form):
+        form_chars = np.concatenate(accumulator.chars[key])
+        block = np.zeros((form_chars.shape[0], len(item_ids)), np.uint8)
+        for source, item in enumerate(form.item_ids):
+            target = column_of.get(int(item))
+            if target is not None:
+                block[:, target] = form_chars[:, source]
+                keys[target] = form.keys[source]
+        blocks.append(block)
+        thetas.append(np.concatenate(accumulator.theta[key]))
+    return np.concatenate(blocks), keys, np.concatenate(thetas)
+
+
+def _icc_rows(year, area, language, item_ids, responses, theta) -> pd.DataFrame:
+    bins = np.floor(theta / ICC_BIN_WIDTH).astype(np.int64)
+    offset = bins.min()
+    index = bins - offset
+    frames = []
+    for j, item in enumerate(item_ids):
+        answered = ~np.isnan(responses[:, j])
+        n = np.bincount(index[answered], minlength=index.max() + 1)
+        correct = np.bincount(index[answered], weights=responses[answered, j],
+                              minlength=index.max() + 1)
+        present = np.flatnonzero(n)
+        frames.append(pd.DataFrame({
+            "year": year, "area": area, "item_id": int(item), "item_language": language,
+            "theta_bin": (present + offset) * ICC_BIN_WIDTH,
+            "n": n[present], "n_correct": correct[present].round().astype(np.int64),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _option_rows(year, area, language, item_ids, chars) -> pd.DataFrame:
+    counts = {mark: (chars == ord(mark)).sum(axis=0) for mark in OPTION_MARKS}
+    return pd.DataFrame({
+        "year": year, "area": area,
+        "item_id": np.repeat(item_ids, len(OPTION_MARKS)),
+        "item_language": language,
+        "option": np.tile(list(OPTION_MARKS), len(item_ids)),
+        "n": np.stack([counts[m] for m in OPTION_MARKS], axis=1).reshape(-1),
+    })

@@ -1,0 +1,145 @@
+"""The versioned DuckDB schema, created by code.
+
+One database file holds every ingested year, the scored results of humans and models, the
+pre-aggregated tables the dashboard reads, and the model runs. Humans and models are scored by
+the same code and land in tables with the same score columns (θ, SE, l_z, l_z*, CTT, nota).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+SCHEMA_VERSION = 1
+
+_SCORE_COLUMNS = """
+    theta DOUBLE, theta_se DOUBLE, lz DOUBLE, lz_star DOUBLE,
+    ctt SMALLINT, n_scored SMALLINT, nota DOUBLE
+"""
+
+TABLES: dict[str, str] = {
+    "meta": "key VARCHAR PRIMARY KEY, value VARCHAR",
+    # One row per successful ingest; the newest per year is the live one.
+    "ingests": """
+        ingest_id INTEGER PRIMARY KEY, year INTEGER, source VARCHAR, layout VARCHAR,
+        microdata_file VARCHAR, items_file VARCHAR, encoding VARCHAR,
+        started_at TIMESTAMP, finished_at TIMESTAMP, seconds DOUBLE,
+        rows_read BIGINT, records_present BIGINT, patterns_scored BIGINT, rows_rejected BIGINT,
+        nota_checked BIGINT, nota_matched BIGINT, is_synthetic BOOLEAN
+    """,
+    "booklets": """
+        year INTEGER, booklet_id INTEGER, area VARCHAR, colour VARCHAR, n_items SMALLINT,
+        n_abandoned SMALLINT, valid BOOLEAN, problem VARCHAR, PRIMARY KEY (year, booklet_id)
+    """,
+    "items": """
+        year INTEGER, booklet_id INTEGER, area VARCHAR, item_language SMALLINT,
+        position SMALLINT, co_posicao INTEGER, item_id BIGINT, key VARCHAR, skill INTEGER,
+        a DOUBLE, b DOUBLE, c DOUBLE, abandoned BOOLEAN, abandon_reason VARCHAR, adapted BOOLEAN,
+        colour VARCHAR, problem VARCHAR
+    """,
+    # Wide: one row per candidate, the four areas side by side as in the microdata; the view
+    # area_records gives the long form.
+    "examinees": """
+        year INTEGER, examinee_id VARCHAR, language SMALLINT, state VARCHAR, school_type SMALLINT,
+        sex VARCHAR, race SMALLINT, age_band SMALLINT, income VARCHAR,
+        presence_cn SMALLINT, presence_ch SMALLINT, presence_lc SMALLINT, presence_mt SMALLINT,
+        booklet_cn INTEGER, booklet_ch INTEGER, booklet_lc INTEGER, booklet_mt INTEGER,
+        nota_official_cn DOUBLE, nota_official_ch DOUBLE, nota_official_lc DOUBLE, nota_official_mt DOUBLE,
+        responses_cn VARCHAR, responses_ch VARCHAR, responses_lc VARCHAR, responses_mt VARCHAR
+    """,
+    "scores": f"""
+        year INTEGER, examinee_id VARCHAR, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
+        {_SCORE_COLUMNS}, blank BOOLEAN
+    """,
+    "rejects": """
+        ingest_id INTEGER, year INTEGER, kind VARCHAR, line BIGINT, examinee_id VARCHAR,
+        area VARCHAR, reason VARCHAR, detail VARCHAR
+    """,
+    "option_counts": """
+        year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, option VARCHAR, n BIGINT
+    """,
+    "item_stats": """
+        year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, n BIGINT,
+        p_value DOUBLE, point_biserial DOUBLE, di DOUBLE, di_fraction DOUBLE
+    """,
+    "item_icc": """
+        year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, theta_bin DOUBLE,
+        n BIGINT, n_correct BIGINT
+    """,
+    "agg_theta_ctt": """
+        year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
+        theta_bin DOUBLE, ctt SMALLINT, n BIGINT
+    """,
+    "agg_theta_lz": """
+        year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
+        theta_bin DOUBLE, lz_bin DOUBLE, n BIGINT
+    """,
+    "question_texts": """
+        year INTEGER, item_id BIGINT, language VARCHAR, stem VARCHAR, option_a VARCHAR,
+        option_b VARCHAR, option_c VARCHAR, option_d VARCHAR, option_e VARCHAR, key VARCHAR,
+        annulled BOOLEAN, source VARCHAR, PRIMARY KEY (year, item_id, language)
+    """,
+    "models": """
+        model_id VARCHAR PRIMARY KEY, family VARCHAR, size VARCHAR, instruction_tuned BOOLEAN,
+        notes VARCHAR
+    """,
+    "model_runs": """
+        run_id VARCHAR PRIMARY KEY, model_id VARCHAR, backend VARCHAR, origin VARCHAR,
+        year INTEGER, areas VARCHAR, languages VARCHAR, shots VARCHAR, n_shuffles INTEGER,
+        seed BIGINT, status VARCHAR, created_at TIMESTAMP, finished_at TIMESTAMP,
+        error VARCHAR, options VARCHAR
+    """,
+    # One row per (item, prompt variant, shuffle) a model answered; letters are original ones.
+    "model_responses": """
+        run_id VARCHAR, year INTEGER, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
+        position SMALLINT, item_id BIGINT, prompt_language VARCHAR, shots SMALLINT,
+        shuffle INTEGER, permutation VARCHAR, prob_a DOUBLE, prob_b DOUBLE, prob_c DOUBLE,
+        prob_d DOUBLE, prob_e DOUBLE, letter_mass DOUBLE, choice VARCHAR, correct BOOLEAN
+    """,
+    # One row per response pattern (model × prompt variant × shuffle), scored like a human.
+    "model_scores": f"""
+        run_id VARCHAR, year INTEGER, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
+        prompt_language VARCHAR, shots SMALLINT, shuffle INTEGER, response_pattern VARCHAR,
+        {_SCORE_COLUMNS}
+    """,
+    "min_k_prob": """
+        model_id VARCHAR, year INTEGER, item_id BIGINT, language VARCHAR, k_percent DOUBLE,
+        value DOUBLE
+    """,
+}
+
+VIEWS: dict[str, str] = {
+    "area_records": " UNION ALL ".join(
+        f"""SELECT year, examinee_id, '{area.upper()}' AS area, booklet_{area} AS booklet_id,
+                   presence_{area} AS presence, language, responses_{area} AS responses,
+                   nota_official_{area} AS nota_official
+            FROM examinees"""
+        for area in ("cn", "ch", "lc", "mt")
+    ),
+}
+
+#: Tables whose rows belong to one ENEM year and are replaced when that year is re-ingested.
+YEAR_TABLES: tuple[str, ...] = (
+    "booklets", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
+    "agg_theta_ctt", "agg_theta_lz",
+)
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create missing tables and views and record the schema version.
+
+    Raises RuntimeError if the file was made by a newer, incompatible schema.
+    """
+    con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if found and int(found[0]) > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"database schema version {found[0]} is newer than this code ({SCHEMA_VERSION}); "
+            "update the project"
+        )
+    for name, columns in TABLES.items():
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+    for name, body in VIEWS.items():
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
+    con.execute(
+        "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
+    )

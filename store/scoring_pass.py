@@ -1,0 +1,191 @@
+"""Score every present candidate of one area, batch by batch, straight from the store.
+
+Reads (id, booklet, language, response string) in Arrow batches, turns each booklet form's rows
+into a 0/1 matrix, scores it with the shared analytics code, and hands back score rows, rejected
+rows and the per-form character matrices the item aggregates need.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from enem.items import BookletForm, ItemsTable
+from enem.responses import (
+    blank_rows,
+    correctness,
+    invalid_mark_rows,
+    select_language_block,
+    string_lengths,
+    strings_to_chars,
+    unchosen_block_filled,
+)
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
+
+#: Scores within this distance of the official NU_NOTA count as reproduced (one decimal).
+NOTA_TOLERANCE = 0.05
+
+
+@dataclass
+class AreaAccumulator:
+    """What the scoring pass keeps of one area for the item aggregates afterwards.
+
+    Per form: list of (n, n_items) uint8 character matrices and (n,) θ arrays.
+    """
+
+    chars: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    theta: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    nota_checked: int = 0
+    nota_matched: int = 0
+
+
+@dataclass
+class BatchResult:
+    """Rows produced from one Arrow batch: score columns and rejected (id, reason) pairs."""
+
+    scores: pa.Table | None
+    rejected_ids: list[str]
+    rejected_reasons: list[str]
+
+
+SCORE_SCHEMA = pa.schema([
+    ("year", pa.int32()), ("examinee_id", pa.string()), ("area", pa.string()),
+    ("booklet_id", pa.int32()), ("item_language", pa.int16()),
+    ("theta", pa.float64()), ("theta_se", pa.float64()), ("lz", pa.float64()),
+    ("lz_star", pa.float64()), ("ctt", pa.int16()), ("n_scored", pa.int16()),
+    ("nota", pa.float64()), ("blank", pa.bool_()),
+])
+
+
+def score_batch(
+    batch: pa.RecordBatch,
+    year: int,
+    area: str,
+    items: ItemsTable,
+    accumulator: AreaAccumulator,
+    options: ScoringOptions = DEFAULT_OPTIONS,
+) -> BatchResult:
+    """Score one batch with columns examinee_id, booklet_id, language, responses, nota_official."""
+    ids = batch.column("examinee_id")
+    booklets = batch.column("booklet_id").to_numpy(zero_copy_only=False)
+    booklets = np.where(np.isnan(booklets.astype(float)), -1, booklets).astype(np.int64)
+    languages = batch.column("language").to_numpy(zero_copy_only=False).astype(float)
+    languages = np.where(np.isnan(languages), -1, languages).astype(np.int64)
+    strings = batch.column("responses")
+    lengths = string_lengths(strings)
+    official = batch.column("nota_official").to_numpy(zero_copy_only=False).astype(float)
+
+    rejected_ids: list[str] = []
+    rejected_reasons: list[str] = []
+    tables: list[pa.Table] = []
+
+    def reject(rows: np.ndarray, reason: str) -> None:
+        if rows.size:
+            rejected_ids.extend(ids.take(pa.array(rows)).to_pylist())
+            rejected_reasons.extend([reason] * rows.size)
+
+    for booklet_id in np.unique(booklets):
+        rows = np.flatnonzero(booklets == booklet_id)
+        if booklet_id < 0:
+            reject(rows, f"CO_PROVA_{area} missing or not a number")
+            continue
+        groups = _form_groups(rows, int(booklet_id), languages, items, reject)
+        for form, form_rows in groups:
+            chars, kept = _form_chars(form, form_rows, strings, lengths, languages, reject)
+            if kept.size == 0:
+                continue
+            bad = invalid_mark_rows(chars)
+            if bad.any():
+                reject(kept[bad], "response string has characters other than A-E, '.', '*'")
+                chars, kept = chars[~bad], kept[~bad]
+            if kept.size == 0:
+                continue
+            blank = blank_rows(chars)
+            result = score_form(correctness(chars, form.keys), form, options, blank=blank)
+            key = (form.booklet_id, form.language)
+            accumulator.chars[key].append(chars)
+            accumulator.theta[key].append(result["theta"])
+            checked = ~np.isnan(official[kept])
+            accumulator.nota_checked += int(checked.sum())
+            accumulator.nota_matched += int(
+                (np.abs(result["nota"][checked] - official[kept][checked]) < NOTA_TOLERANCE).sum()
+            )
+            tables.append(_score_table(year, area, form, ids.take(pa.array(kept)), result, blank))
+    scores = pa.concat_tables(tables) if tables else None
+    return BatchResult(scores, rejected_ids, rejected_reasons)
+
+
+def _form_groups(rows, booklet_id, languages, items: ItemsTable, reject):
+    """Split one booklet's rows by form; reject rows whose booklet or language is unusable."""
+    if booklet_id in items.invalid:
+        reject(rows, f"booklet {booklet_id} cannot be scored: {items.invalid[booklet_id]}")
+        return []
+    if not items.is_bilingual(booklet_id):
+        try:
+            return [(items.form(booklet_id, None), rows)]
+        except KeyError:
+            reject(rows, f"unknown booklet {booklet_id} (not in the items file)")
+            return []
+    groups = []
+    for language in (0, 1):
+        chosen = rows[languages[rows] == language]
+        if chosen.size:
+            groups.append((items.form(booklet_id, language), chosen))
+    reject(rows[~np.isin(languages[rows], (0, 1))], "TP_LINGUA missing or not 0/1 for an LC booklet")
+    return groups
+
+
+def _form_chars(form: BookletForm, rows, strings, lengths, languages, reject):
+    """Character matrix (in form order) of the rows whose string fits the form."""
+    n_items = form.n_items
+    row_lengths = lengths[rows]
+    direct = rows[row_lengths == n_items]
+    parts, kept = [], []
+    if direct.size:
+        parts.append(strings_to_chars(strings.take(pa.array(direct)), n_items))
+        kept.append(direct)
+    block = _language_block_size(form)
+    if block:
+        wide = rows[row_lengths == n_items + block]
+        if wide.size:
+            raw = strings_to_chars(strings.take(pa.array(wide)), n_items + block)
+            filled = unchosen_block_filled(raw, languages[wide], block)
+            reject(wide[~filled], "LC 50-character string whose unchosen language block is not all '9'")
+            parts.append(select_language_block(raw[filled], languages[wide][filled], block))
+            kept.append(wide[filled])
+    expected = f"{n_items}" + (f" or {n_items + block}" if block else "")
+    wrong = rows[~np.isin(row_lengths, [n_items, n_items + block] if block else [n_items])]
+    missing = wrong[lengths[wrong] <= 0]
+    reject(missing, "present (TP_PRESENCA = 1) but no response string")
+    reject(np.setdiff1d(wrong, missing), f"response string length is not {expected}")
+    if not kept:
+        return np.zeros((0, n_items), np.uint8), np.zeros(0, np.int64)
+    return np.concatenate(parts), np.concatenate(kept)
+
+
+def _language_block_size(form: BookletForm) -> int:
+    """Items of the foreign-language block in an LC form (0 outside LC)."""
+    return 0 if form.language is None else int(form.language_items)
+
+
+def _score_table(year, area, form: BookletForm, ids: pa.Array, result, blank) -> pa.Table:
+    n = len(ids)
+    columns = {
+        "year": pa.array(np.full(n, year, np.int32)),
+        "examinee_id": ids.cast(pa.string()),
+        "area": pa.array([area] * n, pa.string()),
+        "booklet_id": pa.array(np.full(n, form.booklet_id, np.int32)),
+        "item_language": pa.array([form.language] * n, pa.int16()),
+        "theta": pa.array(result["theta"]),
+        "theta_se": pa.array(result["theta_se"]),
+        "lz": pa.array(result["lz"]),
+        "lz_star": pa.array(result["lz_star"]),
+        "ctt": pa.array(np.asarray(result["ctt"]).astype(np.int16)),
+        "n_scored": pa.array(np.asarray(result["n_scored"]).astype(np.int16)),
+        "nota": pa.array(result["nota"]),
+        "blank": pa.array(blank),
+    }
+    return pa.Table.from_pydict(columns, schema=SCORE_SCHEMA)

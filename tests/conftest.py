@@ -1,0 +1,52 @@
+"""Shared fixtures: small generated INEP-format years and databases built from them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+SMALL_N = 3000
+
+
+@pytest.fixture(scope="session")
+def demo_files_2023(tmp_path_factory):
+    from demo import generate_demo_files
+
+    return generate_demo_files(tmp_path_factory.mktemp("demo2023"), year=2023,
+                               n_examinees=SMALL_N, seed=7, progress=False)
+
+
+@pytest.fixture(scope="session")
+def demo_files_2019(tmp_path_factory):
+    from demo import generate_demo_files
+
+    return generate_demo_files(tmp_path_factory.mktemp("demo2019"), year=2019,
+                               n_examinees=SMALL_N, seed=11, progress=False)
+
+
+@pytest.fixture(scope="session")
+def demo_files_2024(tmp_path_factory):
+    from demo import generate_demo_files
+
+    return generate_demo_files(tmp_path_factory.mktemp("demo2024"), year=2024,
+                               n_examinees=SMALL_N, seed=13, progress=False)
+
+
+@pytest.fixture(scope="session")
+def ingested_2023(tmp_path_factory, demo_files_2023):
+    """A database with the small 2023 demo year ingested (treat as read-only)."""
+    from store.ingest import ingest_year
+
+    db = tmp_path_factory.mktemp("db") / "enem.duckdb"
+    summary = ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items,
+                          progress=False, source="demo", is_synthetic=True)
+    return db, summary
