@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     except UnusableFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except Exception as error:  # noqa: BLE001 - the CLI reports, the traceback is not for users
+    except Exception as error:
         from store.ingest import IngestError
 
         if isinstance(error, IngestError):

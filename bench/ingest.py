@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import duckdb  # noqa: E402
+import duckdb
 
-from enem.csvfiles import csv_source_sql, read_header  # noqa: E402
+from enem.csvfiles import csv_source_sql, read_header
 
 OUT = ROOT / "bench" / "out"
 
@@ -37,7 +37,7 @@ def ensure_files(rows: int, seed: int):
     if not marker.exists():
         print(f"writing a {rows:,}-candidate INEP-format year to {target} (once) …", flush=True)
         started = time.monotonic()
-        files = generate_demo_files(target, year=2023, n_examinees=rows, seed=seed, progress=True)
+        generate_demo_files(target, year=2023, n_examinees=rows, seed=seed, progress=True)
         marker.write_text("ok")
         print(f"  generated in {time.monotonic() - started:.1f} s", flush=True)
     return target / "MICRODADOS_ENEM_2023.csv", target / "ITENS_PROVA_2023.csv"
@@ -60,11 +60,11 @@ def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float
     """Run the ingest in a child process; returns (seconds, peak RSS in GB)."""
     db.unlink(missing_ok=True)
     code = (
-        "import sys; sys.path.insert(0, %r)\n"
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "from store.ingest import ingest_year\n"
-        "s = ingest_year(%r, 2023, %r, %r, progress=False)\n"
+        f"s = ingest_year({str(db)!r}, 2023, {str(microdata)!r}, {str(items)!r}, progress=False)\n"
         "print('\\n'.join(s.lines()))\n"
-    ) % (str(ROOT), str(db), str(microdata), str(items))
+    )
     started = time.monotonic()
     subprocess.run([sys.executable, "-c", code], check=True)
     elapsed = time.monotonic() - started

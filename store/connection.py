@@ -62,3 +62,13 @@ def connected(path: Path, read_only: bool = False):
         yield con
     finally:
         con.close()
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows) -> None:
+    """Append a pandas DataFrame or Arrow table to ``table`` (columns in table order).
+
+    DuckDB finds ``_incoming_rows`` among this function's locals (a replacement scan); the
+    private name can never be mistaken for a table.
+    """
+    _incoming_rows = rows
+    con.execute(f"INSERT INTO {table} SELECT * FROM _incoming_rows").fetchall()

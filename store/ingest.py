@@ -20,7 +20,7 @@ from enem.areas import AREAS
 from enem.csvfiles import UnusableFileError, csv_source_sql
 from enem.items import ItemsTable, load_items
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
-from store.connection import open_database
+from store.connection import insert_rows, open_database
 from store.histograms import build_histograms
 from store.item_aggregates import area_item_frames
 from store.microdata import MicrodataLayout, detect_layout, examinee_select_sql
@@ -134,13 +134,11 @@ def _write_items(con, year: int, items: ItemsTable, ingest_id: int) -> None:
     columns = ["year", "booklet_id", "area", "item_language", "position", "co_posicao", "item_id",
                "key", "skill", "a", "b", "c", "abandoned", "abandon_reason", "adapted", "colour",
                "problem"]
-    item_rows = rows[columns]
-    con.execute("INSERT INTO items SELECT * FROM item_rows")
+    insert_rows(con, "items", rows[columns])
     booklets = items.booklets()
     booklets.insert(0, "year", year)
-    booklet_rows = booklets[["year", "booklet_id", "area", "colour", "n_items", "n_abandoned",
-                             "valid", "problem"]]
-    con.execute("INSERT INTO booklets SELECT * FROM booklet_rows")
+    insert_rows(con, "booklets", booklets[["year", "booklet_id", "area", "colour", "n_items",
+                                           "n_abandoned", "valid", "problem"]])
     bad = rows[rows["problem"].notna()]
     if len(bad):
         reject_rows = pd.DataFrame({
@@ -150,7 +148,7 @@ def _write_items(con, year: int, items: ItemsTable, ingest_id: int) -> None:
             "detail": "booklet " + bad["booklet_id"].astype(str) + ", CO_ITEM "
                       + bad["item_id"].astype(str) + ": " + bad["problem"],
         })
-        con.execute("INSERT INTO rejects SELECT * FROM reject_rows")
+        insert_rows(con, "rejects", reject_rows)
 
 
 def _load_examinees(con, year, microdata: Path, layout: MicrodataLayout, encoding, ingest_id,
@@ -164,8 +162,10 @@ def _load_examinees(con, year, microdata: Path, layout: MicrodataLayout, encodin
     summary.rows_read = con.execute(
         "SELECT count(*) FROM examinees WHERE year = ?", [year]).fetchone()[0]
     csv_rejects = con.execute(
-        f"""SELECT line, error_type, error_message || ': ' || left(csv_line, 200)
-            FROM {_CSV_REJECTS}"""
+        # DuckDB reports a short line once per missing column: keep one row per line.
+        f"""SELECT line, arg_min(error_type, column_idx),
+                   arg_min(error_message, column_idx) || ': ' || left(any_value(csv_line), 200)
+            FROM {_CSV_REJECTS} GROUP BY line ORDER BY line"""
     ).fetchall()
     if csv_rejects:
         frame = pd.DataFrame({
@@ -174,7 +174,7 @@ def _load_examinees(con, year, microdata: Path, layout: MicrodataLayout, encodin
             "reason": [f"malformed line ({r[1].lower()})" for r in csv_rejects],
             "detail": [r[2] for r in csv_rejects],
         })
-        con.execute("INSERT INTO rejects SELECT * FROM frame")
+        insert_rows(con, "rejects", frame)
         summary.rows_read += len(csv_rejects)
         summary.rows_rejected += len(csv_rejects)
         summary.reject_reasons.update(frame["reason"])
@@ -195,11 +195,11 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
     for area in AREAS:
         accumulator = AreaAccumulator()
         code = area.lower()
-        reader = con.execute(
+        reader = con.sql(
             f"""SELECT examinee_id, booklet_{code} AS booklet_id, language,
                        responses_{code} AS responses, nota_official_{code} AS nota_official
-                FROM examinees WHERE year = ? AND presence_{code} = 1""",
-            [year],
+                FROM examinees WHERE year = $year AND presence_{code} = 1""",
+            params={"year": year},
         ).to_arrow_reader(batch_rows)
         pending = []
         for batch in reader:
@@ -212,15 +212,14 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
         summary.nota_matched += accumulator.nota_matched
         for table, frame in area_item_frames(year, area, items, accumulator).items():
             if frame is not None and len(frame):
-                con.execute(f"INSERT INTO {table} SELECT * FROM frame")
+                insert_rows(con, table, frame)
     bar.close()
 
 
 def _store_batch(con, year, area, ingest_id, result, summary: IngestSummary) -> None:
     if result.scores is not None:
-        scores = result.scores
-        con.execute("INSERT INTO scores SELECT * FROM scores")
-        summary.patterns_scored += scores.num_rows
+        insert_rows(con, "scores", result.scores)
+        summary.patterns_scored += result.scores.num_rows
     if result.rejected_ids:
         rejected = pa.table({
             "ingest_id": pa.array([ingest_id] * len(result.rejected_ids), pa.int32()),
@@ -232,7 +231,7 @@ def _store_batch(con, year, area, ingest_id, result, summary: IngestSummary) -> 
             "reason": pa.array(result.rejected_reasons),
             "detail": pa.nulls(len(result.rejected_ids), pa.string()),
         })
-        con.execute("INSERT INTO rejects SELECT * FROM rejected")
+        insert_rows(con, "rejects", rejected)
         summary.rows_rejected += len(result.rejected_ids)
         summary.reject_reasons.update(result.rejected_reasons)
 

@@ -25,6 +25,11 @@ def _patterns_from_microdata(demo_files, n=40):
     return out, items
 
 
+def _read(path):
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
 def _write(path, records, columns):
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
@@ -39,7 +44,7 @@ def test_reproduces_official_nota_from_letters(tmp_path, demo_files_2023):
     code = cli.main(["score-patterns", "--items", str(demo_files_2023.items),
                      "--patterns", str(source), "--output", str(output)])
     assert code == 0
-    result = list(csv.DictReader(open(output, encoding="utf-8")))
+    result = _read(output)
     assert len(result) == len(records)
     for got in result:
         assert got["SCORE_ERROR"] == ""
@@ -59,7 +64,7 @@ def test_response_pattern_with_paper_grid_matches_slow_reference(tmp_path, demo_
     assert cli.main(["score-patterns", "--items", str(demo_files_2023.items), "--patterns",
                      str(source), "--output", str(output), "--grid-points", "121",
                      "--grid-range", "-6", "6", "--scale", "paper"]) == 0
-    result = list(csv.DictReader(open(output, encoding="utf-8")))
+    result = _read(output)
     for record, got in zip(records, result):
         theta, se, _ = score_candidate(record["_row"], record["AREA"], items,
                                        n_points=121, low=-6.0, high=6.0)
@@ -77,7 +82,7 @@ def test_bad_rows_get_an_error_and_do_not_stop_the_file(tmp_path, demo_files_202
     _write(source, records + bad, ["CO_PROVA", "TP_LINGUA", "TX_RESPOSTAS"])
     assert cli.main(["score-patterns", "--items", str(demo_files_2023.items), "--patterns",
                      str(source), "--output", str(output)]) == 0
-    result = list(csv.DictReader(open(output, encoding="utf-8")))
+    result = _read(output)
     errors = [r["SCORE_ERROR"] for r in result]
     assert errors[: len(records)] == [""] * len(records)
     assert "characters" in errors[-3]

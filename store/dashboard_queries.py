@@ -1,0 +1,404 @@
+"""Every SQL query the dashboard pages run. Read-only; every user choice is a bound parameter.
+
+Each function takes an open connection and plain values and returns a pandas DataFrame (or a
+small Python value). Human backgrounds come from the pre-aggregated tables (``agg_theta_ctt``,
+``agg_theta_lz``, ``item_stats``, ``item_icc``, ``option_counts``), never from ``scores`` row by
+row, so a full-size year (about 4M candidates) costs the same as the demo.
+
+Conventions for the filter arguments:
+
+- ``booklet``: a ``CO_PROVA`` or None for every booklet of the area;
+- ``group_kind`` / ``group_value``: ``'all'/'all'``, ``'state'/'SP'`` or ``'school_type'/'2'``,
+  the subgroups the histograms were built for;
+- ``models``: a list of ``model_id`` (an empty list selects none);
+- ``language``: the prompt language of model runs ('pt' or 'en'), None for both;
+- ``shots``: 0, 1 or 4, None for every number of shots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pandas as pd
+
+#: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
+_MODEL_FILTER = """
+    m.year = $year
+    AND ($area IS NULL OR m.area = $area)
+    AND ($booklet IS NULL OR m.booklet_id = $booklet)
+    AND ($language IS NULL OR m.prompt_language = $language)
+    AND ($shots IS NULL OR m.shots = $shots)
+    AND list_contains($models, r.model_id)
+"""
+
+
+def _model_params(
+    year: int, area: str | None, booklet: int | None, language: str | None, shots: int | None,
+    models: Sequence[str],
+) -> dict:
+    return {"year": int(year), "area": area, "booklet": None if booklet is None else int(booklet),
+            "language": language, "shots": None if shots is None else int(shots),
+            "models": [str(m) for m in models]}
+
+
+# ---------------------------------------------------------------------------------------------
+# What is loaded
+
+
+def loaded_years(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Years with an ingest, oldest first."""
+    return [int(r[0]) for r in con.execute("SELECT DISTINCT year FROM ingests ORDER BY year")
+            .fetchall()]
+
+
+def booklet_catalogue(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
+    """Scorable booklets of a year: booklet_id, area, colour, n_items, candidates (scored)."""
+    return con.execute(
+        """WITH counted AS (
+               SELECT booklet_id, sum(n) AS candidates FROM agg_theta_ctt
+               WHERE year = $year AND group_kind = 'all' GROUP BY booklet_id)
+           SELECT b.booklet_id, b.area, b.colour, b.n_items,
+                  coalesce(c.candidates, 0)::BIGINT AS candidates
+           FROM booklets b LEFT JOIN counted c USING (booklet_id)
+           WHERE b.year = $year AND b.valid
+           ORDER BY b.area, candidates DESC, b.booklet_id""",
+        {"year": int(year)},
+    ).df()
+
+
+def human_groups(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
+    """Subgroups with a histogram in that year: group_kind, group_value, candidates."""
+    return con.execute(
+        """SELECT group_kind, group_value, sum(n)::BIGINT AS candidates FROM agg_theta_ctt
+           WHERE year = $year AND group_kind <> 'all'
+           GROUP BY group_kind, group_value ORDER BY group_kind, group_value""",
+        {"year": int(year)},
+    ).df()
+
+
+def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every model with runs: model_id, family, size, instruction_tuned, runs, years, patterns."""
+    return con.execute(
+        """WITH patterns AS (SELECT run_id, count(*) AS n FROM model_scores GROUP BY run_id)
+           SELECT r.model_id,
+                  coalesce(any_value(mo.family), 'unknown family') AS family,
+                  any_value(mo.size) AS size,
+                  any_value(mo.instruction_tuned) AS instruction_tuned,
+                  count(DISTINCT r.run_id)::INTEGER AS runs,
+                  string_agg(DISTINCT CAST(r.year AS VARCHAR), ', ') AS years,
+                  coalesce(sum(p.n), 0)::BIGINT AS patterns
+           FROM model_runs r
+           LEFT JOIN models mo USING (model_id)
+           LEFT JOIN patterns p USING (run_id)
+           GROUP BY r.model_id ORDER BY family, r.model_id"""
+    ).df()
+
+
+def table_counts(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> pd.DataFrame:
+    """Row counts of the named tables (names come from the schema, never from users)."""
+    from store.schema import TABLES
+
+    rows = []
+    for table in tables:
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
+        count = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        rows.append({"table": table, "rows": int(count)})
+    return pd.DataFrame(rows)
+
+
+def ingest_history(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every ingest, newest first, with its files, timings, counts and whether it is live."""
+    return con.execute(
+        """SELECT ingest_id, year, source, is_synthetic, layout, microdata_file, items_file,
+                  encoding, started_at, finished_at, round(seconds, 1) AS seconds, rows_read,
+                  records_present, patterns_scored, rows_rejected, nota_checked, nota_matched,
+                  ingest_id = max(ingest_id) OVER (PARTITION BY year) AS live
+           FROM ingests ORDER BY ingest_id DESC"""
+    ).df()
+
+
+def reject_summary(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Rejected rows grouped by year, kind, area and reason, most frequent first."""
+    return con.execute(
+        """SELECT year, kind, coalesce(area, '') AS area, reason, count(*)::BIGINT AS rows
+           FROM rejects GROUP BY ALL ORDER BY year, rows DESC"""
+    ).df()
+
+
+def reject_sample(
+    con: duckdb.DuckDBPyConnection, year: int, reason: str | None, limit: int = 200
+) -> pd.DataFrame:
+    """Up to ``limit`` rejected rows of a year, optionally of one reason."""
+    return con.execute(
+        """SELECT ingest_id, kind, line, examinee_id, area, reason, detail FROM rejects
+           WHERE year = $year AND ($reason IS NULL OR reason = $reason)
+           ORDER BY kind, line, examinee_id LIMIT $limit""",
+        {"year": int(year), "reason": reason, "limit": int(limit)},
+    ).df()
+
+
+def model_run_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Model runs with their model's family and how many response patterns each has so far."""
+    return con.execute(
+        """WITH patterns AS (SELECT run_id, count(*) AS patterns FROM model_scores GROUP BY run_id)
+           SELECT r.run_id, r.model_id, mo.family, mo.instruction_tuned, r.backend, r.origin,
+                  r.year, r.areas, r.languages, r.shots, r.n_shuffles, r.status,
+                  r.created_at, r.finished_at, coalesce(p.patterns, 0)::BIGINT AS patterns,
+                  r.error
+           FROM model_runs r LEFT JOIN models mo USING (model_id)
+           LEFT JOIN patterns p USING (run_id)
+           ORDER BY r.created_at DESC NULLS LAST, r.run_id"""
+    ).df()
+
+
+# ---------------------------------------------------------------------------------------------
+# Humans (pre-aggregated)
+
+
+def human_theta_ctt(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
+    group_kind: str, group_value: str,
+) -> pd.DataFrame:
+    """2-D histogram of (θ bin, CTT): theta_bin (lower edge), ctt, n; booklets summed."""
+    return con.execute(
+        """SELECT theta_bin, ctt, sum(n)::BIGINT AS n FROM agg_theta_ctt
+           WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
+             AND group_kind = $kind AND group_value = $value
+           GROUP BY theta_bin, ctt ORDER BY theta_bin, ctt""",
+        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
+         "value": group_value},
+    ).df()
+
+
+def human_theta_lz(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
+    group_kind: str, group_value: str,
+) -> pd.DataFrame:
+    """2-D histogram of (θ bin, l_z bin): theta_bin, lz_bin (lower edges), n; booklets summed."""
+    return con.execute(
+        """SELECT theta_bin, lz_bin, sum(n)::BIGINT AS n FROM agg_theta_lz
+           WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
+             AND group_kind = $kind AND group_value = $value
+           GROUP BY theta_bin, lz_bin ORDER BY theta_bin, lz_bin""",
+        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
+         "value": group_value},
+    ).df()
+
+
+def human_theta_histogram(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
+    group_kind: str, group_value: str,
+) -> pd.DataFrame:
+    """Marginal θ histogram: theta_bin (lower edge), n."""
+    return con.execute(
+        """SELECT theta_bin, sum(n)::BIGINT AS n FROM agg_theta_ctt
+           WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
+             AND group_kind = $kind AND group_value = $value
+           GROUP BY theta_bin ORDER BY theta_bin""",
+        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
+         "value": group_value},
+    ).df()
+
+
+def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | None:
+    """The valid booklet of an area taken by the most candidates (ties: lowest id)."""
+    row = con.execute(
+        """SELECT b.booklet_id FROM booklets b
+           LEFT JOIN (SELECT booklet_id, sum(n) AS n FROM agg_theta_ctt
+                      WHERE year = $year AND area = $area AND group_kind = 'all'
+                      GROUP BY booklet_id) c USING (booklet_id)
+           WHERE b.year = $year AND b.area = $area AND b.valid
+           ORDER BY coalesce(c.n, 0) DESC, b.booklet_id LIMIT 1""",
+        {"year": int(year), "area": area},
+    ).fetchall()
+    return int(row[0][0]) if row else None
+
+
+def form_items(
+    con: duckdb.DuckDBPyConnection, year: int, booklet: int, item_language: int | None
+) -> pd.DataFrame:
+    """The items of one booklet form in string order (LC: common items plus one language).
+
+    Columns: position, co_posicao, item_id, item_language, key, skill, a, b, c, abandoned.
+    """
+    return con.execute(
+        """SELECT row_number() OVER (ORDER BY co_posicao)::INTEGER AS position, co_posicao,
+                  item_id, item_language, key, skill, a, b, c, abandoned
+           FROM items
+           WHERE year = $year AND booklet_id = $booklet
+             AND (item_language IS NULL OR item_language = $language)
+           ORDER BY co_posicao""",
+        {"year": int(year), "booklet": int(booklet), "language": item_language},
+    ).df()
+
+
+def area_items(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
+    """Every distinct item of an area with parameters and human statistics.
+
+    Columns: item_id, item_language, key, skill, a, b, c, abandoned, adapted, first_position
+    (its lowest position in any booklet), p_value, point_biserial, di, n (humans who saw it).
+    """
+    return con.execute(
+        """WITH distinct_items AS (
+               SELECT item_id, any_value(item_language) AS item_language, any_value(key) AS key,
+                      any_value(skill) AS skill, any_value(a) AS a, any_value(b) AS b,
+                      any_value(c) AS c, bool_or(abandoned) AS abandoned,
+                      bool_or(adapted) AS adapted, min(co_posicao) AS first_position
+               FROM items WHERE year = $year AND area = $area GROUP BY item_id)
+           SELECT d.*, s.p_value, s.point_biserial, s.di, s.n
+           FROM distinct_items d
+           LEFT JOIN item_stats s ON s.year = $year AND s.area = $area AND s.item_id = d.item_id
+           ORDER BY d.first_position, d.item_id""",
+        {"year": int(year), "area": area},
+    ).df()
+
+
+def item_record(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """The rows of ``items`` for one item (one per booklet): booklet, position, parameters."""
+    return con.execute(
+        """SELECT booklet_id, area, item_language, co_posicao, colour, key, skill, a, b, c,
+                  abandoned, abandon_reason, adapted
+           FROM items WHERE year = $year AND item_id = $item ORDER BY booklet_id""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+def item_texts(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """Stored question texts of one item, one row per language."""
+    return con.execute(
+        """SELECT language, stem, option_a, option_b, option_c, option_d, option_e, key,
+                  annulled, source
+           FROM question_texts WHERE year = $year AND item_id = $item ORDER BY language""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+def item_icc(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """Human empirical proportion correct per θ bin: theta_bin (lower edge), n, n_correct."""
+    return con.execute(
+        """SELECT theta_bin, sum(n)::BIGINT AS n, sum(n_correct)::BIGINT AS n_correct
+           FROM item_icc WHERE year = $year AND item_id = $item
+           GROUP BY theta_bin ORDER BY theta_bin""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+def item_option_counts(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """How many humans marked each option (A–E, '.' blank, '*' multiple): option, n."""
+    return con.execute(
+        """SELECT option, sum(n)::BIGINT AS n FROM option_counts
+           WHERE year = $year AND item_id = $item GROUP BY option ORDER BY option""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+# ---------------------------------------------------------------------------------------------
+# Models
+
+
+def model_points(
+    con: duckdb.DuckDBPyConnection, year: int, area: str | None, booklet: int | None,
+    language: str | None, shots: int | None, models: Sequence[str],
+) -> pd.DataFrame:
+    """One row per model response pattern (run × prompt variant × shuffle) in the selection.
+
+    Columns: model_id, family, instruction_tuned, run_id, area, booklet_id, item_language,
+    prompt_language, shots, shuffle, theta, theta_se, lz, lz_star, ctt, n_scored, nota.
+    """
+    return con.execute(
+        f"""SELECT r.model_id, coalesce(mo.family, 'unknown family') AS family,
+                   mo.instruction_tuned, m.run_id, m.area, m.booklet_id, m.item_language,
+                   m.prompt_language, m.shots, m.shuffle, m.theta, m.theta_se, m.lz,
+                   m.lz_star, m.ctt, m.n_scored, m.nota
+            FROM model_scores m JOIN model_runs r USING (run_id)
+            LEFT JOIN models mo ON mo.model_id = r.model_id
+            WHERE {_MODEL_FILTER}
+            ORDER BY r.model_id, m.area, m.run_id, m.prompt_language, m.shots, m.shuffle""",
+        _model_params(year, area, booklet, language, shots, models),
+    ).df()
+
+
+def model_item_correct(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, language: str | None,
+    shots: int | None, models: Sequence[str],
+) -> pd.DataFrame:
+    """Per model and item: answers (shuffles × variants × runs) and how many were correct."""
+    return con.execute(
+        f"""SELECT r.model_id, m.item_id, count(*)::INTEGER AS answers,
+                   sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
+            FROM model_responses m JOIN model_runs r USING (run_id)
+            WHERE {_MODEL_FILTER}
+            GROUP BY r.model_id, m.item_id""",
+        _model_params(year, area, None, language, shots, models),
+    ).df()
+
+
+def model_pattern_matrix(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
+    language: str | None, shots: int | None, models: Sequence[str],
+) -> pd.DataFrame:
+    """Long form of every model response pattern with its θ, for discrimination indices.
+
+    One row per (pattern, item): pattern (a stable text key), model_id, theta, item_id, correct.
+    """
+    return con.execute(
+        f"""SELECT concat_ws('|', m.run_id, m.prompt_language, m.shots, m.shuffle, m.booklet_id,
+                             coalesce(CAST(m.item_language AS VARCHAR), '')) AS pattern,
+                   r.model_id, s.theta, m.item_id,
+                   CASE WHEN m.correct THEN 1.0 ELSE 0.0 END AS correct
+            FROM model_responses m JOIN model_runs r USING (run_id)
+            JOIN model_scores s ON s.run_id = m.run_id AND s.year = m.year AND s.area = m.area
+                 AND s.booklet_id = m.booklet_id
+                 AND s.item_language IS NOT DISTINCT FROM m.item_language
+                 AND s.prompt_language = m.prompt_language AND s.shots = m.shots
+                 AND s.shuffle = m.shuffle
+            WHERE {_MODEL_FILTER} AND NOT isnan(s.theta)
+            ORDER BY pattern, m.item_id""",
+        _model_params(year, area, booklet, language, shots, models),
+    ).df()
+
+
+def model_item_choices(
+    con: duckdb.DuckDBPyConnection, year: int, item_id: int, language: str | None,
+    shots: int | None, models: Sequence[str],
+) -> pd.DataFrame:
+    """Per model: how often it chose each original letter on one item, and how often correctly.
+
+    Columns: model_id, choice, n, correct.
+    """
+    params = _model_params(year, None, None, language, shots, models)
+    params["item"] = int(item_id)
+    return con.execute(
+        f"""SELECT r.model_id, coalesce(m.choice, '?') AS choice, count(*)::INTEGER AS n,
+                   sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
+            FROM model_responses m JOIN model_runs r USING (run_id)
+            WHERE {_MODEL_FILTER} AND m.item_id = $item
+            GROUP BY r.model_id, choice ORDER BY r.model_id, choice""",
+        params,
+    ).df()
+
+
+def model_item_theta(
+    con: duckdb.DuckDBPyConnection, year: int, item_id: int, language: str | None,
+    shots: int | None, models: Sequence[str],
+) -> pd.DataFrame:
+    """Per model, over the response patterns that contain the item: mean θ, patterns, and the
+    fraction of them that answered it correctly. Columns: model_id, patterns, mean_theta,
+    fraction_correct."""
+    params = _model_params(year, None, None, language, shots, models)
+    params["item"] = int(item_id)
+    return con.execute(
+        f"""SELECT r.model_id, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,
+                   avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS fraction_correct
+            FROM model_responses m JOIN model_runs r USING (run_id)
+            JOIN model_scores s ON s.run_id = m.run_id AND s.year = m.year AND s.area = m.area
+                 AND s.booklet_id = m.booklet_id
+                 AND s.item_language IS NOT DISTINCT FROM m.item_language
+                 AND s.prompt_language = m.prompt_language AND s.shots = m.shots
+                 AND s.shuffle = m.shuffle
+            WHERE {_MODEL_FILTER} AND m.item_id = $item
+            GROUP BY r.model_id ORDER BY r.model_id""",
+        params,
+    ).df()
