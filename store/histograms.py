@@ -15,18 +15,18 @@ LZ_RANGE = (-10.0, 5.0)
 
 _GROUPED = """
     SELECT s.area, s.booklet_id,
-           CASE WHEN grouping(e.state) = 0 THEN 'state'
-                WHEN grouping(e.school_type) = 0 THEN 'school_type' ELSE 'all' END AS group_kind,
-           CASE WHEN grouping(e.state) = 0 THEN coalesce(e.state, '?')
-                WHEN grouping(e.school_type) = 0 THEN coalesce(CAST(e.school_type AS VARCHAR), '?')
+           CASE WHEN grouping(s.state) = 0 THEN 'state'
+                WHEN grouping(s.school_type) = 0 THEN 'school_type' ELSE 'all' END AS group_kind,
+           CASE WHEN grouping(s.state) = 0 THEN coalesce(s.state, '?')
+                WHEN grouping(s.school_type) = 0 THEN coalesce(CAST(s.school_type AS VARCHAR), '?')
                 ELSE 'all' END AS group_value,
            {bins}, count(*) AS n
-    FROM scores s JOIN examinees e ON e.year = s.year AND e.examinee_id = s.examinee_id
+    FROM scores s
     WHERE s.year = $year {extra}
     GROUP BY GROUPING SETS (
         (s.area, s.booklet_id, {keys}),
-        (s.area, s.booklet_id, e.state, {keys}),
-        (s.area, s.booklet_id, e.school_type, {keys}))
+        (s.area, s.booklet_id, s.state, {keys}),
+        (s.area, s.booklet_id, s.school_type, {keys}))
 """
 
 

@@ -197,7 +197,8 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
         code = area.lower()
         reader = con.sql(
             f"""SELECT examinee_id, booklet_{code} AS booklet_id, language,
-                       responses_{code} AS responses, nota_official_{code} AS nota_official
+                       responses_{code} AS responses, nota_official_{code} AS nota_official,
+                       state, school_type
                 FROM examinees WHERE year = $year AND presence_{code} = 1""",
             params={"year": year},
         ).to_arrow_reader(batch_rows)

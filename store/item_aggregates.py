@@ -93,30 +93,36 @@ def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarr
 
 
 def _icc_rows(year, area, language, item_ids, responses, theta) -> pd.DataFrame:
+    """Candidates and correct answers per (item, θ bin): the empirical ICC points."""
     bins = np.floor(theta / ICC_BIN_WIDTH).astype(np.int64)
-    offset = bins.min()
-    index = bins - offset
-    frames = []
-    for j, item in enumerate(item_ids):
-        answered = ~np.isnan(responses[:, j])
-        n = np.bincount(index[answered], minlength=index.max() + 1)
-        correct = np.bincount(index[answered], weights=responses[answered, j],
-                              minlength=index.max() + 1)
-        present = np.flatnonzero(n)
-        frames.append(pd.DataFrame({
-            "year": year, "area": area, "item_id": int(item), "item_language": language,
-            "theta_bin": (present + offset) * ICC_BIN_WIDTH,
-            "n": n[present], "n_correct": correct[present].round().astype(np.int64),
-        }))
-    return pd.concat(frames, ignore_index=True)
+    order = np.argsort(bins, kind="stable")
+    sorted_bins = bins[order]
+    starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
+    ordered = responses[order]
+    answered = ~np.isnan(ordered)
+    n = np.add.reduceat(answered, starts, axis=0, dtype=np.int64)
+    correct = np.add.reduceat(np.where(answered, ordered, 0), starts, axis=0, dtype=np.float64)
+    n_bins, n_items = n.shape
+    frame = pd.DataFrame({
+        "year": year, "area": area,
+        "item_id": np.tile(item_ids, n_bins),
+        "item_language": language,
+        "theta_bin": np.repeat(sorted_bins[starts] * ICC_BIN_WIDTH, n_items),
+        "n": n.reshape(-1),
+        "n_correct": correct.reshape(-1).round().astype(np.int64),
+    })
+    return frame[frame["n"] > 0]
 
 
 def _option_rows(year, area, language, item_ids, chars) -> pd.DataFrame:
-    counts = {mark: (chars == ord(mark)).sum(axis=0) for mark in OPTION_MARKS}
+    """How many candidates chose each option (and '.', '*') of each item."""
+    codes = np.frombuffer(OPTION_MARKS.encode(), np.uint8)
+    counts = np.stack([np.bincount(chars[:, j], minlength=256)[codes]
+                       for j in range(chars.shape[1])])
     return pd.DataFrame({
         "year": year, "area": area,
         "item_id": np.repeat(item_ids, len(OPTION_MARKS)),
         "item_language": language,
         "option": np.tile(list(OPTION_MARKS), len(item_ids)),
-        "n": np.stack([counts[m] for m in OPTION_MARKS], axis=1).reshape(-1),
+        "n": counts.reshape(-1),
     })

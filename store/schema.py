@@ -46,9 +46,10 @@ TABLES: dict[str, str] = {
         nota_official_cn DOUBLE, nota_official_ch DOUBLE, nota_official_lc DOUBLE, nota_official_mt DOUBLE,
         responses_cn VARCHAR, responses_ch VARCHAR, responses_lc VARCHAR, responses_mt VARCHAR
     """,
+    # state and school_type are copied from examinees so subgroup queries need no join.
     "scores": f"""
         year INTEGER, examinee_id VARCHAR, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
-        {_SCORE_COLUMNS}, blank BOOLEAN
+        {_SCORE_COLUMNS}, blank BOOLEAN, state VARCHAR, school_type SMALLINT
     """,
     "rejects": """
         ingest_id INTEGER, year INTEGER, kind VARCHAR, line BIGINT, examinee_id VARCHAR,

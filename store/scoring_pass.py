@@ -57,6 +57,7 @@ SCORE_SCHEMA = pa.schema([
     ("theta", pa.float64()), ("theta_se", pa.float64()), ("lz", pa.float64()),
     ("lz_star", pa.float64()), ("ctt", pa.int16()), ("n_scored", pa.int16()),
     ("nota", pa.float64()), ("blank", pa.bool_()),
+    ("state", pa.string()), ("school_type", pa.int16()),
 ])
 
 
@@ -68,7 +69,8 @@ def score_batch(
     accumulator: AreaAccumulator,
     options: ScoringOptions = DEFAULT_OPTIONS,
 ) -> BatchResult:
-    """Score one batch with columns examinee_id, booklet_id, language, responses, nota_official."""
+    """Score one batch with columns examinee_id, booklet_id, language, responses, nota_official,
+    state and school_type."""
     ids = batch.column("examinee_id")
     booklets = batch.column("booklet_id").to_numpy(zero_copy_only=False)
     booklets = np.where(np.isnan(booklets.astype(float)), -1, booklets).astype(np.int64)
@@ -113,7 +115,7 @@ def score_batch(
             accumulator.nota_matched += int(
                 (np.abs(result["nota"][checked] - official[kept][checked]) < NOTA_TOLERANCE).sum()
             )
-            tables.append(_score_table(year, area, form, ids.take(pa.array(kept)), result, blank))
+            tables.append(_score_table(year, area, form, batch.take(pa.array(kept)), result, blank))
     scores = pa.concat_tables(tables) if tables else None
     return BatchResult(scores, rejected_ids, rejected_reasons)
 
@@ -171,11 +173,11 @@ def _language_block_size(form: BookletForm) -> int:
     return 0 if form.language is None else int(form.language_items)
 
 
-def _score_table(year, area, form: BookletForm, ids: pa.Array, result, blank) -> pa.Table:
-    n = len(ids)
+def _score_table(year, area, form: BookletForm, rows: pa.RecordBatch, result, blank) -> pa.Table:
+    n = rows.num_rows
     columns = {
         "year": pa.array(np.full(n, year, np.int32)),
-        "examinee_id": ids.cast(pa.string()),
+        "examinee_id": rows.column("examinee_id").cast(pa.string()),
         "area": pa.array([area] * n, pa.string()),
         "booklet_id": pa.array(np.full(n, form.booklet_id, np.int32)),
         "item_language": pa.array([form.language] * n, pa.int16()),
@@ -187,5 +189,7 @@ def _score_table(year, area, form: BookletForm, ids: pa.Array, result, blank) ->
         "n_scored": pa.array(np.asarray(result["n_scored"]).astype(np.int16)),
         "nota": pa.array(result["nota"]),
         "blank": pa.array(blank),
+        "state": rows.column("state").cast(pa.string()),
+        "school_type": rows.column("school_type").cast(pa.int16()),
     }
     return pa.Table.from_pydict(columns, schema=SCORE_SCHEMA)

@@ -228,3 +228,36 @@ def test_resultados_layout_2024(tmp_path, demo_files_2024):
     assert summary.patterns_scored > 0
     assert summary.nota_matched == summary.nota_checked > 0
     assert _count(db, "SELECT count(*) FROM examinees WHERE school_type IS NOT NULL") > 0
+
+
+def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_2023):
+    from inep_reference import booklet_items
+
+    db, _ = ingested_2023
+    rows = read_rows(demo_files_2023.microdata)
+    items = read_rows(demo_files_2023.items)
+    target = next(r for r in items if r["SG_AREA"] == "MT" and r["NU_PARAM_A"])
+    item_id, key = int(target["CO_ITEM"]), target["TX_GABARITO"]
+    takers = correct = 0
+    chosen = {}
+    for row in rows:
+        if row["TP_PRESENCA_MT"] != "1":
+            continue
+        booklet = booklet_items(items, row["CO_PROVA_MT"], None)
+        position = next(i for i, item in enumerate(booklet) if int(item["CO_ITEM"]) == item_id)
+        mark = row["TX_RESPOSTAS_MT"][position]
+        takers += 1
+        correct += mark == key
+        chosen[mark] = chosen.get(mark, 0) + 1
+    con = duckdb.connect(str(db), read_only=True)
+    n, p_value = con.execute("SELECT n, p_value FROM item_stats WHERE item_id = ?",
+                             [item_id]).fetchone()
+    icc_n, icc_correct = con.execute(
+        "SELECT sum(n), sum(n_correct) FROM item_icc WHERE item_id = ?", [item_id]).fetchone()
+    options = dict(con.execute("SELECT option, n FROM option_counts WHERE item_id = ?",
+                               [item_id]).fetchall())
+    con.close()
+    assert n == takers == icc_n
+    assert icc_correct == correct
+    assert p_value == pytest.approx(correct / takers, abs=1e-6)
+    assert {k: v for k, v in options.items() if v} == chosen
