@@ -1,6 +1,6 @@
 """Command line of the project: ``python cli.py COMMAND --help`` explains each command.
 
-Commands: demo, ingest-enem, score-patterns, info.
+Commands: demo, ingest-enem, score-patterns, run, runs, cancel, prompt, info.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 from enem.csvfiles import UnusableFileError
 from enem.scoring import SCALES, ScoringOptions
 from store.connection import DB_ENV_VAR, database_path
+from store.ingest import IngestError
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -123,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scoring(patterns)
     patterns.set_defaults(run=cmd_score_patterns)
 
+    from inference.cli_commands import add_run_parser
+
+    add_run_parser(commands)
+
     info = commands.add_parser("info", help="what the database holds")
     _add_db(info)
     info.set_defaults(run=cmd_info)
@@ -136,13 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     except UnusableFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except Exception as error:
-        from store.ingest import IngestError
-
-        if isinstance(error, IngestError):
-            print(f"error: {error}", file=sys.stderr)
-            return 3
-        raise
+    except IngestError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -1,0 +1,556 @@
+"""Ability (θ) estimation for dichotomous 3PL items: EAP, MAP and bounded ML.
+
+Responses are a float array of shape (n_examinees, n_items): 1.0 correct, 0.0 wrong, NaN for an
+item not administered or missing. An entry counts in the likelihood only if the response is finite
+and the item has parameters (``ItemBank.usable``). A 1-D array is one examinee. Every estimator is
+vectorised over examinees: the work is a few matrix products and elementwise passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple, Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import roots_legendre
+
+from analytics.irt import (
+    CountedResponses,
+    FloatArray,
+    ItemBank,
+    counted_responses,
+    information_from_probabilities,
+    logits,
+    response_probabilities,
+    row_blocks,
+)
+
+QUADRATURE_RULES = ("uniform", "gauss-legendre")
+
+
+@dataclass(frozen=True)
+class QuadratureGrid:
+    """Quadrature points for EAP.
+
+    Parameters
+    ----------
+    n_quadrature : int, default 40
+        Number of points (≥ 2).
+    theta_range : (float, float), default (-4.0, 4.0)
+        Lowest and highest point (inclusive for the uniform rule).
+    rule : {"uniform", "gauss-legendre"}, default "uniform"
+        "uniform" is equally spaced points with equal weights (INEP, mirt). "gauss-legendre" is
+        Gauss–Legendre nodes and weights over the range, as girth uses; offered to compare with it.
+    """
+
+    n_quadrature: int = 40
+    theta_range: tuple[float, float] = (-4.0, 4.0)
+    rule: str = "uniform"
+
+    def __post_init__(self) -> None:
+        if int(self.n_quadrature) != self.n_quadrature or self.n_quadrature < 2:
+            raise ValueError(f"n_quadrature must be an integer ≥ 2; got {self.n_quadrature!r}")
+        low, high = (float(bound) for bound in self.theta_range)
+        if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            raise ValueError(f"theta_range must be finite with low < high; got {self.theta_range}")
+        if self.rule not in QUADRATURE_RULES:
+            raise ValueError(f"rule must be one of {', '.join(QUADRATURE_RULES)}; got {self.rule!r}")
+        object.__setattr__(self, "n_quadrature", int(self.n_quadrature))
+        object.__setattr__(self, "theta_range", (low, high))
+
+    @property
+    def points(self) -> FloatArray:
+        """Quadrature points, shape (n_quadrature,)."""
+        low, high = self.theta_range
+        if self.rule == "uniform":
+            return np.linspace(low, high, self.n_quadrature)
+        nodes, _ = roots_legendre(self.n_quadrature)
+        return low + (high - low) * (nodes + 1.0) / 2.0
+
+    @property
+    def log_weights(self) -> FloatArray:
+        """Log quadrature weights, shape (n_quadrature,); zeros for the uniform rule."""
+        if self.rule == "uniform":
+            return np.zeros(self.n_quadrature)
+        _, weights = roots_legendre(self.n_quadrature)
+        return np.log(weights)
+
+
+INEP_GRID = QuadratureGrid(40, (-4.0, 4.0))
+PAPER_GRID = QuadratureGrid(121, (-6.0, 6.0))
+MIRT_LEGACY_GRID = QuadratureGrid(61, (-6.0, 6.0))
+
+# Spacing of the coarse search that seeds MAP and ML; the likelihood of a 45-item test is
+# smooth on this scale, so its grid maximum sits next to the continuous one.
+_SEARCH_STEP = 0.1
+
+
+@dataclass(frozen=True, eq=False)
+class AbilityEstimate:
+    """θ estimates and their standard errors, each of shape (n_examinees,)."""
+
+    theta: FloatArray
+    se: FloatArray
+
+
+def log_likelihood_on_grid(responses: ArrayLike, bank: ItemBank, points: ArrayLike) -> FloatArray:
+    """Log-likelihood of each response pattern at each θ point.
+
+    Parameters
+    ----------
+    responses : array of shape (n_examinees, n_items)
+        1.0 / 0.0 / NaN.
+    bank : ItemBank
+    points : array of shape (k,)
+        θ values.
+
+    Returns
+    -------
+    ndarray of shape (n_examinees, k)
+        Σ_i [u log P_i(θ) + (1 − u) log Q_i(θ)] over counted entries (0 when none count).
+
+    Notes
+    -----
+    log P and log Q are computed from the logit (``irt.response_probabilities``), so they are
+    finite for any finite θ without clipping P away from 0 or 1.
+    """
+    return _grid_log_likelihood(counted_responses(responses, bank), np.asarray(points, float))
+
+
+def _grid_log_likelihood(data: CountedResponses, points: FloatArray) -> FloatArray:
+    return _log_likelihood_block(data, _grid_terms(data.bank, points), np.zeros(points.shape[0]))
+
+
+class _GridTerms(NamedTuple):
+    """log P, log Q and log(P/Q) of shape (k, n_items) at each grid point; Σ_i log Q, (k,)."""
+
+    log_p: FloatArray
+    log_q: FloatArray
+    log_odds: FloatArray
+    log_q_total: FloatArray
+
+
+def _grid_terms(bank: ItemBank, points: FloatArray) -> _GridTerms:
+    probs = response_probabilities(logits(points, bank), bank.c)
+    log_p, log_q = np.log(probs.p), np.log(probs.q)
+    return _GridTerms(log_p, log_q, log_p - log_q, log_q.sum(axis=1))
+
+
+def _log_likelihood_block(
+    data: CountedResponses, terms: _GridTerms, offset: FloatArray
+) -> FloatArray:
+    """Log-likelihood (n, k) of each pattern at each grid point, plus ``offset`` (k,)."""
+    if data.all_counted:
+        # Every entry counts: Σ log Q is one shared row, so one product is enough.
+        result = data.correct @ terms.log_odds.T
+        result += terms.log_q_total + offset
+        return result
+    result = data.correct @ terms.log_p.T
+    result += data.wrong @ terms.log_q.T
+    result += offset
+    return result
+
+
+def _log_normal_prior(points: FloatArray, prior_mean: float, prior_sd: float) -> FloatArray:
+    # Constant terms are dropped: they cancel when the posterior is normalised.
+    return -0.5 * ((points - prior_mean) / prior_sd) ** 2
+
+
+def _check_prior(prior_mean: float, prior_sd: float) -> None:
+    if not np.isfinite(prior_mean):
+        raise ValueError(f"prior_mean must be finite; got {prior_mean!r}")
+    if not (np.isfinite(prior_sd) and prior_sd > 0):
+        raise ValueError(f"prior_sd must be finite and positive; got {prior_sd!r}")
+
+
+def eap(
+    responses: ArrayLike,
+    bank: ItemBank,
+    grid: QuadratureGrid = INEP_GRID,
+    prior_mean: float = 0.0,
+    prior_sd: float = 1.0,
+) -> AbilityEstimate:
+    """Expected a posteriori θ on a quadrature grid, with a normal prior.
+
+    w_k ∝ v_k · φ((q_k − μ)/σ) · L(q_k), θ = Σ w_k q_k / Σ w_k,
+    SE = sqrt(Σ w_k q_k² / Σ w_k − θ²) (the posterior SD on the grid), where v_k are the grid's
+    quadrature weights (all equal for the uniform rule).
+
+    Parameters
+    ----------
+    responses : array of shape (n_examinees, n_items)
+        1.0 / 0.0 / NaN.
+    bank : ItemBank
+    grid : QuadratureGrid, default INEP_GRID (40 points on [−4, 4])
+    prior_mean, prior_sd : float
+        μ and σ of the N(μ, σ²) prior.
+
+    Returns
+    -------
+    AbilityEstimate
+        theta and se of shape (n_examinees,).
+
+    Notes
+    -----
+    The posterior is normalised with a log-sum-exp, so long tests do not underflow. An examinee
+    with no counted item gets the grid prior's mean and SD (μ restricted to the grid: finite, and
+    equal to μ only when the grid is symmetric about it). All-correct and all-wrong patterns have
+    finite EAPs (pulled toward the grid ends), unlike ML.
+    """
+    _check_prior(prior_mean, prior_sd)
+    return _eap_counted(counted_responses(responses, bank), grid, prior_mean, prior_sd)
+
+
+def _eap_counted(
+    data: CountedResponses, grid: QuadratureGrid, prior_mean: float, prior_sd: float
+) -> AbilityEstimate:
+    points = grid.points
+    terms = _grid_terms(data.bank, points)
+    log_prior = _log_normal_prior(points, prior_mean, prior_sd) + grid.log_weights
+    theta = np.empty(data.n_examinees)
+    variance = np.empty(data.n_examinees)
+    for rows in row_blocks(data.n_examinees):
+        log_post = _log_likelihood_block(data.rows(rows), terms, log_prior)
+        log_post -= log_post.max(axis=1, keepdims=True)
+        weights = np.exp(log_post, out=log_post)
+        total = weights.sum(axis=1)
+        theta[rows] = (weights @ points) / total
+        variance[rows] = (weights @ points**2) / total - theta[rows] ** 2
+    # Rounding can leave a tiny negative variance when the posterior sits on one grid point.
+    return AbilityEstimate(theta=theta, se=np.sqrt(np.maximum(variance, 0.0)))
+
+
+class _Derivatives(NamedTuple):
+    """Score, second derivative and Fisher information of the log-likelihood, each (rows,)."""
+
+    score: FloatArray
+    second: FloatArray
+    information: FloatArray
+
+
+def _derivatives(data: CountedResponses, theta: FloatArray) -> _Derivatives:
+    """Log-likelihood derivatives at one θ per examinee.
+
+    With s = logistic(z), z = D·a·(θ − b), P = c + (1−c)s and P' = D·a·(1−c)·s·(1−s):
+      score       = Σ D·a·(u − P)·s/P
+      second      = Σ D²a²·(1−s)·(s/P)·[(u − P)·c/P − (1 − c)·s]
+      information = Σ D²a²·(1−c)·s·(1−s)·(s/P)
+    """
+    bank = data.bank
+    slope = bank.scaling * bank.a
+    out = _Derivatives(*(np.empty(data.n_examinees) for _ in range(3)))
+    for rows in row_blocks(data.n_examinees):
+        block = data.rows(rows)
+        probs = response_probabilities(logits(theta[rows], bank), bank.c)
+        residual = block.correct - probs.p * block.counted
+        out.score[rows] = (residual * probs.s_over_p) @ slope
+        curvature = residual * (bank.c / probs.p) - (1.0 - bank.c) * probs.s * block.counted
+        out.second[rows] = (probs.s_complement * probs.s_over_p * curvature) @ slope**2
+        info = information_from_probabilities(probs, bank.a, bank.c, bank.scaling)
+        out.information[rows] = (info * block.counted).sum(axis=1)
+    return out
+
+
+def _grid_start(
+    data: CountedResponses,
+    theta_bounds: tuple[float, float],
+    prior_mean: float,
+    prior_precision: float,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Start and bracket for the mode of the log posterior, each of shape (n,).
+
+    The bracket is the best point of a grid over the bounds and its two neighbours; the start is
+    the vertex of the parabola through those three values (the best point itself at a bound),
+    which leaves Newton about one step less to do.
+    """
+    low, high = theta_bounds
+    n_points = max(3, math.ceil((high - low) / _SEARCH_STEP) + 1)
+    points = np.linspace(low, high, n_points)
+    step = points[1] - points[0]
+    terms = _grid_terms(data.bank, points)
+    log_prior = -0.5 * prior_precision * (points - prior_mean) ** 2
+    start = np.empty(data.n_examinees)
+    best = np.empty(data.n_examinees, dtype=np.intp)
+    for rows in row_blocks(data.n_examinees):
+        objective = _log_likelihood_block(data.rows(rows), terms, log_prior)
+        best[rows] = objective.argmax(axis=1)
+        inner = np.clip(best[rows], 1, n_points - 2)
+        left, middle, right = (np.take_along_axis(objective, (inner + k)[:, None], axis=1)[:, 0]
+                               for k in (-1, 0, 1))
+        bend = left - 2.0 * middle + right
+        with np.errstate(divide="ignore", invalid="ignore"):
+            offset = np.where(bend < 0.0, 0.5 * step * (left - right) / bend, 0.0)
+        vertex = points[inner] + np.clip(offset, -step, step)
+        start[rows] = np.where(best[rows] == inner, vertex, points[best[rows]])
+    lower = points[np.maximum(best - 1, 0)]
+    upper = points[np.minimum(best + 1, n_points - 1)]
+    return start, lower, upper
+
+
+def _newton_in_bracket(
+    data: CountedResponses,
+    theta: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    prior_mean: float,
+    prior_precision: float,
+    max_iter: int,
+    tol: float,
+) -> FloatArray:
+    """Maximise the log posterior inside [lower, upper] for every examinee at once.
+
+    Newton steps on the score; Fisher scoring replaces the second derivative where it is not
+    negative; a step that leaves the bracket becomes a bisection, and each evaluated score
+    shrinks the bracket, so the iteration cannot diverge. A maximum at a bracket end (e.g. ML of
+    an all-correct pattern at the upper bound) ends there.
+    """
+    theta, lower, upper = theta.copy(), lower.copy(), upper.copy()
+    active = np.arange(theta.shape[0])
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        here = theta[active]
+        derivs = _derivatives(data.rows(active), here)
+        score = derivs.score - prior_precision * (here - prior_mean)
+        second = derivs.second - prior_precision
+        fisher = derivs.information + prior_precision
+        low = np.where(score > 0.0, here, lower[active])
+        high = np.where(score < 0.0, here, upper[active])
+        curvature = np.where(second < 0.0, second, -fisher)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(score == 0.0, 0.0, -score / curvature)
+        proposal = here + step
+        # A converged step is taken as is: at rounding level the score's sign is noise, and the
+        # bracket end it just set may coincide with the point itself.
+        # Newton converges quadratically: after a true Newton step of length h the error is of
+        # order h², so h² < tol/100 is as good as a step below tol and saves one evaluation.
+        converged = (np.abs(step) < tol) | ((second < 0.0) & (step**2 < 0.01 * tol))
+        outside = ~((proposal > low) & (proposal < high) | converged)
+        proposal = np.where(outside, 0.5 * (low + high), proposal)
+        done = converged | (high - low < tol)
+        theta[active], lower[active], upper[active] = proposal, low, high
+        active = active[~done]
+    return theta
+
+
+def _check_bounds(theta_bounds: tuple[float, float]) -> tuple[float, float]:
+    low, high = (float(bound) for bound in theta_bounds)
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"theta_bounds must be finite with low < high; got {theta_bounds}")
+    return low, high
+
+
+def _information_at(data: CountedResponses, theta: FloatArray) -> FloatArray:
+    return _derivatives(data, theta).information
+
+
+def map_estimate(
+    responses: ArrayLike,
+    bank: ItemBank,
+    prior_mean: float = 0.0,
+    prior_sd: float = 1.0,
+    max_iter: int = 50,
+    tol: float = 1e-8,
+    theta_bounds: tuple[float, float] = (-6.0, 6.0),
+) -> AbilityEstimate:
+    """Maximum a posteriori θ with a N(μ, σ²) prior, restricted to ``theta_bounds``.
+
+    Parameters
+    ----------
+    responses : array of shape (n_examinees, n_items)
+        1.0 / 0.0 / NaN.
+    bank : ItemBank
+    prior_mean, prior_sd : float
+        μ and σ of the prior.
+    max_iter : int
+        Newton iterations at most.
+    tol : float
+        Convergence when a step moves θ by less than ``tol``.
+    theta_bounds : (float, float)
+        θ is searched in this interval.
+
+    Returns
+    -------
+    AbilityEstimate
+        theta and se of shape (n_examinees,); SE = 1/sqrt(I(θ) + 1/σ²).
+
+    Notes
+    -----
+    The search starts at the maximum of the log posterior over a 0.1-spaced grid of the bounds
+    (rather than at the EAP) because that point also brackets the mode, so the safeguarded Newton
+    iteration finds the highest mode even when a 3PL posterior has more than one. An examinee
+    with no counted item gets μ (clipped to the bounds) and SE σ.
+    """
+    _check_prior(prior_mean, prior_sd)
+    return _map_counted(counted_responses(responses, bank), prior_mean, prior_sd, max_iter, tol,
+                        _check_bounds(theta_bounds))
+
+
+def _map_counted(
+    data: CountedResponses,
+    prior_mean: float,
+    prior_sd: float,
+    max_iter: int,
+    tol: float,
+    bounds: tuple[float, float],
+) -> AbilityEstimate:
+    precision = 1.0 / prior_sd**2
+    start, lower, upper = _grid_start(data, bounds, prior_mean, precision)
+    theta = _newton_in_bracket(data, start, lower, upper, prior_mean, precision, max_iter, tol)
+    se = 1.0 / np.sqrt(_information_at(data, theta) + precision)
+    return AbilityEstimate(theta=theta, se=se)
+
+
+def ml_estimate(
+    responses: ArrayLike,
+    bank: ItemBank,
+    theta_bounds: tuple[float, float] = (-6.0, 6.0),
+    max_iter: int = 100,
+    tol: float = 1e-8,
+) -> AbilityEstimate:
+    """Bounded maximum-likelihood θ.
+
+    Parameters
+    ----------
+    responses : array of shape (n_examinees, n_items)
+        1.0 / 0.0 / NaN.
+    bank : ItemBank
+    theta_bounds : (float, float)
+        The likelihood is maximised over this closed interval.
+    max_iter : int
+        Newton iterations at most.
+    tol : float
+        Convergence when a step moves θ by less than ``tol``.
+
+    Returns
+    -------
+    AbilityEstimate
+        theta and se of shape (n_examinees,); SE = 1/sqrt(I(θ)) (inf where I(θ) = 0).
+
+    Notes
+    -----
+    No finite ML exists for an all-correct or all-wrong pattern (the likelihood is monotone), so
+    those get the upper or lower bound. Examinees with no counted item have no likelihood at all:
+    their θ is NaN and SE inf. The search starts from the best point of a 0.1-spaced grid over the
+    bounds, which brackets the global maximum, then runs a safeguarded Newton iteration.
+    """
+    return _ml_counted(counted_responses(responses, bank), _check_bounds(theta_bounds), max_iter,
+                       tol)
+
+
+def _ml_counted(
+    data: CountedResponses, bounds: tuple[float, float], max_iter: int, tol: float
+) -> AbilityEstimate:
+    start, lower, upper = _grid_start(data, bounds, 0.0, 0.0)
+    theta = _newton_in_bracket(data, start, lower, upper, 0.0, 0.0, max_iter, tol)
+    theta[data.counted.sum(axis=1) == 0] = np.nan
+    info = np.zeros_like(theta)
+    has_theta = np.isfinite(theta)
+    info[has_theta] = _information_at(data.rows(has_theta), theta[has_theta])
+    with np.errstate(divide="ignore"):
+        se = 1.0 / np.sqrt(info)
+    return AbilityEstimate(theta=theta, se=se)
+
+
+class Estimator(Protocol):
+    """What ``scoring.score_responses`` needs from an ability estimator."""
+
+    name: ClassVar[str]
+
+    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate: ...
+
+
+@dataclass(frozen=True)
+class EAPEstimator:
+    """EAP on ``grid`` with a N(prior_mean, prior_sd²) prior; see :func:`eap`."""
+
+    grid: QuadratureGrid = INEP_GRID
+    prior_mean: float = 0.0
+    prior_sd: float = 1.0
+    name: ClassVar[str] = "eap"
+
+    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
+        """θ and SE of shape (n_examinees,) for ``responses`` (n_examinees, n_items)."""
+        return eap(responses, bank, self.grid, self.prior_mean, self.prior_sd)
+
+    def estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
+        """Same as ``estimate``, on responses already split by ``irt.counted_responses``."""
+        _check_prior(self.prior_mean, self.prior_sd)
+        return _eap_counted(data, self.grid, self.prior_mean, self.prior_sd)
+
+
+@dataclass(frozen=True)
+class MAPEstimator:
+    """MAP with a N(prior_mean, prior_sd²) prior inside ``theta_bounds``; see :func:`map_estimate`."""
+
+    prior_mean: float = 0.0
+    prior_sd: float = 1.0
+    theta_bounds: tuple[float, float] = (-6.0, 6.0)
+    max_iter: int = 50
+    tol: float = 1e-8
+    name: ClassVar[str] = "map"
+
+    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
+        """θ and SE of shape (n_examinees,) for ``responses`` (n_examinees, n_items)."""
+        return map_estimate(responses, bank, self.prior_mean, self.prior_sd, self.max_iter,
+                            self.tol, self.theta_bounds)
+
+    def estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
+        """Same as ``estimate``, on responses already split by ``irt.counted_responses``."""
+        _check_prior(self.prior_mean, self.prior_sd)
+        return _map_counted(data, self.prior_mean, self.prior_sd, self.max_iter, self.tol,
+                            _check_bounds(self.theta_bounds))
+
+
+@dataclass(frozen=True)
+class MLEstimator:
+    """Bounded ML inside ``theta_bounds``; see :func:`ml_estimate`. It has no prior
+    (``prior_sd`` is None), which tells ``person_fit.lz_star`` to use the ML correction."""
+
+    theta_bounds: tuple[float, float] = (-6.0, 6.0)
+    max_iter: int = 100
+    tol: float = 1e-8
+    name: ClassVar[str] = "ml"
+    prior_mean: ClassVar[float] = 0.0
+    prior_sd: ClassVar[float | None] = None
+
+    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
+        """θ and SE of shape (n_examinees,) for ``responses`` (n_examinees, n_items)."""
+        return ml_estimate(responses, bank, self.theta_bounds, self.max_iter, self.tol)
+
+    def estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
+        """Same as ``estimate``, on responses already split by ``irt.counted_responses``."""
+        return _ml_counted(data, _check_bounds(self.theta_bounds), self.max_iter, self.tol)
+
+
+ESTIMATOR_METHODS = ("eap", "map", "ml")
+
+
+def make_estimator(
+    method: str,
+    n_quadrature: int = 40,
+    theta_range: tuple[float, float] = (-4.0, 4.0),
+) -> EAPEstimator | MAPEstimator | MLEstimator:
+    """An estimator by name, with a N(0, 1) prior where one applies.
+
+    ``theta_range`` is the θ interval of the analysis, as mirt's ``theta_lim``: the quadrature
+    range for "eap" (with ``n_quadrature`` equally spaced points) and the search bounds for
+    "map" and "ml" (which ignore ``n_quadrature``).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is not one of "eap", "map", "ml".
+    """
+    key = method.lower() if isinstance(method, str) else method
+    if key == "eap":
+        return EAPEstimator(grid=QuadratureGrid(n_quadrature, tuple(theta_range)))
+    if key == "map":
+        return MAPEstimator(theta_bounds=tuple(theta_range))
+    if key == "ml":
+        return MLEstimator(theta_bounds=tuple(theta_range))
+    raise ValueError(
+        f"unknown estimation method {method!r}; choose one of {', '.join(ESTIMATOR_METHODS)}"
+    )

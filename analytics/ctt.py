@@ -1,0 +1,154 @@
+"""Classical test theory: number correct, item p-values, point-biserials, discrimination index.
+
+Responses are (n_examinees, n_items) floats: 1.0 correct, 0.0 wrong, NaN missing. These
+functions know nothing about item parameters: every finite entry counts. (``scoring`` drops items
+without parameters before calling them.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from analytics.irt import FloatArray
+
+
+def _matrix(responses: ArrayLike) -> FloatArray:
+    matrix = np.asarray(responses, dtype=np.float64)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    if matrix.ndim != 2:
+        raise ValueError(f"responses must be (n_examinees, n_items); got shape {matrix.shape}")
+    return matrix
+
+
+def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.nan)
+
+
+def ctt_score(responses: ArrayLike) -> FloatArray:
+    """Number correct per examinee, shape (n_examinees,), float; NaN entries are ignored."""
+    return np.nansum(_matrix(responses), axis=1)
+
+
+def proportion_correct(responses: ArrayLike) -> FloatArray:
+    """Number correct / number of finite entries, shape (n_examinees,); NaN with no entry."""
+    matrix = _matrix(responses)
+    return _ratio(np.nansum(matrix, axis=1), np.isfinite(matrix).sum(axis=1))
+
+
+def item_p_values(responses: ArrayLike) -> FloatArray:
+    """Proportion correct per item over its finite entries, shape (n_items,); NaN with none."""
+    matrix = _matrix(responses)
+    return _ratio(np.nansum(matrix, axis=0), np.isfinite(matrix).sum(axis=0))
+
+
+def point_biserial(
+    responses: ArrayLike,
+    total: ArrayLike | None = None,
+    corrected: bool = True,
+) -> FloatArray:
+    """Pearson correlation between each item and a total score.
+
+    Parameters
+    ----------
+    responses : array of shape (n_examinees, n_items)
+        1.0 / 0.0 / NaN.
+    total : array of shape (n_examinees,), optional
+        The criterion; defaults to :func:`ctt_score` (number correct).
+    corrected : bool, default True
+        Subtract the item's own response from the total before correlating (the item-rest
+        correlation), so an item is not correlated with itself. Meaningful when ``total`` is a
+        sum that includes the item, as the default is.
+
+    Returns
+    -------
+    ndarray of shape (n_items,)
+        For item j, the correlation over examinees with a finite response to j (and a finite
+        total). NaN where the item or the total has zero variance among them.
+    """
+    matrix = _matrix(responses)
+    total = ctt_score(matrix) if total is None else np.asarray(total, dtype=np.float64)
+    if total.shape != (matrix.shape[0],):
+        raise ValueError(f"total must have shape ({matrix.shape[0]},); got {total.shape}")
+    finite_total = np.isfinite(total)
+    present = np.isfinite(matrix) & finite_total[:, None]
+    weight = present.astype(np.float64)
+    item = np.where(present, matrix, 0.0)
+    # Centring the total once keeps the moment sums below free of cancellation.
+    shift = total[finite_total].mean() if finite_total.any() else 0.0
+    centred = np.where(finite_total, total - shift, 0.0)
+
+    count = weight.sum(axis=0)
+    sum_x = item.sum(axis=0)
+    sum_xx = (item**2).sum(axis=0)
+    sum_y = centred @ weight
+    sum_yy = centred**2 @ weight
+    sum_xy = centred @ item
+    if corrected:
+        # y = total − x: expand the sums of y, y² and x·y in terms of those of x and total.
+        sum_yy = sum_yy - 2.0 * sum_xy + sum_xx
+        sum_xy = sum_xy - sum_xx
+        sum_y = sum_y - sum_x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cov = sum_xy / count - (sum_x / count) * (sum_y / count)
+        var_x = sum_xx / count - (sum_x / count) ** 2
+        var_y = sum_yy / count - (sum_y / count) ** 2
+    # Variances that are zero up to rounding mean a constant item or total: no correlation.
+    scale_y = np.maximum(1.0, sum_yy / np.maximum(count, 1.0))
+    degenerate = (var_x <= 1e-12) | (var_y <= 1e-12 * scale_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(degenerate | (count < 2), np.nan, cov / np.sqrt(var_x * var_y))
+
+
+def group_size(n_examinees: int, group_fraction: float) -> int:
+    """ceil(group_fraction · n_examinees), ignoring float noise below 1e-9 (so 0.3·10 is 3)."""
+    return math.ceil(round(group_fraction * n_examinees, 9))
+
+
+def discrimination_index(
+    responses: ArrayLike,
+    ranking_score: ArrayLike,
+    group_fraction: float = 0.25,
+) -> FloatArray:
+    """Upper-lower discrimination index DI = p_high − p_low per item.
+
+    Parameters
+    ----------
+    responses : array of shape (n_examinees, n_items)
+        1.0 / 0.0 / NaN.
+    ranking_score : array of shape (n_examinees,)
+        The score examinees are ranked by (θ in the paper). Examinees whose score is NaN are left
+        out before the groups are formed.
+    group_fraction : float in (0, 0.5], default 0.25
+        Each group holds ceil(group_fraction · n) examinees, n being those with a finite score.
+
+    Returns
+    -------
+    ndarray of shape (n_items,)
+        Proportion correct (over finite entries) in the top group minus that in the bottom
+        group, in [−1, 1]; NaN where a group has no finite entry for the item.
+
+    Notes
+    -----
+    Ranking uses a stable ascending sort: among tied scores, the earlier examinee (lower row) is
+    ranked lower, so the bottom group takes the earliest of tied examinees at its edge and the
+    top group the latest.
+    """
+    if not (0.0 < group_fraction <= 0.5):
+        raise ValueError(f"group_fraction must be in (0, 0.5]; got {group_fraction!r}")
+    matrix = _matrix(responses)
+    score = np.asarray(ranking_score, dtype=np.float64)
+    if score.shape != (matrix.shape[0],):
+        raise ValueError(f"ranking_score must have shape ({matrix.shape[0]},); got {score.shape}")
+    ranked = np.flatnonzero(np.isfinite(score))
+    ranked = ranked[np.argsort(score[ranked], kind="stable")]
+    size = group_size(ranked.size, group_fraction)
+    if size == 0:
+        return np.full(matrix.shape[1], np.nan)
+    low = item_p_values(matrix[ranked[:size]])
+    high = item_p_values(matrix[ranked[-size:]])
+    return high - low
