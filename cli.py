@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     except IngestError as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
+    except ValueError as error:  # bad arguments found past argparse (e.g. an unknown item)
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -17,14 +17,16 @@ from numpy.typing import ArrayLike
 from scipy.special import roots_legendre
 
 from analytics.irt import (
+    GRID_BLOCK,
     CountedResponses,
     FloatArray,
     ItemBank,
     counted_responses,
+    for_each_row_block,
     information_from_probabilities,
     logits,
     response_probabilities,
-    row_blocks,
+    sliced_product,
 )
 
 QUADRATURE_RULES = ("uniform", "gauss-legendre")
@@ -120,7 +122,8 @@ def log_likelihood_on_grid(responses: ArrayLike, bank: ItemBank, points: ArrayLi
 
 
 def _grid_log_likelihood(data: CountedResponses, points: FloatArray) -> FloatArray:
-    return _log_likelihood_block(data, _grid_terms(data.bank, points), np.zeros(points.shape[0]))
+    terms = _grid_terms(data.bank, points)
+    return _log_likelihood_columns(data, terms, np.zeros(points.shape[0])).T.copy()
 
 
 class _GridTerms(NamedTuple):
@@ -138,18 +141,22 @@ def _grid_terms(bank: ItemBank, points: FloatArray) -> _GridTerms:
     return _GridTerms(log_p, log_q, log_p - log_q, log_q.sum(axis=1))
 
 
-def _log_likelihood_block(
+def _log_likelihood_columns(
     data: CountedResponses, terms: _GridTerms, offset: FloatArray
 ) -> FloatArray:
-    """Log-likelihood (n, k) of each pattern at each grid point, plus ``offset`` (k,)."""
+    """Log-likelihood plus ``offset`` (k,), shape (k, n): one column per examinee.
+
+    Grid points run down the rows because reductions over them (max, argmax, the posterior
+    moments) are then fast vectorised passes over contiguous rows.
+    """
     if data.all_counted:
-        # Every entry counts: Σ log Q is one shared row, so one product is enough.
-        result = data.correct @ terms.log_odds.T
-        result += terms.log_q_total + offset
+        # Every entry counts: Σ log Q is one shared column, so one product is enough.
+        result = sliced_product(terms.log_odds, data.correct.T)
+        result += (terms.log_q_total + offset)[:, None]
         return result
-    result = data.correct @ terms.log_p.T
-    result += data.wrong @ terms.log_q.T
-    result += offset
+    result = sliced_product(terms.log_p, data.correct.T)
+    result += sliced_product(terms.log_q, data.wrong.T)
+    result += offset[:, None]
     return result
 
 
@@ -211,13 +218,17 @@ def _eap_counted(
     log_prior = _log_normal_prior(points, prior_mean, prior_sd) + grid.log_weights
     theta = np.empty(data.n_examinees)
     variance = np.empty(data.n_examinees)
-    for rows in row_blocks(data.n_examinees):
-        log_post = _log_likelihood_block(data.rows(rows), terms, log_prior)
-        log_post -= log_post.max(axis=1, keepdims=True)
-        weights = np.exp(log_post, out=log_post)
-        total = weights.sum(axis=1)
-        theta[rows] = (weights @ points) / total
-        variance[rows] = (weights @ points**2) / total - theta[rows] ** 2
+    # One product gives Σw, Σw·q and Σw·q² for every examinee.
+    powers = np.vstack([np.ones_like(points), points, points**2])
+
+    def posterior_moments(rows: slice) -> None:
+        log_post = _log_likelihood_columns(data.rows(rows), terms, log_prior)
+        log_post -= log_post.max(axis=0)
+        total, first, second = sliced_product(powers, np.exp(log_post, out=log_post))
+        theta[rows] = first / total
+        variance[rows] = second / total - theta[rows] ** 2
+
+    for_each_row_block(posterior_moments, data.n_examinees, GRID_BLOCK)
     # Rounding can leave a tiny negative variance when the posterior sits on one grid point.
     return AbilityEstimate(theta=theta, se=np.sqrt(np.maximum(variance, 0.0)))
 
@@ -241,15 +252,20 @@ def _derivatives(data: CountedResponses, theta: FloatArray) -> _Derivatives:
     bank = data.bank
     slope = bank.scaling * bank.a
     out = _Derivatives(*(np.empty(data.n_examinees) for _ in range(3)))
-    for rows in row_blocks(data.n_examinees):
+
+    def derivatives_of(rows: slice) -> None:
         block = data.rows(rows)
         probs = response_probabilities(logits(theta[rows], bank), bank.c)
         residual = block.correct - probs.p * block.counted
-        out.score[rows] = (residual * probs.s_over_p) @ slope
+        # einsum rather than BLAS for these matrix-vector products: see irt.sliced_product.
+        out.score[rows] = np.einsum("ij,j->i", residual * probs.s_over_p, slope)
         curvature = residual * (bank.c / probs.p) - (1.0 - bank.c) * probs.s * block.counted
-        out.second[rows] = (probs.s_complement * probs.s_over_p * curvature) @ slope**2
+        out.second[rows] = np.einsum(
+            "ij,j->i", probs.s_complement * probs.s_over_p * curvature, slope**2)
         info = information_from_probabilities(probs, bank.a, bank.c, bank.scaling)
-        out.information[rows] = (info * block.counted).sum(axis=1)
+        out.information[rows] = np.einsum("ij,ij->i", info, block.counted)
+
+    for_each_row_block(derivatives_of, data.n_examinees)
     return out
 
 
@@ -273,17 +289,21 @@ def _grid_start(
     log_prior = -0.5 * prior_precision * (points - prior_mean) ** 2
     start = np.empty(data.n_examinees)
     best = np.empty(data.n_examinees, dtype=np.intp)
-    for rows in row_blocks(data.n_examinees):
-        objective = _log_likelihood_block(data.rows(rows), terms, log_prior)
-        best[rows] = objective.argmax(axis=1)
-        inner = np.clip(best[rows], 1, n_points - 2)
-        left, middle, right = (np.take_along_axis(objective, (inner + k)[:, None], axis=1)[:, 0]
+
+    def search(rows: slice) -> None:
+        objective = _log_likelihood_columns(data.rows(rows), terms, log_prior)
+        top = objective.argmax(axis=0)
+        inner = np.clip(top, 1, n_points - 2)
+        left, middle, right = (np.take_along_axis(objective, (inner + k)[None, :], axis=0)[0]
                                for k in (-1, 0, 1))
         bend = left - 2.0 * middle + right
         with np.errstate(divide="ignore", invalid="ignore"):
             offset = np.where(bend < 0.0, 0.5 * step * (left - right) / bend, 0.0)
         vertex = points[inner] + np.clip(offset, -step, step)
-        start[rows] = np.where(best[rows] == inner, vertex, points[best[rows]])
+        start[rows] = np.where(top == inner, vertex, points[top])
+        best[rows] = top
+
+    for_each_row_block(search, data.n_examinees, GRID_BLOCK)
     lower = points[np.maximum(best - 1, 0)]
     upper = points[np.minimum(best + 1, n_points - 1)]
     return start, lower, upper

@@ -7,7 +7,9 @@ items this way); it drops out of every likelihood and information sum.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -20,12 +22,74 @@ FloatArray = NDArray[np.float64]
 # Rows per block in the (n_examinees, n_items) passes: a block's temporaries stay in the CPU
 # cache, which roughly halves the time of the elementwise work on a large matrix.
 ROW_BLOCK = 2048
+# Rows per block for the (grid points, rows) arrays of EAP and the ML/MAP start: they are reduced
+# over grid points, one vectorised pass per point, which runs faster along long rows.
+GRID_BLOCK = 16384
+
+# Threads that share the blocks of rows. numpy releases the GIL inside its loops, so blocks run
+# in parallel; the gain levels off near four threads, where memory bandwidth becomes the limit.
+# Set to 1 to keep every computation on the calling thread.
+MAX_THREADS = min(4, os.cpu_count() or 1)
+
+_executors: dict[int, ThreadPoolExecutor] = {}
+# A forked child inherits the pools but not their threads; it must start its own.
+os.register_at_fork(after_in_child=_executors.clear)
+
+
+# OpenBLAS multiplies on one thread when m·n·k ≤ 4·65536 (its GEMM_MULTITHREAD_THRESHOLD). Above
+# that it wakes its own thread pool, which for products this small costs more than it saves and,
+# on a busy machine, can cost milliseconds per call; the block threads above already share the
+# work. So products are cut into slices under that size.
+_SINGLE_THREAD_PRODUCT = 4 * 65536
+
+
+def sliced_product(left: FloatArray, right: FloatArray) -> FloatArray:
+    """``left @ right`` for (k, m) and (m, n) arrays, shape (k, n), computed in slices (of the
+    longer of k and n) small enough that BLAS stays on the calling thread."""
+    k, m = left.shape
+    n = right.shape[1]
+    if k * m * n <= _SINGLE_THREAD_PRODUCT:
+        return left @ right
+    out = np.empty((k, n))
+    if k >= n:
+        height = max(1, _SINGLE_THREAD_PRODUCT // (m * n))
+        for start in range(0, k, height):
+            rows = slice(start, start + height)
+            np.matmul(left[rows], right, out=out[rows])
+    else:
+        width = max(1, _SINGLE_THREAD_PRODUCT // (k * m))
+        for start in range(0, n, width):
+            columns = slice(start, start + width)
+            np.matmul(left, right[:, columns], out=out[:, columns])
+    return out
 
 
 def row_blocks(n_rows: int, block: int = ROW_BLOCK) -> Iterator[slice]:
     """Consecutive slices of at most ``block`` rows covering ``range(n_rows)``."""
     for start in range(0, n_rows, block):
         yield slice(start, min(start + block, n_rows))
+
+
+def for_each_row_block(
+    work: Callable[[slice], None], n_rows: int, block: int = ROW_BLOCK
+) -> None:
+    """Call ``work(rows)`` for every block of at most ``block`` rows, on up to MAX_THREADS
+    threads.
+
+    ``work`` must only write its own rows of preallocated outputs, so blocks never race. A single
+    block runs on the calling thread; an exception in any block is raised here.
+    """
+    blocks = list(row_blocks(n_rows, block))
+    threads = min(MAX_THREADS, len(blocks))
+    if threads <= 1:
+        for rows in blocks:
+            work(rows)
+        return
+    # An executor starts no thread until it gets work, so losing a race here costs nothing.
+    executor = _executors.get(threads) or _executors.setdefault(
+        threads, ThreadPoolExecutor(threads, thread_name_prefix="analytics"))
+    for _ in executor.map(work, blocks):
+        pass
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,25 +205,32 @@ class ResponseProbabilities(NamedTuple):
 def response_probabilities(z: FloatArray, guessing: FloatArray) -> ResponseProbabilities:
     """3PL probabilities from the logit ``z = D·a·(θ − b)`` (rows, n_items) and ``guessing``.
 
-    One exp per entry: s = 1/(1 + e^−z) and 1 − s = e^−z·s are both relatively accurate (1 − s is
-    never formed by subtraction, which would round to 0 for z above ~37), so P and Q are accurate
-    to the last bits in both tails and their logs can be taken directly, with no clipping of
-    probabilities. Every entry of ``guessing`` must be finite (a bank restricted to usable items);
-    ``z`` is clipped to ±LOGIT_LIMIT.
+    With e = exp(z): P = (c + e)/(1 + e), Q = (1 − c)/(1 + e), s = e/(1 + e), 1 − s = 1/(1 + e)
+    and s/P = e/(c + e). One exp and no subtraction of nearly equal numbers, so P and Q are
+    relatively accurate in both tails and their logs can be taken directly, without clipping
+    probabilities. Every entry of ``guessing`` must be finite (a bank restricted to usable
+    items); ``z`` is clipped to ±LOGIT_LIMIT first.
     """
-    exp_minus_z = np.exp(-np.clip(z, -LOGIT_LIMIT, LOGIT_LIMIT))
-    s = 1.0 / (1.0 + exp_minus_z)
-    s_complement = exp_minus_z * s
-    p = guessing + (1.0 - guessing) * s
+    e = np.clip(z, -LOGIT_LIMIT, LOGIT_LIMIT)
+    np.exp(e, out=e)
+    s_complement = 1.0 / (1.0 + e)
+    c_plus_e = guessing + e
+    p = c_plus_e * s_complement
     q = (1.0 - guessing) * s_complement
-    # For c = 0, p is s exactly, so s/p is exactly 1.
-    return ResponseProbabilities(p, q, s, s_complement, s / p)
+    s = e * s_complement
+    # For c = 0 this is e/e, exactly 1.
+    s_over_p = e / c_plus_e
+    return ResponseProbabilities(p, q, s, s_complement, s_over_p)
 
 
 def logits(theta: ArrayLike, bank: ItemBank) -> FloatArray:
     """z = D·a·(θ − b) of shape (k, n_items) for ``theta`` of shape (k,)."""
     theta = np.atleast_1d(np.asarray(theta, dtype=np.float64))
-    return (bank.scaling * bank.a) * (theta[:, None] - bank.b)
+    slope = bank.scaling * bank.a
+    # z = slope·θ − slope·b as a (k, 2) @ (2, n_items) product: for tall θ this is several times
+    # faster than broadcasting θ[:, None] against the items.
+    design = np.column_stack([theta, np.ones_like(theta)])
+    return sliced_product(design, np.vstack([slope, -slope * bank.b]))
 
 
 def probability(theta: ArrayLike, bank: ItemBank) -> FloatArray:

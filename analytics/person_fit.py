@@ -17,9 +17,9 @@ from analytics.irt import (
     FloatArray,
     ItemBank,
     counted_responses,
+    for_each_row_block,
     logits,
     response_probabilities,
-    row_blocks,
 )
 
 
@@ -32,23 +32,31 @@ class _FitSums(NamedTuple):
     slope_ratio: FloatArray  # Σ P' r
 
 
+def _row_dot(left: FloatArray, right: FloatArray) -> FloatArray:
+    """Σ_j left[i, j]·right[i, j] for each row; one fused pass, unlike (left*right).sum(1)."""
+    return np.einsum("ij,ij->i", left, right)
+
+
 def _fit_sums(data: CountedResponses, theta: FloatArray, with_star: bool) -> _FitSums:
     bank = data.bank
     probs = response_probabilities(logits(theta, bank), bank.c)
     log_odds = np.log(probs.p / probs.q)
-    # Masking Q (and u − P) with the counted entries masks every sum that uses them.
-    q = probs.q if data.all_counted else probs.q * data.counted
-    expected = probs.p if data.all_counted else probs.p * data.counted
-    excess = ((data.correct - expected) * log_odds).sum(axis=1)
-    variance = (probs.p * q * log_odds**2).sum(axis=1)
+    # Masking Q and u − P with the counted entries masks every sum that uses them.
+    if data.all_counted:
+        q, residual = probs.q, data.correct - probs.p
+    else:
+        q, residual = probs.q * data.counted, data.correct - probs.p * data.counted
+    excess = _row_dot(residual, log_odds)
+    variance = _row_dot(probs.p * q * log_odds, log_odds)
     if not with_star:
         unused = np.full_like(excess, np.nan)
         return _FitSums(excess, variance, unused, unused)
     # P' = D·a·s·Q and r = P'/(PQ) = D·a·s/P, so P'·w and P'·r need no new transcendental.
     slope = bank.scaling * bank.a
     s_q = probs.s * q
-    slope_log_odds = (s_q * log_odds) @ slope
-    slope_ratio = (s_q * probs.s_over_p) @ slope**2
+    # einsum rather than BLAS for these matrix-vector products: see irt.sliced_product.
+    slope_log_odds = np.einsum("ij,j->i", s_q * log_odds, slope)
+    slope_ratio = np.einsum("ij,j->i", s_q * probs.s_over_p, slope**2)
     return _FitSums(excess, variance, slope_log_odds, slope_ratio)
 
 
@@ -166,9 +174,12 @@ def lz_and_lz_star(
         )
     plain = np.full(data.n_examinees, np.nan)
     star = np.full(data.n_examinees, np.nan)
-    for rows in row_blocks(data.n_examinees):
+
+    def person_fit(rows: slice) -> None:
         sums = _fit_sums(data.rows(rows), theta[rows], with_star)
         plain[rows] = _standardise(sums.excess, sums.variance)
         if with_star:
             star[rows] = _lz_star_from_sums(sums, theta[rows], prior_mean, prior_sd)
+
+    for_each_row_block(person_fit, data.n_examinees)
     return plain, star

@@ -110,7 +110,7 @@ def parse_items(raw: pd.DataFrame) -> ItemsTable:
         for language, form_rows in _form_row_sets(booklet_rows):
             ordered = form_rows.sort_values("co_posicao", kind="stable")
             rows.loc[ordered.index, "position"] = np.arange(1, len(ordered) + 1)
-            forms[(int(booklet_id), language)] = _build_form(int(booklet_id), language, ordered)
+            forms[(int(booklet_id), language)] = build_form(int(booklet_id), language, ordered)
     rows["position"] = rows["position"].astype("Int16")
     return ItemsTable(rows=rows, forms=forms, invalid=invalid)
 
@@ -201,7 +201,7 @@ def _form_row_sets(booklet_rows: pd.DataFrame):
         yield language, booklet_rows[common | booklet_rows["item_language"].eq(language).fillna(False)]
 
 
-def _build_form(booklet_id: int, language: int | None, ordered: pd.DataFrame) -> BookletForm:
+def build_form(booklet_id: int, language: int | None, ordered: pd.DataFrame) -> BookletForm:
     keys = np.array([ord(k) if isinstance(k, str) and len(k) == 1 else 0 for k in ordered["key"]],
                     dtype=np.uint8)
     bank = ItemBank.from_arrays(

@@ -33,6 +33,16 @@ _MODEL_FILTER = """
 """
 
 
+#: Joins a response row (m) to the scored pattern (s) it belongs to. An LC pattern's language
+#: is the pattern's; a response row may carry it or leave it empty on the common items.
+_PATTERN_JOIN = """
+    s.run_id = m.run_id AND s.year = m.year AND s.area = m.area AND s.booklet_id = m.booklet_id
+    AND s.prompt_language = m.prompt_language AND s.shots = m.shots AND s.shuffle = m.shuffle
+    AND (m.item_language IS NULL OR s.item_language IS NULL
+         OR m.item_language = s.item_language)
+"""
+
+
 def _model_params(
     year: int, area: str | None, booklet: int | None, language: str | None, shots: int | None,
     models: Sequence[str],
@@ -345,15 +355,11 @@ def model_pattern_matrix(
     """
     return con.execute(
         f"""SELECT concat_ws('|', m.run_id, m.prompt_language, m.shots, m.shuffle, m.booklet_id,
-                             coalesce(CAST(m.item_language AS VARCHAR), '')) AS pattern,
+                             coalesce(CAST(s.item_language AS VARCHAR), '')) AS pattern,
                    r.model_id, s.theta, m.item_id,
                    CASE WHEN m.correct THEN 1.0 ELSE 0.0 END AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
-            JOIN model_scores s ON s.run_id = m.run_id AND s.year = m.year AND s.area = m.area
-                 AND s.booklet_id = m.booklet_id
-                 AND s.item_language IS NOT DISTINCT FROM m.item_language
-                 AND s.prompt_language = m.prompt_language AND s.shots = m.shots
-                 AND s.shuffle = m.shuffle
+            JOIN model_scores s ON {_PATTERN_JOIN}
             WHERE {_MODEL_FILTER} AND NOT isnan(s.theta)
             ORDER BY pattern, m.item_id""",
         _model_params(year, area, booklet, language, shots, models),
@@ -393,11 +399,7 @@ def model_item_theta(
         f"""SELECT r.model_id, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,
                    avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS fraction_correct
             FROM model_responses m JOIN model_runs r USING (run_id)
-            JOIN model_scores s ON s.run_id = m.run_id AND s.year = m.year AND s.area = m.area
-                 AND s.booklet_id = m.booklet_id
-                 AND s.item_language IS NOT DISTINCT FROM m.item_language
-                 AND s.prompt_language = m.prompt_language AND s.shots = m.shots
-                 AND s.shuffle = m.shuffle
+            JOIN model_scores s ON {_PATTERN_JOIN}
             WHERE {_MODEL_FILTER} AND m.item_id = $item
             GROUP BY r.model_id ORDER BY r.model_id""",
         params,

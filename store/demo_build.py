@@ -16,6 +16,11 @@ DEMO_YEAR = 2023
 DEMO_EXAMINEES = 100_000
 DEMO_SEED = 2023
 DEMO_FILES_DIR = PROJECT_ROOT / "data" / "demo"
+#: Model runs made by this project's pipeline on the demo exam, committed as run exports
+#: (see demo/runs/README.md for how each was made); imported into every demo database.
+DEMO_RUNS_DIR = PROJECT_ROOT / "demo" / "runs"
+#: The random baseline (the paper's Table 1) is cheap enough to run at every build.
+RANDOM_BASELINE_SHUFFLES = 30
 
 
 def build_demo_database(
@@ -36,4 +41,27 @@ def build_demo_database(
     with connected(Path(db_path)) as con:
         load_question_texts(con, files.questions)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('demo_seed', ?)", [str(seed)])
+        add_demo_runs(con)
+    run_random_baseline(Path(db_path), year, Path(files_dir) / "runs")
     return summary
+
+
+def add_demo_runs(con) -> list[str]:
+    """Import the committed demo run exports (re-scored on import, like any import)."""
+    from inference.results_io import import_results
+
+    run_ids: list[str] = []
+    for path in sorted(DEMO_RUNS_DIR.glob("*.parquet")):
+        run_ids += import_results(con, path)
+    return run_ids
+
+
+def run_random_baseline(db_path: Path, year: int, runs_dir: Path) -> None:
+    """The random-choice baseline on every area, both prompt languages, 0-shot."""
+    from inference.plan import RunSpec
+    from inference.runner import execute_run
+
+    spec = RunSpec(model="random-baseline", backend="random", year=year,
+                   languages=("pt", "en"), shots=(0,), n_shuffles=RANDOM_BASELINE_SHUFFLES,
+                   seed=year, family="baseline", instruction_tuned=False)
+    execute_run(spec, db_path, runs_dir, batch_items=45)

@@ -16,6 +16,10 @@ if str(TESTS) not in sys.path:
 
 SMALL_N = 3000
 
+# Page tests' session fixtures live in their own module; registering it here builds each of
+# their databases once per session instead of once per importing module.
+pytest_plugins = ["page_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def demo_files_2023(tmp_path_factory):

@@ -213,3 +213,15 @@ def test_counted_responses_drops_unusable_items_and_missing_entries():
 def test_response_validation(responses, message):
     with pytest.raises(ValueError, match=message):
         irt.counted_responses(responses, ItemBank.from_arrays([1, 1], [0, 0]))
+
+
+@pytest.mark.parametrize("shape", [(3, 45, 5000), (5000, 2, 45), (40, 45, 7), (121, 45, 3000)])
+def test_sliced_product_equals_matmul(shape):
+    k, m, n = shape
+    rng = np.random.default_rng(k + n)
+    left, right = rng.normal(size=(k, m)), rng.normal(size=(m, n))
+    np.testing.assert_allclose(irt.sliced_product(left, right), left @ right, rtol=1e-12,
+                               atol=1e-12)
+    transposed = np.asfortranarray(right)
+    np.testing.assert_allclose(irt.sliced_product(left, transposed), left @ right, rtol=1e-12,
+                               atol=1e-12)

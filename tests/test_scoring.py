@@ -79,6 +79,21 @@ def test_any_object_with_estimate_works():
                                   eap(responses, bank).theta)
 
 
+def test_threaded_blocks_give_the_same_numbers(monkeypatch):
+    from analytics import irt
+
+    responses, bank = _setup(n=3 * irt.ROW_BLOCK + 17, seed=4)
+    monkeypatch.setattr(irt, "MAX_THREADS", 1)
+    alone = [score_responses(responses, bank, estimator)
+             for estimator in (MLEstimator(), MAPEstimator())] + [score_responses(responses, bank)]
+    monkeypatch.setattr(irt, "MAX_THREADS", 3)
+    shared = [score_responses(responses, bank, estimator)
+              for estimator in (MLEstimator(), MAPEstimator())] + [score_responses(responses, bank)]
+    for one, many in zip(alone, shared):
+        for field in ("theta", "theta_se", "lz", "lz_star", "ctt", "n_scored"):
+            np.testing.assert_array_equal(getattr(one, field), getattr(many, field))
+
+
 def test_examinee_with_nothing_counted():
     bank = ItemBank.from_arrays([1.0, 1.2], [0.0, 1.0], [0.2, 0.1])
     got = score_responses(np.array([[np.nan, np.nan], [1.0, 0.0]]), bank)

@@ -1,0 +1,126 @@
+"""Page-render benchmark: every dashboard page on a full-size year, cold and warm.
+
+    python bench/pages.py [--rows 3900000] [--repeat 3]
+
+Builds once (cached under bench/out/): a synthetic year in INEP's format with ``--rows``
+candidates, ingested like real data, plus synthetic TEST model runs (``tests/model_fixtures.py``:
+six fake models × 4 areas × pt/en × 0/1/4 shots × 30 shuffles — clearly labelled test data).
+Then runs each page with Streamlit's AppTest, i.e. the whole server-side script:
+  cold: every st.cache_data cleared first (DuckDB still has the file in the OS page cache);
+  warm: the same page run again with its cached queries.
+Targets: warm ≤ 1 s, cold ≤ 3 s per page. Prints a table and writes bench/out/pages.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+OUT = ROOT / "bench" / "out"
+PAGES = ("app.py", "pages/1_Accuracy_vs_ability.py", "pages/2_Person_fit.py",
+         "pages/3_Response_patterns.py", "pages/4_Test_information.py",
+         "pages/5_Discrimination.py", "pages/6_Item_explorer.py", "pages/7_Data.py")
+WARM_TARGET, COLD_TARGET = 1.0, 3.0
+
+
+def build_database(rows: int, seed: int) -> Path:
+    """The full-size database with test model runs, built once."""
+    db = OUT / f"pages_{rows}.duckdb"
+    marker = OUT / f"pages_{rows}.complete"
+    if marker.exists() and db.exists():
+        return db
+    from model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
+
+    from demo import generate_demo_files
+    from store.connection import connected
+    from store.ingest import ingest_year
+    from store.question_texts import load_question_texts
+
+    files_dir = OUT / f"year_{rows}"
+    if not (files_dir / "complete").exists():
+        print(f"writing a {rows:,}-candidate INEP-format year to {files_dir} (once) …", flush=True)
+        generate_demo_files(files_dir, year=2023, n_examinees=rows, seed=seed, progress=True)
+        (files_dir / "complete").write_text("ok")
+    db.unlink(missing_ok=True)
+    print(f"ingesting into {db} …", flush=True)
+    started = time.monotonic()
+    ingest_year(db, 2023, files_dir / "MICRODADOS_ENEM_2023.csv",
+                files_dir / "ITENS_PROVA_2023.csv", source="demo", is_synthetic=True,
+                progress=True)
+    with connected(db) as con:
+        load_question_texts(con, files_dir / "questions_demo_2023.jsonl")
+    print(f"  ingested in {time.monotonic() - started:.0f} s; adding test model runs …", flush=True)
+    extra = (FakeModel("test-mid-it", "testfam-alpha", "3B", True, theta=0.6),
+             FakeModel("test-mid-base", "testfam-alpha", "3B", False, theta=0.3, aberrance=0.3),
+             FakeModel("test-top-it", "testfam-gamma", "70B", True, theta=2.4))
+    add_test_model_runs(db, shuffles=30, models=TEST_MODELS + extra)
+    marker.write_text("ok")
+    return db
+
+
+def time_page(page: str, repeat: int) -> tuple[float, float]:
+    """(cold seconds, median warm seconds) of one page."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    app = AppTest.from_file(str(ROOT / page), default_timeout=300)
+    started = time.perf_counter()
+    app.run()
+    cold = time.perf_counter() - started
+    if app.exception:
+        raise RuntimeError(f"{page}: {app.exception[0].value}")
+    warm = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        app.run()
+        warm.append(time.perf_counter() - started)
+    return cold, statistics.median(warm) if warm else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=3_900_000, help="candidates (default 3.9M)")
+    parser.add_argument("--repeat", type=int, default=3, help="warm runs per page (median)")
+    parser.add_argument("--seed", type=int, default=2023)
+    args = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    db = build_database(args.rows, args.seed)
+    os.environ["ENEM_DB"] = str(db)
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    scored = con.execute("SELECT count(*) FROM scores").fetchall()[0][0]
+    patterns = con.execute("SELECT count(*) FROM model_scores").fetchall()[0][0]
+    con.close()
+    print(f"database: {db} ({db.stat().st_size / 1e9:.2f} GB), {scored:,} scored area records, "
+          f"{patterns:,} model patterns")
+    time_page("pages/7_Data.py", 0)  # imports and first connection, not counted
+    results = []
+    print(f"{'page':36s} {'cold s':>8s} {'warm s':>8s}  cold/3s  warm/1s")
+    for page in PAGES:
+        cold, warm = time_page(page, args.repeat)
+        results.append({"page": page, "cold_s": round(cold, 3), "warm_s": round(warm, 3)})
+        print(f"{page:36s} {cold:8.3f} {warm:8.3f}  {cold / COLD_TARGET:7.2f}  "
+              f"{warm / WARM_TARGET:7.2f}", flush=True)
+    worst_cold = max(r["cold_s"] for r in results)
+    worst_warm = max(r["warm_s"] for r in results)
+    print(f"worst: cold {worst_cold:.3f} s (target ≤ {COLD_TARGET} s), warm {worst_warm:.3f} s "
+          f"(target ≤ {WARM_TARGET} s)")
+    (OUT / "pages.json").write_text(json.dumps(
+        {"rows": args.rows, "scored_records": scored, "model_patterns": patterns,
+         "pages": results}, indent=2))
+    return 0 if worst_cold <= COLD_TARGET and worst_warm <= WARM_TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""The sidebar filters every page shares, kept across pages and mirrored in the URL.
+
+How the state works:
+
+- Each filter has a *persistent* session key (``filter.<name>``) and a *widget* key
+  (``sidebar.<name>``). Before a widget is drawn its key is seeded from the persistent value
+  (checked against the options this database offers), and after it is drawn the persistent value
+  is updated from it. Persistent keys are ordinary session state, so they survive moving between
+  pages even though each page draws its own sidebar.
+- On the first run of a browser session the persistent values are read from the URL's query
+  parameters; after every run the current filters are written back to the URL, so copying the
+  address shares the view (e.g. ``?year=2023&area=CN&area=MT&lang=en&shots=4&model=x``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.data import DatabaseState, database_state, fetch
+from enem.areas import AREA_NAMES, AREAS
+
+LANGUAGES: dict[str, str] = {"pt": "Portuguese (pt)", "en": "English (en)"}
+SHOTS: tuple[int, ...] = (0, 1, 4)
+TUNING: dict[str, str] = {"all": "all", "instruct": "instruction-tuned", "base": "base"}
+SCHOOL_TYPES: dict[str, str] = {"1": "not answered", "2": "public", "3": "private",
+                                "4": "abroad", "?": "unknown"}
+IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
+#: The booklet picker's value for "every booklet" (a real CO_PROVA is never 0).
+ALL_BOOKLETS = 0
+
+#: Query-parameter names of the shared filters (pages may add their own, e.g. ``item``).
+URL_KEYS: tuple[str, ...] = ("year", "area", "booklet", "lang", "shots", "family", "tuning",
+                             "model", "group")
+_INITIALISED = "filter._from_url"
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the sidebar selected. ``models`` is already resolved (never 'all')."""
+
+    year: int
+    areas: tuple[str, ...]
+    booklet: int | None
+    booklet_area: str | None
+    language: str
+    shots: int
+    models: tuple[str, ...]
+    group_kind: str
+    group_value: str
+    image_format: str = "png"
+    catalogue: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
+
+    def booklet_for(self, area: str) -> int | None:
+        """The chosen booklet when it belongs to ``area``, else None (every booklet)."""
+        return self.booklet if self.booklet_area == area else None
+
+    @property
+    def group_label(self) -> str:
+        """Words for the human subgroup, e.g. 'candidates in SP'."""
+        return group_label(self.group_kind, self.group_value)
+
+    @property
+    def prompt_label(self) -> str:
+        """Words for the prompt variant, e.g. 'pt, 0-shot'."""
+        return f"{self.language}, {self.shots}-shot"
+
+    def no_runs_message(self, area: str | None = None, language: str | None = None) -> str:
+        """The empty-state sentence for a selection without model runs."""
+        where = f"{self.year} {area}" if area else f"{self.year}"
+        lang = language or self.language
+        if self.catalogue.empty:
+            return f"No model runs for {where} yet — launch one on the Runs page."
+        if not self.models:
+            return (f"No model runs for {where} match the sidebar's families, tuning and "
+                    "models — launch one on the Runs page or widen the model filters.")
+        return (f"No model runs for {where} ({lang}, {self.shots}-shot) yet — launch one on the "
+                "Runs page or pick another prompt language or number of shots.")
+
+
+def note_missing_runs(filters: Filters, points: pd.DataFrame,
+                      areas: tuple[str, ...] | None = None, language: str | None = None) -> None:
+    """One info box naming the selected areas that have no model response pattern."""
+    areas = areas or filters.areas
+    present = set(points["area"]) if len(points) else set()
+    missing = [area for area in areas if area not in present]
+    if missing:
+        st.info(filters.no_runs_message(", ".join(missing), language))
+
+
+def group_label(kind: str, value: str) -> str:
+    """Words for a human subgroup."""
+    if kind == "state":
+        return f"candidates in {value}"
+    if kind == "school_type":
+        return f"{SCHOOL_TYPES.get(value, value)} school candidates"
+    return "all candidates"
+
+
+def model_label(row: pd.Series) -> str:
+    """'family · model_id (instruction-tuned)' for the model pickers."""
+    tuned = row.get("instruction_tuned")
+    kind = "" if pd.isna(tuned) else (" (instruction-tuned)" if tuned else " (base)")
+    return f"{row['family']} · {row['model_id']}{kind}"
+
+
+def require_database() -> DatabaseState:
+    """Stop the page with an explanation when there is no usable database or no year loaded."""
+    state = database_state()
+    if not state.usable:
+        st.info(state.problem)
+        st.stop()
+    if not state.has_humans:
+        st.info(f"The database `{state.path}` is empty: nothing has been ingested yet. Build the "
+                "demo with `python cli.py demo`, or ingest a year with `python cli.py "
+                "ingest-enem --year … --microdata … --items …`; the Data page will then list it.")
+        st.stop()
+    return state
+
+
+def _read_url_once() -> None:
+    """Seed the persistent filter values from the URL on the session's first run."""
+    if st.session_state.get(_INITIALISED):
+        return
+    params = st.query_params
+    for key in URL_KEYS:
+        values = params.get_all(key)
+        if values:
+            st.session_state[f"filter.{key}"] = values
+    st.session_state[_INITIALISED] = True
+
+
+def _url_value(name: str) -> list[str] | None:
+    value = st.session_state.get(f"filter.{name}")
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+
+
+def _seed(name: str, options: Sequence[Any], default: Any, parse: Callable[[list[str]], Any],
+          multi: bool = False) -> str:
+    """Put a valid value into the widget key of ``name`` before it is drawn; returns the key."""
+    widget = f"sidebar.{name}"
+    persistent = f"filter.{name}"
+    if widget in st.session_state:
+        current = st.session_state[widget]
+    elif _url_value(name) is not None:
+        try:
+            current = parse(_url_value(name))
+        except (TypeError, ValueError):
+            current = default
+    else:
+        current = st.session_state.get(persistent, default)
+    if multi:
+        current = [v for v in (current or []) if v in options]
+    elif current not in options:
+        current = default
+    st.session_state[widget] = current
+    return widget
+
+
+def _keep(name: str) -> Any:
+    value = st.session_state[f"sidebar.{name}"]
+    st.session_state[f"filter.{name}"] = value
+    return value
+
+
+def sidebar_filters() -> Filters:
+    """Draw the shared sidebar and return the selection. Stops the page (with an explanation)
+    when the database is missing or empty."""
+    require_database()
+    _read_url_once()
+    side = st.sidebar
+    side.header("Filters")
+
+    years = fetch("loaded_years")
+    key = _seed("year", years, years[-1], lambda v: int(v[0]))
+    year = int(side.selectbox("Year", years, key=key, help="ENEM edition"))
+    _keep("year")
+
+    key = _seed("area", list(AREAS), list(AREAS), lambda v: [a.upper() for a in v], multi=True)
+    side.multiselect("Areas", list(AREAS), key=key,
+                     format_func=lambda a: f"{a} — {AREA_NAMES[a]}",
+                     help="Empty means every area")
+    areas = tuple(a for a in AREAS if a in _keep("area")) or AREAS
+
+    booklets = fetch("booklet_catalogue", year)
+    booklets = booklets[booklets["area"].isin(areas)]
+    labels = {ALL_BOOKLETS: "All booklets"}
+    for row in booklets.itertuples():
+        labels[int(row.booklet_id)] = (f"{row.booklet_id} · {row.area} · {row.colour or '?'} "
+                                       f"({row.candidates:,} candidates)")
+    key = _seed("booklet", list(labels), ALL_BOOKLETS, lambda v: int(v[0]))
+    chosen_booklet = side.selectbox("Booklet", list(labels), key=key, format_func=labels.get,
+                             help="One booklet of one area; the other areas keep every booklet")
+    _keep("booklet")
+    booklet = None if chosen_booklet == ALL_BOOKLETS else int(chosen_booklet)
+    booklet_area = None
+    if booklet is not None:
+        booklet_area = str(booklets.loc[booklets["booklet_id"] == booklet, "area"].iloc[0])
+
+    key = _seed("lang", list(LANGUAGES), "pt", lambda v: v[0])
+    language = side.radio("Prompt language", list(LANGUAGES), key=key, horizontal=True,
+                          format_func=LANGUAGES.get)
+    _keep("lang")
+    key = _seed("shots", list(SHOTS), 0, lambda v: int(v[0]))
+    shots = int(side.radio("Prompt shots", list(SHOTS), key=key, horizontal=True,
+                           format_func=lambda s: f"{s}-shot"))
+    _keep("shots")
+
+    models = _model_filters(side, year)
+    group_kind, group_value = _group_filter(side, year)
+
+    side.divider()
+    key = _seed("image", list(IMAGE_FORMATS), "png", lambda v: v[0])
+    image_format = side.radio("Camera button saves", IMAGE_FORMATS, key=key, horizontal=True,
+                              format_func=str.upper,
+                              help="Format of the image saved by each chart's camera icon")
+    _keep("image")
+    _write_url()
+    return Filters(year=year, areas=tuple(areas), booklet=booklet, booklet_area=booklet_area,
+                   language=language, shots=shots, models=tuple(models), group_kind=group_kind,
+                   group_value=group_value, image_format=image_format,
+                   catalogue=fetch("model_catalogue"))
+
+
+def _model_filters(side, year: int) -> list[str]:
+    """Family, tuning and model pickers; returns the resolved model ids (empty = none exist)."""
+    catalogue = fetch("model_catalogue")
+    side.subheader("Models")
+    if catalogue.empty:
+        side.caption("No model runs in the database yet.")
+        return []
+    in_year = catalogue[catalogue["years"].fillna("").str.split(", ").map(
+        lambda years: str(year) in years)]
+    families = sorted(in_year["family"].unique())
+    key = _seed("family", families, [], lambda v: v, multi=True)
+    side.multiselect("Families", families, key=key, placeholder="All families")
+    chosen_families = _keep("family") or families
+    key = _seed("tuning", list(TUNING), "all", lambda v: v[0])
+    tuning = side.radio("Instruction tuning", list(TUNING), key=key, horizontal=True,
+                        format_func=TUNING.get)
+    _keep("tuning")
+    pool = in_year[in_year["family"].isin(chosen_families)]
+    if tuning != "all":
+        pool = pool[pool["instruction_tuned"].fillna(False).astype(bool) == (tuning == "instruct")]
+    labels = {row["model_id"]: model_label(row) for _, row in pool.iterrows()}
+    key = _seed("model", list(labels), [], lambda v: v, multi=True)
+    side.multiselect("Models", list(labels), key=key, format_func=labels.get,
+                     placeholder="All models above", help="Grouped by family; empty means all")
+    chosen = _keep("model")
+    return list(chosen) if chosen else list(labels)
+
+
+def _group_filter(side, year: int) -> tuple[str, str]:
+    """The human subgroup picker; returns (group_kind, group_value)."""
+    groups = fetch("human_groups", year)
+    options = ["all:all"] + [f"{r.group_kind}:{r.group_value}" for r in groups.itertuples()]
+    sizes = {f"{r.group_kind}:{r.group_value}": int(r.candidates) for r in groups.itertuples()}
+
+    def label(option: str) -> str:
+        kind, value = option.split(":", 1)
+        if kind == "all":
+            return "All candidates"
+        name = "State" if kind == "state" else "School type"
+        shown = SCHOOL_TYPES.get(value, value) if kind == "school_type" else value
+        return f"{name}: {shown} ({sizes.get(option, 0):,} area records)"
+
+    key = _seed("group", options, "all:all", lambda v: v[0])
+    choice = side.selectbox("Human subgroup", options, key=key, format_func=label,
+                            help="The human background drawn on every page")
+    _keep("group")
+    kind, value = choice.split(":", 1)
+    return kind, value
+
+
+def _write_url() -> None:
+    """Mirror the shared filters into the query string (defaults left out)."""
+    state = st.session_state
+    wanted: dict[str, list[str]] = {
+        "year": [str(state["filter.year"])],
+        "area": [] if len(state["filter.area"]) in (0, len(AREAS)) else list(state["filter.area"]),
+        "booklet": ([] if state["filter.booklet"] == ALL_BOOKLETS
+                    else [str(state["filter.booklet"])]),
+        "lang": [state["filter.lang"]],
+        "shots": [str(state["filter.shots"])],
+        "family": list(state.get("filter.family") or []),
+        "tuning": [] if state.get("filter.tuning", "all") == "all" else [state["filter.tuning"]],
+        "model": list(state.get("filter.model") or []),
+        "group": [] if state["filter.group"] == "all:all" else [state["filter.group"]],
+    }
+    params = st.query_params
+    for key, values in wanted.items():
+        if params.get_all(key) == values:
+            continue
+        if values:
+            params[key] = values if len(values) > 1 else values[0]
+        elif key in params:
+            del params[key]

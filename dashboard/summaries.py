@@ -1,0 +1,158 @@
+"""Small descriptive summaries the pages show next to the figures (no IRT here).
+
+Human distributions arrive as histograms (lower bin edge, count); percentiles are read from them
+with linear interpolation inside a bin, so they are exact to within one bin width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+#: A model's θ is flagged as untrustworthy when at least this share of its response patterns has
+#: an l_z below the humans' 5th percentile (i.e. is less coherent than 95% of candidates).
+UNTRUSTED_SHARE = 0.5
+
+
+def _cumulative(lower_edges: ArrayLike, counts: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    edges = np.asarray(lower_edges, np.float64)
+    order = np.argsort(edges)
+    edges = edges[order]
+    counts = np.asarray(counts, np.float64)[order]
+    return edges, np.cumsum(counts)
+
+
+def histogram_percentile(
+    lower_edges: ArrayLike, counts: ArrayLike, width: float, values: ArrayLike
+) -> np.ndarray:
+    """Percent of the histogram's population below each value (0–100); NaN if it is empty."""
+    values = np.asarray(values, np.float64)
+    edges, cumulative = _cumulative(lower_edges, counts)
+    if len(edges) == 0 or cumulative[-1] <= 0:
+        return np.full(values.shape, np.nan)
+    knots_x = np.concatenate([[edges[0]], edges + width])
+    knots_y = np.concatenate([[0.0], cumulative]) / cumulative[-1]
+    return 100.0 * np.interp(values, knots_x, knots_y, left=0.0, right=1.0)
+
+
+def histogram_quantile(
+    lower_edges: ArrayLike, counts: ArrayLike, width: float, quantile: float
+) -> float:
+    """The value below which ``quantile`` of the histogram's population lies; NaN if empty."""
+    edges, cumulative = _cumulative(lower_edges, counts)
+    if len(edges) == 0 or cumulative[-1] <= 0:
+        return float("nan")
+    knots_x = np.concatenate([[edges[0]], edges + width])
+    knots_y = np.concatenate([[0.0], cumulative]) / cumulative[-1]
+    # The cumulative curve is flat over empty bins; take the first crossing.
+    index = int(np.searchsorted(knots_y, quantile, side="left"))
+    index = min(max(index, 1), len(knots_y) - 1)
+    y0, y1 = knots_y[index - 1], knots_y[index]
+    x0, x1 = knots_x[index - 1], knots_x[index]
+    if y1 == y0:
+        return float(x1)
+    return float(x0 + (quantile - y0) / (y1 - y0) * (x1 - x0))
+
+
+def model_ability_table(points: pd.DataFrame) -> pd.DataFrame:
+    """Per model and area: patterns, mean and SD of CTT and θ, mean SE, mean and SD of l_z."""
+    if points.empty:
+        return pd.DataFrame(columns=["model_id", "area", "patterns", "mean_ctt", "sd_ctt",
+                                     "mean_theta", "sd_theta", "mean_se", "mean_lz", "sd_lz"])
+    grouped = points.groupby(["model_id", "area"], sort=True)
+    table = grouped.agg(
+        patterns=("theta", "size"),
+        mean_ctt=("ctt", "mean"), sd_ctt=("ctt", "std"),
+        mean_theta=("theta", "mean"), sd_theta=("theta", "std"),
+        mean_se=("theta_se", "mean"),
+        mean_lz=("lz", "mean"), sd_lz=("lz", "std"),
+    ).reset_index()
+    return table
+
+
+@dataclass(frozen=True)
+class FitVerdict:
+    """Person-fit summary of one model in one area."""
+
+    share_below: float
+    untrusted: bool
+
+    @property
+    def words(self) -> str:
+        """Plain-words reading of the share."""
+        percent = f"{100 * self.share_below:.0f}%"
+        if self.untrusted:
+            return (f"{percent} of its response patterns are less coherent than 95% of humans: "
+                    "do not read its θ as a human-like ability")
+        return f"{percent} of its response patterns fall below the humans' 5th percentile"
+
+
+def fit_verdict(lz_values: ArrayLike, human_p5: float) -> FitVerdict:
+    """Share of a model's l_z values below the humans' 5th percentile, and the trust flag."""
+    values = np.asarray(lz_values, np.float64)
+    values = values[np.isfinite(values)]
+    if len(values) == 0 or not np.isfinite(human_p5):
+        return FitVerdict(float("nan"), False)
+    share = float(np.mean(values < human_p5))
+    return FitVerdict(share, share >= UNTRUSTED_SHARE)
+
+
+def informative_intervals(grid: ArrayLike, informative: ArrayLike) -> list[tuple[float, float]]:
+    """Maximal θ intervals where ``informative`` (bool over the grid) holds."""
+    grid = np.asarray(grid, np.float64)
+    flags = np.asarray(informative, bool)
+    intervals, start = [], None
+    for index, flag in enumerate(flags):
+        if flag and start is None:
+            start = grid[index]
+        if not flag and start is not None:
+            intervals.append((float(start), float(grid[index - 1])))
+            start = None
+    if start is not None:
+        intervals.append((float(start), float(grid[-1])))
+    return intervals
+
+
+def information_verdict(
+    theta: float, low: float, high: float, intervals: list[tuple[float, float]],
+    se_at_theta: float,
+) -> str:
+    """Plain-words reading of where a model's θ (and its 95% interval) falls on the exam."""
+    if not np.isfinite(theta):
+        return "no θ could be estimated"
+    if not intervals:
+        return "this exam is not informative anywhere on the θ axis at the chosen threshold"
+    first, last = intervals[0][0], intervals[-1][1]
+    inside = any(lo <= theta <= hi for lo, hi in intervals)
+    if theta > last:
+        where = ("θ falls above the range where this exam has information: it cannot tell this "
+                 "model apart from stronger candidates")
+    elif theta < first:
+        where = "θ falls below the range where this exam has information"
+    elif not inside:
+        where = "θ falls in a gap where this exam has little information"
+    else:
+        where = "θ falls where this exam measures well"
+    wide = high - low
+    return f"{where} (SE ≈ {se_at_theta:.2f}, 95% interval {wide:.2f} wide)"
+
+
+def model_item_di(long: pd.DataFrame, group_fraction: float = 0.25) -> tuple[pd.Series, int]:
+    """Discrimination index of each item over model response patterns ranked by θ.
+
+    ``long`` has one row per (pattern, item) with columns pattern, theta, item_id, correct (as
+    returned by ``model_pattern_matrix``). Returns (DI indexed by item_id, number of patterns);
+    the index itself is computed by :func:`analytics.ctt.discrimination_index`.
+    """
+    from analytics.ctt import discrimination_index
+
+    if long.empty:
+        return pd.Series(dtype=float), 0
+    matrix = long.pivot_table(index="pattern", columns="item_id", values="correct")
+    theta = long.drop_duplicates("pattern").set_index("pattern")["theta"].reindex(matrix.index)
+    values = discrimination_index(matrix.to_numpy(float), theta.to_numpy(float),
+                                  group_fraction=group_fraction)
+    return pd.Series(values, index=matrix.columns), len(matrix)

@@ -1,0 +1,140 @@
+"""The one backend interface: score the five option letters of prompts.
+
+A :class:`ScoreRequest` is one item with all of its option shuffles. Its prompts are
+``prefix + stem + option_blocks[s] + suffix`` for shuffle ``s``: ``prefix`` (instructions and
+solved examples) is the same for every item of a run, ``stem`` for every shuffle of the item,
+and only the options block differs. Backends that can reuse computation across the shared parts
+(the transformers backend's KV cache) do so; others simply score the full strings.
+
+A backend returns one :class:`ItemScores` per request, in request order, with per-shuffle
+letter probabilities in *displayed* letter order (map them back with
+``inference.shuffles.to_original_probs``).
+
+This module imports neither torch nor any client library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+LETTERS = "ABCDE"
+#: ``ItemScores.choice`` value for "the backend saw no letter at all" (treat as a blank answer).
+NO_CHOICE = -1
+
+
+class ScoringError(RuntimeError):
+    """A backend could not score a request; the message names the item and shuffle."""
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """One item and all of its option shuffles.
+
+    ``option_blocks`` has one rendered options block per shuffle (n_shuffles,). The full prompt of
+    shuffle ``s`` is ``prefix + stem + option_blocks[s] + suffix``. ``key`` is an opaque
+    identifier echoed back in the result (e.g. the item uid); ``seed`` feeds backends that draw
+    random numbers (the random baseline).
+    """
+
+    key: str
+    prefix: str
+    stem: str
+    option_blocks: tuple[str, ...]
+    suffix: str
+    seed: int = 0
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "option_blocks", tuple(self.option_blocks))
+        if not self.option_blocks:
+            raise ValueError(f"request {self.key!r} has no option blocks")
+
+    @property
+    def n_shuffles(self) -> int:
+        return len(self.option_blocks)
+
+    def prompt(self, shuffle: int) -> str:
+        """The exact full prompt text of one shuffle."""
+        return self.prefix + self.stem + self.option_blocks[shuffle] + self.suffix
+
+    def prompts(self) -> list[str]:
+        """All full prompts, shape (n_shuffles,)."""
+        return [self.prompt(s) for s in range(self.n_shuffles)]
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """Letter scores of one request.
+
+    ``probs`` (n_shuffles, 5) float64: next-token probabilities of the displayed letters A–E,
+    normalised over the five letters (rows sum to 1).
+    ``letter_mass`` (n_shuffles,) float64: total next-token probability the five letters had before
+    normalising (NaN when the backend cannot know, e.g. the random baseline).
+    ``choice`` (n_shuffles,) int64: the displayed letter index chosen, normally ``argmax(probs)``;
+    :data:`NO_CHOICE` (-1) when the backend saw no letter at all (an API top-k without letters).
+    """
+
+    key: str
+    probs: np.ndarray
+    letter_mass: np.ndarray
+    choice: np.ndarray
+
+    def __post_init__(self) -> None:
+        probs = np.asarray(self.probs, dtype=np.float64)
+        mass = np.asarray(self.letter_mass, dtype=np.float64)
+        choice = np.asarray(self.choice, dtype=np.int64)
+        if probs.ndim != 2 or probs.shape[1] != 5:
+            raise ValueError(f"probs must have shape (n_shuffles, 5), got {probs.shape}")
+        if mass.shape != probs.shape[:1] or choice.shape != probs.shape[:1]:
+            raise ValueError("letter_mass and choice must have shape (n_shuffles,)")
+        if not np.allclose(probs.sum(axis=1), 1.0, atol=1e-9):
+            raise ValueError(f"probs of {self.key!r} do not sum to 1")
+        object.__setattr__(self, "probs", probs)
+        object.__setattr__(self, "letter_mass", mass)
+        object.__setattr__(self, "choice", choice)
+
+    @classmethod
+    def from_letter_probs(
+        cls, key: str, letter_probs: np.ndarray, letter_mass: np.ndarray | None = None
+    ) -> ItemScores:
+        """Normalise unnormalised letter probabilities (S, 5); choice = argmax.
+
+        ``letter_mass`` defaults to the row sums of ``letter_probs``.
+        """
+        raw = np.asarray(letter_probs, dtype=np.float64)
+        total = raw.sum(axis=1)
+        mass = total if letter_mass is None else np.asarray(letter_mass, dtype=np.float64)
+        return cls(key, raw / total[:, None], mass, raw.argmax(axis=1))
+
+    @property
+    def n_shuffles(self) -> int:
+        return int(self.probs.shape[0])
+
+    @property
+    def choice_letters(self) -> str:
+        """The displayed choices as a string of letters ('.' for no choice)."""
+        return "".join(LETTERS[c] if c >= 0 else "." for c in self.choice.tolist())
+
+
+#: What a backend returns: one ItemScores per request, in request order.
+LetterScores = list[ItemScores]
+
+
+@runtime_checkable
+class LetterScorer(Protocol):
+    """The backend interface. ``name`` is the registry name; ``describe()`` returns the settings
+    to store with a run (JSON-serialisable, never secrets)."""
+
+    name: str
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        """Score every shuffle of every request; one ItemScores per request, in order."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Backend settings for the run record."""
+        ...

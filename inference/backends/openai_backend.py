@@ -1,0 +1,301 @@
+"""Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, …).
+
+One request per (item, shuffle): the full prompt as a single user message, temperature 0, one
+generated token (``max_tokens=1``, or ``max_completion_tokens`` via ``token_limit_param``),
+``logprobs=True`` and ``top_logprobs=20``. The letters are read from the top-k list of the first
+generated token (plus the generated token itself):
+
+* token → letter: surrounding whitespace, a leading ``(``/``[``/``*`` and a trailing
+  ``)``/``.``/``:``/``]``/``*`` are stripped; what is left must be one upper-case letter A–E
+  ("A", " A", "(A", "(A)", "A)" all count; lower-case does not: "a" is a Portuguese word).
+  Several tokens of one letter add up.
+* floor: a letter missing from the top-k gets ``min(floor, p_k)`` where ``p_k`` is the smallest
+  probability in the top-k (a missing letter is at most that likely) and ``floor`` defaults to
+  1e-6. Then the five values are normalised.
+* ``letter_mass`` = the summed probability of the letters actually found (no floors).
+* ``choice`` = the most likely letter *found*; -1 (no answer) when the top-k holds no letter.
+
+The API key is read from the environment variable ``OPENAI_API_KEY`` only; when it is unset
+and ``base_url`` points at a local server, a dummy key is sent. The key is never logged, put in
+``repr``/``describe()`` or in error messages (messages are redacted and exceptions are raised
+without the client's exception chained, which holds the request headers).
+
+Retries: HTTP 429, 408/409, 5xx, timeouts and connection errors are retried with exponential
+backoff and jitter (``backoff_base·2^k`` capped at ``backoff_max``, times a random factor in
+[0.5, 1.5); a ``Retry-After`` header is honoured up to ``backoff_max``), at most
+``max_attempts`` tries in all. A malformed answer (not JSON, no choices, no logprobs) is retried
+up to ``malformed_attempts`` times. Other HTTP errors fail at once. Any final failure raises
+:class:`~inference.backends.base.ScoringError` naming the item and shuffle; ``score`` then
+stops the remaining requests. Requests run on a thread pool of ``concurrency`` workers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+import numpy as np
+import openai
+
+from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
+
+logger = logging.getLogger(__name__)
+
+API_KEY_ENV = "OPENAI_API_KEY"
+LOCAL_DUMMY_KEY = "sk-local-no-auth"
+LETTERS = "ABCDE"
+
+
+class MalformedResponseError(ScoringError):
+    """The endpoint answered 200 but without usable logprobs."""
+
+
+class _Malformed(Exception):
+    pass
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def letter_of_token(token: str) -> int | None:
+    """Index 0..4 of the answer letter a token stands for, or None (see module docstring)."""
+    text = token.strip().lstrip("([*").strip().rstrip(").:]*").strip()
+    return LETTERS.index(text) if len(text) == 1 and text in LETTERS else None
+
+
+def letters_from_top_logprobs(
+    entries: Sequence[tuple[str, float]], floor: float = 1e-6
+) -> tuple[np.ndarray, float, int]:
+    """(probs (5,) normalised, letter mass, choice index or -1) from (token, logprob) pairs.
+
+    Duplicate tokens count once. See the module docstring for the floor rule.
+    """
+    seen: dict[str, float] = {}
+    for token, logprob in entries:
+        if token not in seen and logprob is not None and math.isfinite(logprob):
+            seen[token] = float(logprob)
+    if not seen:
+        raise _Malformed("no finite logprobs")
+    found = np.zeros(5)
+    hit = np.zeros(5, dtype=bool)
+    for token, logprob in seen.items():
+        index = letter_of_token(token)
+        if index is not None:
+            found[index] += math.exp(logprob)
+            hit[index] = True
+    p_min = math.exp(min(seen.values()))
+    raw = np.where(hit, found, min(floor, p_min))
+    mass = float(found.sum())
+    choice = int(np.argmax(np.where(hit, found, -1.0))) if hit.any() else NO_CHOICE
+    return raw / raw.sum(), mass, choice
+
+
+def _parse(body: str) -> list[tuple[str, float]]:
+    """(token, logprob) pairs of the first generated token of a chat-completions JSON body."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise _Malformed(f"body is not JSON ({exc})") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _Malformed("no choices")
+    logprobs = choices[0].get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        raise _Malformed("no logprobs")
+    first = content[0]
+    tops = first.get("top_logprobs")
+    if not isinstance(tops, list) or not tops:
+        raise _Malformed("no top_logprobs")
+    pairs = [(t.get("token"), t.get("logprob")) for t in tops if isinstance(t, dict)]
+    pairs.append((first.get("token"), first.get("logprob")))
+    return [
+        (tok, float(lp)) for tok, lp in pairs
+        if isinstance(tok, str) and isinstance(lp, (int, float))
+    ]
+
+
+class OpenAIScorer:
+    """Letter scorer over an OpenAI-compatible chat-completions API (see module docstring)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 6,
+        malformed_attempts: int = 3,
+        backoff_base: float = 1.0,
+        backoff_max: float = 30.0,
+        concurrency: int = 4,
+        top_logprobs: int = 20,
+        floor: float = 1e-6,
+        token_limit_param: str = "max_tokens",
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ):
+        if token_limit_param not in ("max_tokens", "max_completion_tokens"):
+            raise ValueError("token_limit_param must be 'max_tokens' or 'max_completion_tokens'")
+        if max_attempts < 1 or malformed_attempts < 1 or concurrency < 1:
+            raise ValueError("max_attempts, malformed_attempts and concurrency must be >= 1")
+        key = os.environ.get(API_KEY_ENV, "")
+        if not key:
+            if base_url is None:
+                raise ValueError(f"set {API_KEY_ENV} to use the OpenAI API")
+            key = LOCAL_DUMMY_KEY
+        self._secrets = tuple(s for s in (key,) if len(s) >= 4)
+        self._client = openai.OpenAI(
+            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+        del key
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.malformed_attempts = malformed_attempts
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.concurrency = concurrency
+        self.top_logprobs = top_logprobs
+        self.floor = floor
+        self.token_limit_param = token_limit_param
+        self.temperature = temperature
+        self.seed = seed
+        self._rng = random.Random()
+        self._rng_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"OpenAIScorer(model={self.model!r}, base_url={self.base_url!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """Settings for the run record (no key)."""
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "top_logprobs": self.top_logprobs,
+            "floor": self.floor,
+            "token_limit_param": self.token_limit_param,
+            "seed": self.seed,
+            "openai": openai.__version__,
+        }
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    # ------------------------------------------------------------------ one request
+
+    def _call(self, prompt: str) -> str:
+        """POST once; returns the response body, or raises _Retryable / ScoringError."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": self.temperature,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+            self.token_limit_param: 1,
+        }
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+        except openai.APITimeoutError:
+            raise _Retryable(f"timeout after {self.timeout}s") from None
+        except openai.APIConnectionError as exc:
+            raise _Retryable(f"connection error: {self._redact(str(exc))}") from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            message = self._redact(str(exc))[:500]
+            if status in (408, 409, 429) or status >= 500:
+                raise _Retryable(f"HTTP {status}: {message}", _retry_after(exc)) from None
+            raise ScoringError(f"HTTP {status}: {message}") from None
+        except openai.APIResponseValidationError as exc:
+            raise _Malformed(self._redact(str(exc))) from None
+        return raw.http_response.text
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        with self._rng_lock:
+            jitter = 0.5 + self._rng.random()
+        delay = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * jitter
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_max))
+        return delay
+
+    def score_prompt(self, prompt: str, where: str = "prompt") -> tuple[np.ndarray, float, int]:
+        """(probs (5,), letter mass, choice) of one full prompt, with retries."""
+        transport_failures = 0
+        malformed = 0
+        while True:
+            try:
+                return letters_from_top_logprobs(_parse(self._call(prompt)), self.floor)
+            except _Retryable as exc:
+                transport_failures += 1
+                if transport_failures + malformed >= self.max_attempts:
+                    raise ScoringError(
+                        f"{where}: giving up after {transport_failures + malformed} attempts: {exc}"
+                    ) from None
+                delay = self._delay(transport_failures, exc.retry_after)
+                logger.warning("%s: %s; retrying in %.2fs", where, exc, delay)
+                time.sleep(delay)
+            except _Malformed as exc:
+                malformed += 1
+                if malformed >= self.malformed_attempts:
+                    raise MalformedResponseError(
+                        f"{where}: malformed response {malformed} times: {self._redact(str(exc))}"
+                    ) from None
+                logger.warning("%s: malformed response (%s); retrying", where, exc)
+            except ScoringError as exc:
+                raise ScoringError(f"{where}: {exc}") from None
+
+    # ------------------------------------------------------------------ interface
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        """Score every shuffle of every request concurrently; results in request order."""
+        probs = [np.empty((r.n_shuffles, 5)) for r in requests]
+        mass = [np.empty(r.n_shuffles) for r in requests]
+        choice = [np.empty(r.n_shuffles, dtype=np.int64) for r in requests]
+        jobs = [(i, s) for i, r in enumerate(requests) for s in range(r.n_shuffles)]
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = {
+                pool.submit(
+                    self.score_prompt, requests[i].prompt(s), f"{requests[i].key} shuffle {s}"
+                ): (i, s)
+                for i, s in jobs
+            }
+            try:
+                for future in as_completed(futures):
+                    i, s = futures[future]
+                    probs[i][s], mass[i][s], choice[i][s] = future.result()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+        return [
+            ItemScores(r.key, probs[i], mass[i], choice[i]) for i, r in enumerate(requests)
+        ]
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    """Seconds from a Retry-After header, if any."""
+    try:
+        value = exc.response.headers.get("retry-after")
+        return None if value is None else max(0.0, float(value))
+    except (AttributeError, ValueError):
+        return None

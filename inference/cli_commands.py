@@ -1,0 +1,231 @@
+"""The model-run commands of ``cli.py``: run, runs, cancel, prompt.
+
+Kept apart from cli.py so the command line stays one small file per concern.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from enem.areas import AREAS
+from inference.backends import available_backends
+from store.connection import PROJECT_ROOT, database_path
+
+
+def runs_directory(args: argparse.Namespace) -> Path:
+    """Run folders live in ``--runs-dir``, else ``runs/`` beside the database."""
+    if getattr(args, "runs_dir", None):
+        return Path(args.runs_dir)
+    return database_path(args.db).parent / "runs"
+
+
+def add_run_parser(commands) -> None:
+    run = commands.add_parser(
+        "run", help="administer an exam to a model (resumable; run again to continue)")
+    run.add_argument("--db", help="DuckDB file (default: $ENEM_DB or data/enem.duckdb)")
+    run.add_argument("--runs-dir", help="where run folders live (default: runs/ beside the db)")
+    run.add_argument("--model", help="local path, hub id or GGUF file (transformers), API model "
+                                     "name (openai); default random-baseline for --backend random")
+    run.add_argument("--backend", choices=available_backends(), default="transformers")
+    run.add_argument("--year", type=int, required=True)
+    run.add_argument("--areas", nargs="+", default=list(AREAS), choices=AREAS)
+    run.add_argument("--languages", nargs="+", default=["pt"], choices=("pt", "en"))
+    run.add_argument("--shots", nargs="+", type=int, default=[0], choices=(0, 1, 4))
+    run.add_argument("--shuffles", type=int, default=30, help="option permutations per item")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--lc-language", type=int, choices=(0, 1), default=1,
+                     help="foreign language of the LC form (1 Spanish, as in the paper)")
+    run.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
+                     help="booklet per area (default: the lowest valid CO_PROVA)")
+    run.add_argument("--gguf-file", help="GGUF file name inside --model (transformers)")
+    run.add_argument("--device", help="cuda / cpu (transformers; default: cuda when present)")
+    run.add_argument("--batch-size", type=int, help="prompts per forward pass (transformers)")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend); the key "
+                                        "is read from OPENAI_API_KEY only")
+    run.add_argument("--family", help="model family, for grouping in the dashboard")
+    run.add_argument("--instruction-tuned", action=argparse.BooleanOptionalAction, default=None)
+    run.add_argument("--batch-items", type=int, default=4,
+                     help="items scored between two checkpoints (default 4)")
+    run.add_argument("--background", action="store_true",
+                     help="start the run as a background process and return at once")
+    run.add_argument("--quiet", action="store_true")
+    run.set_defaults(run=cmd_run)
+
+    runs = commands.add_parser("runs", help="list model runs and their progress")
+    runs.add_argument("--db")
+    runs.add_argument("--runs-dir")
+    runs.set_defaults(run=cmd_runs)
+
+    cancel = commands.add_parser("cancel", help="ask a running model run to stop")
+    cancel.add_argument("run_id")
+    cancel.add_argument("--db")
+    cancel.add_argument("--runs-dir")
+    cancel.set_defaults(run=cmd_cancel)
+
+    imports = commands.add_parser(
+        "import-results", help="load published results (the paper's parquet) or a run export")
+    imports.add_argument("path", help="a .parquet file")
+    imports.add_argument("--db")
+    imports.set_defaults(run=cmd_import_results)
+
+    export = commands.add_parser("export-run", help="write one run's answers to a parquet file")
+    export.add_argument("run_id")
+    export.add_argument("output")
+    export.add_argument("--db")
+    export.set_defaults(run=cmd_export_run)
+
+    prompt = commands.add_parser("prompt", help="print the exact prompt of one item and shuffle")
+    prompt.add_argument("--db")
+    prompt.add_argument("--year", type=int, required=True)
+    prompt.add_argument("--area", required=True, choices=AREAS)
+    prompt.add_argument("--position", type=int, required=True, help="sorted position 1..45")
+    prompt.add_argument("--language", default="pt", choices=("pt", "en"))
+    prompt.add_argument("--shots", type=int, default=0, choices=(0, 1, 4))
+    prompt.add_argument("--shuffle", type=int, default=0)
+    prompt.add_argument("--shuffles", type=int, default=30)
+    prompt.add_argument("--seed", type=int, default=0)
+    prompt.add_argument("--lc-language", type=int, choices=(0, 1), default=1)
+    prompt.add_argument("--booklet", type=int, help="CO_PROVA (default: the lowest valid one)")
+    prompt.set_defaults(run=cmd_prompt)
+
+
+def spec_from_args(args: argparse.Namespace):
+    from inference.plan import RunSpec
+
+    model = args.model or ("random-baseline" if args.backend == "random" else None)
+    if not model:
+        raise SystemExit("error: --model is required for this backend")
+    booklets = {}
+    for item in args.booklet:
+        area, _, booklet = item.partition("=")
+        if area.upper() not in AREAS or not booklet.isdigit():
+            raise SystemExit(f"error: --booklet expects AREA=CO_PROVA, got {item!r}")
+        booklets[area.upper()] = int(booklet)
+    options = {k: v for k, v in (("gguf_file", args.gguf_file), ("device", args.device),
+                                 ("batch_size", args.batch_size), ("base_url", args.base_url))
+               if v is not None}
+    return RunSpec(model=model, backend=args.backend, year=args.year, areas=tuple(args.areas),
+                   languages=tuple(args.languages), shots=tuple(args.shots),
+                   n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
+                   booklets=booklets, backend_options=options, family=args.family,
+                   instruction_tuned=args.instruction_tuned)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from inference.runner import RunCancelled, execute_run
+
+    spec = spec_from_args(args)
+    runs_dir = runs_directory(args)
+    if args.background:
+        return _launch_background(args, spec, runs_dir)
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(unit="item", desc=spec.run_id)
+
+    def report(status: dict) -> None:
+        if bar is not None:
+            bar.total = status.get("units_total")
+            bar.n = status.get("units_done", 0)
+            bar.refresh()
+
+    try:
+        outcome = execute_run(spec, database_path(args.db), runs_dir,
+                              batch_items=args.batch_items, progress=report)
+    except RunCancelled as stopped:
+        print(stopped, file=sys.stderr)
+        return 130
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"run {outcome.run_id} {outcome.status}: {outcome.units_done}/{outcome.units_total} "
+          f"items in {outcome.seconds:.1f} s")
+    return 0
+
+
+def _launch_background(args, spec, runs_dir: Path) -> int:
+    argv = [a for a in sys.argv[1:] if a != "--background"]
+    folder = runs_dir / spec.run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "log.txt", "ab") as log:
+        process = subprocess.Popen([sys.executable, str(PROJECT_ROOT / "cli.py"), *argv,
+                                    "--quiet"], stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True,
+                                   cwd=PROJECT_ROOT)
+    print(json.dumps({"run_id": spec.run_id, "pid": process.pid, "folder": str(folder)}))
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from inference.run_folder import list_runs
+
+    runs = list_runs(runs_directory(args))
+    if not runs:
+        print("no runs yet")
+        return 0
+    for run in runs:
+        status = run["status"]
+        state = status.get("status", "?")
+        if state == "running" and not run["alive"]:
+            state = "stopped (process gone; run again to resume)"
+        print(f"{run['run_id']}: {state}, {status.get('units_done', 0)}/"
+              f"{status.get('units_total', '?')} items"
+              + (f", error: {status['error']}" if status.get("error") else ""))
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from inference.run_folder import RunFolder
+
+    folder = RunFolder(runs_directory(args) / args.run_id)
+    status = folder.read_json("status.json")
+    if not status or not folder.is_locked():
+        print(f"run {args.run_id} is not running")
+        return 1
+    os.kill(int(status["pid"]), signal.SIGTERM)
+    print(f"asked run {args.run_id} (pid {status['pid']}) to stop after its current batch")
+    return 0
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from inference.plan import exact_prompt
+    from store.connection import connected
+
+    with connected(database_path(args.db), read_only=True) as con:
+        text = exact_prompt(con, year=args.year, area=args.area, position=args.position,
+                            language=args.language, shots=args.shots, shuffle=args.shuffle,
+                            n_shuffles=args.shuffles, seed=args.seed,
+                            lc_language=args.lc_language, booklet=args.booklet)
+    print(text)
+    return 0
+
+
+def cmd_import_results(args: argparse.Namespace) -> int:
+    from inference.results_io import ResultsFormatError, import_results
+    from store.connection import connected
+
+    try:
+        with connected(database_path(args.db)) as con:
+            run_ids = import_results(con, Path(args.path))
+    except ResultsFormatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"imported and re-scored {len(run_ids)} run(s): {', '.join(run_ids)}")
+    return 0
+
+
+def cmd_export_run(args: argparse.Namespace) -> int:
+    from inference.results_io import export_run
+    from store.connection import connected
+
+    with connected(database_path(args.db), read_only=True) as con:
+        rows = export_run(con, args.run_id, Path(args.output))
+    print(f"wrote {rows:,} answers of {args.run_id} to {args.output}")
+    return 0

@@ -1,0 +1,193 @@
+"""What a run asks: the spec, and the list of (item, prompt variant) work units it expands to.
+
+The plan is read from the store once (read-only) at the start of a run: booklet forms with their
+item parameters, question texts in each prompt language, and the solved examples for few-shot
+prompts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from enem.areas import AREAS, check_area
+from enem.items import BookletForm
+from inference.prompts import choose_shot_examples
+from inference.questions import Question
+
+PROMPT_LANGUAGES = ("pt", "en")
+SUPPORTED_SHOTS = (0, 1, 4)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a run's results. Equal specs share a ``run_id``.
+
+    ``lc_language`` is the foreign language of the LC form (1 Spanish, as in the paper).
+    ``booklets`` maps area → CO_PROVA; missing areas take the lowest valid booklet.
+    """
+
+    model: str
+    backend: str
+    year: int
+    areas: tuple[str, ...] = AREAS
+    languages: tuple[str, ...] = ("pt",)
+    shots: tuple[int, ...] = (0,)
+    n_shuffles: int = 30
+    seed: int = 0
+    lc_language: int = 1
+    booklets: dict[str, int] = field(default_factory=dict)
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    family: str | None = None
+    instruction_tuned: bool | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "areas", tuple(check_area(a) for a in self.areas))
+        object.__setattr__(self, "languages", tuple(self.languages))
+        object.__setattr__(self, "shots", tuple(int(s) for s in self.shots))
+        bad_language = [x for x in self.languages if x not in PROMPT_LANGUAGES]
+        if bad_language:
+            raise ValueError(f"prompt languages must be among {PROMPT_LANGUAGES}: {bad_language}")
+        bad_shots = [s for s in self.shots if s not in SUPPORTED_SHOTS]
+        if bad_shots:
+            raise ValueError(f"shots must be among {SUPPORTED_SHOTS}: {bad_shots}")
+        if not 1 <= self.n_shuffles <= 120:
+            raise ValueError("n_shuffles must be between 1 and 120")
+        if self.lc_language not in (0, 1):
+            raise ValueError("lc_language must be 0 (English) or 1 (Spanish)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def run_id(self) -> str:
+        """``<model slug>-<backend>-<year>-<hash of the spec>``: stable, readable, unique."""
+        content = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        digest = hashlib.sha256(content.encode()).hexdigest()[:8]
+        slug = re.sub(r"[^a-z0-9]+", "-", Path(self.model).name.lower()).strip("-")[:40]
+        return f"{slug or 'model'}-{self.backend}-{self.year}-{digest}"
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One item asked in one prompt variant; all of its shuffles are scored together."""
+
+    area: str
+    booklet_id: int
+    item_language: int | None
+    position: int
+    item_id: int
+    prompt_language: str
+    shots: int
+    question: Question
+    shot_examples: tuple[Question, ...]
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.area, self.prompt_language, self.shots, self.position)
+
+
+@dataclass
+class RunPlan:
+    """The units of a run, its booklet forms, and the items it had to skip (with why)."""
+
+    units: list[WorkUnit]
+    forms: dict[str, BookletForm]
+    skipped: list[str]
+    shots_source: str
+
+
+def question_from_row(row: pd.Series, year: int, area: str, language: str) -> Question:
+    """A Question from a ``question_texts`` row."""
+    options = tuple(str(row[f"option_{x}"]) for x in "abcde")
+    annulled = bool(row.get("annulled", False))
+    return Question(year=int(year), area=area, language=language, stem=str(row["stem"]),
+                    options=options, key=None if annulled else str(row["key"]),
+                    annulled=annulled, item_id=int(row["item_id"]), source="store")
+
+
+def shot_examples(candidates: pd.DataFrame, area: str, shots: int, language: str,
+                  seed: int) -> tuple[Question, ...]:
+    """The paper's solved examples from candidate rows (year, area, item_id, b, texts)."""
+    if shots == 0:
+        return ()
+    questions = [question_from_row(row, row["year"], row["area"], language)
+                 for _, row in candidates.iterrows()]
+    return tuple(choose_shot_examples(questions, candidates["b"].tolist(), area, shots, seed,
+                                      language=language))
+
+
+def build_plan(con, spec: RunSpec) -> RunPlan:
+    """Expand a spec into work units using the store (``con`` may be read-only)."""
+    from store.model_runs import default_booklet, easiest_items, load_form, question_texts
+
+    forms: dict[str, BookletForm] = {}
+    for area in spec.areas:
+        booklet = int(spec.booklets.get(area) or default_booklet(con, spec.year, area))
+        forms[area] = load_form(con, spec.year, booklet, spec.lc_language if area == "LC" else None)
+    units: list[WorkUnit] = []
+    skipped: list[str] = []
+    shots_source = "another exam"
+    for language in spec.languages:
+        candidates = easiest_items(con, language, exclude_year=spec.year)
+        if any(s > 0 for s in spec.shots) and set(candidates["area"]) < set(AREAS):
+            # No earlier exam with texts for every area: fall back to this exam's easiest items.
+            candidates = easiest_items(con, language, exclude_year=None)
+            candidates = candidates[candidates["year"] == spec.year]
+            shots_source = "same exam (no other exam with question texts in the store)"
+        candidates = candidates.groupby("area").head(3)
+        for area, form in forms.items():
+            texts = question_texts(con, spec.year, [int(i) for i in form.item_ids], language)
+            by_item = {int(row["item_id"]): row for _, row in texts.iterrows()}
+            for shots in spec.shots:
+                examples = shot_examples(candidates, area, shots, language, spec.seed)
+                for position, item_id in enumerate(form.item_ids, start=1):
+                    row = by_item.get(int(item_id))
+                    if row is None:
+                        skipped.append(f"{area} item {item_id} (position {position}): "
+                                       f"no {language} text")
+                        continue
+                    question = question_from_row(row, spec.year, area, language)
+                    if question.annulled:
+                        skipped.append(f"{area} item {item_id}: annulled")
+                        continue
+                    units.append(WorkUnit(area, form.booklet_id, form.language, position,
+                                          int(item_id), language, shots, question, examples))
+    return RunPlan(units=units, forms=forms, skipped=sorted(set(skipped)),
+                   shots_source=shots_source)
+
+
+def exact_prompt(con, *, year: int, area: str, position: int, language: str = "pt",
+                 shots: int = 0, shuffle: int = 0, n_shuffles: int = 30, seed: int = 0,
+                 lc_language: int = 1, booklet: int | None = None) -> str:
+    """The exact text a run with these settings sends for one item and shuffle.
+
+    Raises ValueError when the item has no text in ``language`` or the shuffle is out of range.
+    """
+    from inference.prompts import render_prompt
+    from inference.shuffles import apply_permutation, option_permutations
+
+    if not 0 <= shuffle < n_shuffles:
+        raise ValueError(f"shuffle must be in [0, {n_shuffles})")
+    spec = RunSpec(model="-", backend="random", year=year, areas=(area,), languages=(language,),
+                   shots=(shots,), n_shuffles=n_shuffles, seed=seed, lc_language=lc_language,
+                   booklets={area: booklet} if booklet else {})
+    plan = build_plan(con, spec)
+    unit = next((u for u in plan.units if u.position == position), None)
+    if unit is None:
+        raise ValueError(f"no {language} text for {area} position {position} of {year}")
+    perm = option_permutations(n_shuffles, seed, item_key=unit.item_id)[shuffle]
+    return render_prompt(unit.question, unit.shot_examples,
+                         apply_permutation(unit.question.options, perm))

@@ -1,0 +1,131 @@
+"""A run's own folder: its spec, its live status, and its finished work as Parquet parts.
+
+    runs/<run_id>/spec.json       what was asked (model, backend, exam, prompts, shuffles, seed)
+    runs/<run_id>/status.json     live progress, rewritten atomically after every batch
+    runs/<run_id>/parts/*.parquet one file per finished batch of items (all their shuffles)
+    runs/<run_id>/lock            held (flock) by the process working on the run
+
+A part file appears only once complete (written beside, then renamed), so a run killed at any
+moment loses at most the batch in flight, and a second process can never work on the same run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+class RunBusyError(RuntimeError):
+    """Another live process is working on this run."""
+
+
+class RunFolder:
+    """Paths and file operations of one run."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.parts = self.root / "parts"
+        self._lock_handle = None
+
+    @property
+    def run_id(self) -> str:
+        return self.root.name
+
+    # --- locking -------------------------------------------------------------------------
+    def acquire(self) -> None:
+        """Take the run's lock or raise RunBusyError; released by ``release`` or process death."""
+        self.parts.mkdir(parents=True, exist_ok=True)
+        handle = open(self.root / "lock", "a+")  # noqa: SIM115 - held for the run's lifetime
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise RunBusyError(f"run {self.run_id} is already being worked on by another process")
+        self._lock_handle = handle
+
+    def release(self) -> None:
+        if self._lock_handle is not None:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    def is_locked(self) -> bool:
+        """True while some process holds the run's lock (i.e. the run is alive)."""
+        path = self.root / "lock"
+        if not path.exists():
+            return False
+        with open(path, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+
+    # --- json files ------------------------------------------------------------------------
+    def write_json(self, name: str, payload: dict[str, Any]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.root / name, json.dumps(payload, indent=2, sort_keys=True,
+                                                   default=str).encode())
+
+    def read_json(self, name: str) -> dict[str, Any] | None:
+        path = self.root / name
+        if not path.exists():
+            return None
+        return json.loads(path.read_text())
+
+    def update_status(self, **fields: Any) -> dict[str, Any]:
+        status = self.read_json("status.json") or {}
+        status.update(fields, updated_at=time.time())
+        self.write_json("status.json", status)
+        return status
+
+    # --- parts ---------------------------------------------------------------------------
+    def write_part(self, rows: pd.DataFrame) -> Path:
+        """Write one finished batch; visible only once complete."""
+        self.parts.mkdir(parents=True, exist_ok=True)
+        target = self.parts / f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+        temporary = target.with_suffix(".tmp")
+        rows.to_parquet(temporary, index=False)
+        with open(temporary, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+        return target
+
+    def read_parts(self) -> pd.DataFrame:
+        """Every finished row so far (empty frame when none)."""
+        files = sorted(self.parts.glob("*.parquet")) if self.parts.exists() else []
+        if not files:
+            return pd.DataFrame()
+        return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def list_runs(runs_dir: Path) -> list[dict[str, Any]]:
+    """Spec and status of every run folder, newest first, with ``alive`` from the lock."""
+    out = []
+    if not Path(runs_dir).exists():
+        return out
+    for folder in Path(runs_dir).iterdir():
+        if not (folder / "spec.json").exists():
+            continue
+        run = RunFolder(folder)
+        status = run.read_json("status.json") or {}
+        out.append({"run_id": folder.name, "spec": run.read_json("spec.json"),
+                    "status": status, "alive": run.is_locked()})
+    return sorted(out, key=lambda r: r["status"].get("created_at", 0), reverse=True)

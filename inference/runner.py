@@ -1,0 +1,262 @@
+"""Run an exam on a model: plan, score batch by batch into the run folder, then publish.
+
+    execute_run(spec, db_path, runs_dir)
+
+Resumable by construction: finished batches are Parquet parts in the run folder, a restarted
+run skips every (item, prompt variant) already there, and the store is written once at the end
+(and again by ``publish`` if needed), replacing the run's rows in one transaction.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
+from inference.backends import LetterScorer, make_scorer
+from inference.backends.base import LETTERS, NO_CHOICE
+from inference.plan import RunPlan, RunSpec, WorkUnit, build_plan
+from inference.prompts import build_request
+from inference.run_folder import RunFolder
+from inference.shuffles import option_permutations, to_original_probs
+
+BATCH_ITEMS = 4
+
+
+class RunCancelled(RuntimeError):
+    """The run was asked to stop; finished batches are kept and it can be resumed."""
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    status: str
+    units_done: int
+    units_total: int
+    seconds: float
+
+
+def execute_run(
+    spec: RunSpec,
+    db_path: Path,
+    runs_dir: Path,
+    scorer: LetterScorer | None = None,
+    batch_items: int = BATCH_ITEMS,
+    progress: Callable[[dict], None] | None = None,
+    options: ScoringOptions = DEFAULT_OPTIONS,
+) -> RunOutcome:
+    """Do (or finish) the run described by ``spec`` and publish it into the store.
+
+    SIGTERM/SIGINT stop the run after the batch in flight (status 'cancelled'); run again to
+    resume. Raises RunBusyError if another process is working on the same run.
+    """
+    from store.connection import connected
+
+    folder = RunFolder(Path(runs_dir) / spec.run_id)
+    folder.acquire()
+    started = time.monotonic()
+    stop = _StopFlag()
+    try:
+        _check_spec(folder, spec)
+        with connected(Path(db_path), read_only=True) as con:
+            plan = build_plan(con, spec)
+        done_rows = folder.read_parts()
+        done = _done_keys(done_rows)
+        todo = [u for u in plan.units if u.key not in done]
+        status = folder.update_status(
+            status="running", pid=_pid(), units_total=len(plan.units),
+            units_done=len(plan.units) - len(todo), skipped=plan.skipped,
+            shots_source=plan.shots_source, error=None,
+            created_at=(folder.read_json("status.json") or {}).get("created_at", time.time()))
+        scorer = scorer or make_scorer(spec.backend, **_backend_options(spec))
+        units_done, rate_start, rate_units = status["units_done"], time.monotonic(), 0
+        for start in range(0, len(todo), batch_items):
+            if stop.requested:
+                raise RunCancelled(f"run {spec.run_id} cancelled; run it again to resume")
+            batch = todo[start:start + batch_items]
+            folder.write_part(score_units(spec, batch, scorer))
+            units_done += len(batch)
+            rate_units += len(batch)
+            rate = rate_units / max(time.monotonic() - rate_start, 1e-9)
+            status = folder.update_status(
+                units_done=units_done, items_per_s=rate,
+                eta_s=(len(plan.units) - units_done) / rate if rate else None)
+            if progress:
+                progress(status)
+        _write_min_k(folder, spec, plan, scorer)
+        publish(folder, spec, db_path, plan, options)
+        folder.update_status(status="finished", finished_at=time.time())
+        return RunOutcome(spec.run_id, "finished", units_done, len(plan.units),
+                          time.monotonic() - started)
+    except RunCancelled:
+        folder.update_status(status="cancelled")
+        raise
+    except BaseException as error:
+        folder.update_status(status="failed", error=f"{type(error).__name__}: {error}")
+        raise
+    finally:
+        stop.restore()
+        folder.release()
+
+
+def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> pd.DataFrame:
+    """Score every shuffle of ``units``; one row per (unit, shuffle) with original letters."""
+    permutations = [option_permutations(spec.n_shuffles, spec.seed, item_key=u.item_id)
+                    for u in units]
+    requests = [build_request(u.question, u.shot_examples, perms, seed=spec.seed,
+                              key=f"{u.area}:{u.prompt_language}:{u.shots}:{u.position}")
+                for u, perms in zip(units, permutations)]
+    results = scorer.score(requests)
+    frames = []
+    for unit, perms, result in zip(units, permutations, results):
+        original = to_original_probs(result.probs, perms)
+        choice_index = np.where(result.choice >= 0,
+                                perms[np.arange(len(perms)), np.maximum(result.choice, 0)],
+                                NO_CHOICE)
+        choice = [LETTERS[c] if c >= 0 else "." for c in choice_index]
+        frames.append(pd.DataFrame({
+            "run_id": spec.run_id, "year": spec.year, "area": unit.area,
+            "booklet_id": unit.booklet_id, "item_language": unit.item_language,
+            "position": unit.position, "item_id": unit.item_id,
+            "prompt_language": unit.prompt_language, "shots": unit.shots,
+            "shuffle": np.arange(len(perms)),
+            "permutation": ["".join(LETTERS[i] for i in p) for p in perms],
+            **{f"prob_{x.lower()}": original[:, i] for i, x in enumerate(LETTERS)},
+            "letter_mass": result.letter_mass,
+            "choice": choice,
+            "correct": [c == unit.question.key for c in choice],
+        }))
+    out = pd.concat(frames, ignore_index=True)
+    out["item_language"] = out["item_language"].astype("Int16")
+    return out
+
+
+def score_patterns(responses: pd.DataFrame, plan: RunPlan,
+                   options: ScoringOptions = DEFAULT_OPTIONS) -> pd.DataFrame:
+    """θ, SE, l_z, l_z*, CTT and nota of every (area, prompt variant, shuffle) pattern.
+
+    Items the run did not ask (no text in that language) are NaN and drop out of the
+    likelihood, like abandoned items.
+    """
+    frames = []
+    for (area, language, shots), group in responses.groupby(
+            ["area", "prompt_language", "shots"], sort=True, dropna=False):
+        form = plan.forms[area]
+        shuffles = np.sort(group["shuffle"].unique())
+        matrix = np.full((len(shuffles), form.n_items), np.nan)
+        row = np.searchsorted(shuffles, group["shuffle"].to_numpy())
+        matrix[row, group["position"].to_numpy() - 1] = group["correct"].to_numpy(float)
+        result = score_form(matrix, form, options)
+        frames.append(pd.DataFrame({
+            "run_id": group["run_id"].iloc[0], "year": int(group["year"].iloc[0]),
+            "area": area, "booklet_id": form.booklet_id, "item_language": form.language,
+            "prompt_language": language, "shots": None if pd.isna(shots) else int(shots),
+            "shuffle": shuffles,
+            "response_pattern": ["".join("." if np.isnan(v) else str(int(v)) for v in r)
+                                 for r in matrix],
+            **{k: result[k] for k in ("theta", "theta_se", "lz", "lz_star", "ctt", "n_scored",
+                                      "nota")},
+        }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
+            options: ScoringOptions = DEFAULT_OPTIONS) -> None:
+    """Score the run's finished parts and replace its rows in the store."""
+    from store.connection import connected
+    from store.model_runs import publish_run
+
+    responses = folder.read_parts()
+    scores = score_patterns(responses, plan, options)
+    status = folder.read_json("status.json") or {}
+    run = {
+        "run_id": spec.run_id, "backend": spec.backend, "origin": "local", "year": spec.year,
+        "areas": spec.areas, "languages": spec.languages, "shots": spec.shots,
+        "n_shuffles": spec.n_shuffles, "seed": spec.seed, "status": "finished",
+        "created_at": _timestamp(status.get("created_at")), "finished_at": _timestamp(time.time()),
+        "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
+                    "skipped": plan.skipped, "scorer": status.get("scorer")},
+    }
+    model = {"model_id": spec.model,
+             "family": spec.family, "instruction_tuned": spec.instruction_tuned,
+             "notes": f"backend {spec.backend}"}
+    min_k_path = folder.root / "min_k.parquet"
+    min_k = pd.read_parquet(min_k_path) if min_k_path.exists() else None
+    with connected(Path(db_path)) as con:
+        publish_run(con, run, model, responses, scores, min_k)
+
+
+def _write_min_k(folder: RunFolder, spec: RunSpec, plan: RunPlan, scorer) -> None:
+    """Min-K% Prob of every asked question text, for backends that can compute it."""
+    compute = getattr(scorer, "min_k_percent_prob", None)
+    if compute is None or (folder.root / "min_k.parquet").exists():
+        return
+    seen: dict[tuple[int, str], str] = {}
+    for unit in plan.units:
+        seen.setdefault((unit.item_id, unit.prompt_language), unit.question.stem)
+    keys = list(seen)
+    values = compute([seen[k] for k in keys]) if keys else []
+    frame = pd.DataFrame({
+        "model_id": spec.model, "year": spec.year, "item_id": [k[0] for k in keys],
+        "language": [k[1] for k in keys], "k_percent": 20.0, "value": values,
+    })
+    frame.to_parquet(folder.root / "min_k.parquet", index=False)
+
+
+def _check_spec(folder: RunFolder, spec: RunSpec) -> None:
+    existing = folder.read_json("spec.json")
+    if existing is not None and RunSpec.from_dict(existing) != spec:
+        raise ValueError(f"run folder {folder.root} holds a different spec")
+    folder.write_json("spec.json", spec.to_dict())
+
+
+def _done_keys(rows: pd.DataFrame) -> set[tuple[str, str, int, int]]:
+    if rows.empty:
+        return set()
+    keys = rows[["area", "prompt_language", "shots", "position"]].drop_duplicates()
+    return {(a, lang, int(s), int(p)) for a, lang, s, p in keys.itertuples(index=False)}
+
+
+def _backend_options(spec: RunSpec) -> dict:
+    options = dict(spec.backend_options)
+    if spec.backend == "random":
+        options.setdefault("seed", spec.seed)
+    else:
+        options.setdefault("model", spec.model)
+    return options
+
+
+def _timestamp(seconds: float | None):
+    return None if seconds is None else pd.Timestamp(seconds, unit="s")
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+class _StopFlag:
+    """Turns SIGTERM/SIGINT into a request to stop after the batch in flight."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                self._previous[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: no signal handling
+                pass
+
+    def _handle(self, signum, frame) -> None:
+        self.requested = True
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,83 @@
+"""Accuracy vs ability (the paper's Fig. 1): CTT score against IRT θ, per area.
+
+Two models with the same number of correct answers can get very different θ: IRT weighs *which*
+items were right. Humans are the grey density; each model is a cloud of shuffles with a curve
+around its central 90%.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard.data import fetch
+from dashboard.figures import CTT_TITLE, humans_and_models_grid, show_figure
+from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.summaries import histogram_percentile, model_ability_table
+
+st.set_page_config(page_title="Accuracy vs ability", layout="wide")
+st.title("Accuracy vs ability: CTT score against θ")
+filters = sidebar_filters()
+
+densities = {
+    area: fetch("human_theta_ctt", filters.year, area, filters.booklet_for(area),
+                filters.group_kind, filters.group_value)
+    for area in filters.areas
+}
+points = pd.concat(
+    [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
+           filters.shots, list(filters.models)) for area in filters.areas],
+    ignore_index=True,
+)
+note_missing_runs(filters, points)
+
+figure = humans_and_models_grid(filters.areas, densities, points, y="ctt", y_bin="ctt",
+                                y_width=1.0, y_title=CTT_TITLE, y_label="CTT")
+human_rows = pd.concat([frame.assign(area=area, kind="humans") for area, frame in
+                        densities.items()], ignore_index=True)
+show_figure(
+    figure, key="accuracy.figure", file_stem=f"ctt_vs_theta_{filters.year}_{filters.language}",
+    image_format=filters.image_format,
+    data=pd.concat([human_rows, points.assign(kind="model")], ignore_index=True),
+    caption=(f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
+             f"scale); coloured: one marker per model shuffle ({filters.prompt_label}) and a "
+             "curve around its central 90%. Read across: same CTT, different θ means the model "
+             "got a different *kind* of item right than humans with that score."),
+)
+
+st.subheader("Each model's accuracy and ability")
+table = model_ability_table(points)
+if table.empty:
+    st.caption("The table fills in once the selection has model runs.")
+else:
+    percentiles = []
+    for row in table.itertuples():
+        hist = fetch("human_theta_histogram", filters.year, row.area,
+                     filters.booklet_for(row.area), filters.group_kind, filters.group_value)
+        value = histogram_percentile(hist["theta_bin"], hist["n"], 0.1, [row.mean_theta])[0]
+        percentiles.append(value)
+    table["human_percentile"] = np.round(percentiles, 1)
+    st.dataframe(
+        table, hide_index=True, width="stretch",
+        column_config={
+            "model_id": "model", "patterns": st.column_config.NumberColumn(
+                "patterns", help="response patterns: runs × shuffles"),
+            "mean_ctt": st.column_config.NumberColumn("mean CTT", format="%.1f"),
+            "sd_ctt": st.column_config.NumberColumn("SD CTT", format="%.2f"),
+            "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
+            "sd_theta": st.column_config.NumberColumn("SD θ", format="%.3f"),
+            "mean_se": st.column_config.NumberColumn("mean SE(θ)", format="%.3f"),
+            "mean_lz": st.column_config.NumberColumn("mean l_z", format="%.2f"),
+            "sd_lz": st.column_config.NumberColumn("SD l_z", format="%.2f"),
+            "human_percentile": st.column_config.NumberColumn(
+                "human percentile of mean θ", format="%.1f",
+                help=f"Share of {filters.group_label} with a lower θ (read from 0.1-wide bins)"),
+        },
+    )
+    st.caption(f"Mean and standard deviation over every shuffle of the model "
+               f"({filters.prompt_label}); the percentile places the mean θ among "
+               f"{filters.group_label}.")
+    st.download_button("Table (CSV)", data=table.to_csv(index=False),
+                       file_name=f"model_accuracy_{filters.year}.csv", mime="text/csv",
+                       on_click="ignore", key="accuracy.table.csv")

@@ -1,0 +1,149 @@
+"""Test information (the paper's Fig. 4): where on the θ axis each area's exam measures well, and
+where the models' θ fall.
+
+An exam is built for the human population: its information I(θ) peaks where most candidates
+are. A model whose θ lies where I(θ) is low gets a wide interval — its score says little.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from analytics.irt import ItemBank, standard_error_curve, test_information
+from dashboard.data import fetch
+from dashboard.figures import THETA_TITLE, area_title, show_figure
+from dashboard.palette import INFORMATIVE_FILL, OKABE_ITO, model_styles, with_alpha
+from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.summaries import information_verdict, informative_intervals
+
+THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
+LC_LANGUAGES = {0: "English", 1: "Spanish"}
+
+st.set_page_config(page_title="Test information", layout="wide")
+st.title("Test information: where the exam can measure, and where the models are")
+filters = sidebar_filters()
+
+left, right = st.columns(2)
+max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1.0, 0.4, 0.05,
+                     key="information.max_se",
+                     help="SE(θ) = 1/√I(θ); 0.4 means I(θ) ≥ 6.25")
+points = pd.concat(
+    [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
+           filters.shots, list(filters.models)) for area in filters.areas],
+    ignore_index=True,
+)
+lc_models = points.loc[points["area"] == "LC", "item_language"].dropna() if len(points) else []
+lc_default = int(pd.Series(lc_models).mode().iloc[0]) if len(lc_models) else 0
+lc_language = right.radio("LC foreign-language items", list(LC_LANGUAGES), horizontal=True,
+                          index=list(LC_LANGUAGES).index(lc_default), key="information.lc",
+                          format_func=LC_LANGUAGES.get)
+note_missing_runs(filters, points)
+
+columns = 2 if len(filters.areas) > 1 else 1
+blocks = -(-len(filters.areas) // columns)
+specs = [[{"secondary_y": True}] * columns, [{}] * columns] * blocks
+titles = []
+for block in range(blocks):
+    names = filters.areas[block * columns:(block + 1) * columns]
+    titles += [area_title(a) for a in names] + [""] * (columns - len(names))
+    titles += [""] * columns
+figure = make_subplots(rows=2 * blocks, cols=columns, specs=specs, subplot_titles=titles,
+                       shared_xaxes="columns", vertical_spacing=0.06, horizontal_spacing=0.16,
+                       row_heights=[0.55, 0.45] * blocks)
+styles = model_styles(points["model_id"].unique()) if len(points) else {}
+curves, verdicts = [], []
+legend_shown: set[str] = set()
+for index, area in enumerate(filters.areas):
+    top, col = 2 * (index // columns) + 1, index % columns + 1
+    booklet = filters.booklet_for(area) or fetch("main_booklet", filters.year, area)
+    if booklet is None:
+        continue
+    items = fetch("form_items", filters.year, booklet, lc_language if area == "LC" else None)
+    bank = ItemBank.from_arrays(items["a"], items["b"], items["c"])
+    information = test_information(THETA_GRID, bank)
+    se = standard_error_curve(THETA_GRID, bank)
+    intervals = informative_intervals(THETA_GRID, se <= max_se)
+    curves.append(pd.DataFrame({"area": area, "booklet_id": booklet, "theta": THETA_GRID,
+                                "information": information, "se": se}))
+    figure.add_trace(go.Scatter(x=THETA_GRID, y=information, name="information I(θ)",
+                                line={"color": OKABE_ITO[0], "width": 2}, legendgroup="I",
+                                showlegend=index == 0,
+                                hovertemplate="θ %{x:.2f}: I = %{y:.2f}<extra></extra>"),
+                     row=top, col=col, secondary_y=False)
+    figure.add_trace(go.Scatter(x=THETA_GRID, y=np.minimum(se, 3.0), name="SE(θ) = 1/√I",
+                                line={"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
+                                legendgroup="SE", showlegend=index == 0,
+                                hovertemplate="θ %{x:.2f}: SE = %{y:.3f}<extra></extra>"),
+                     row=top, col=col, secondary_y=True)
+    for low, high in intervals:
+        for row in (top, top + 1):
+            figure.add_vrect(x0=low, x1=high, fillcolor=INFORMATIVE_FILL, line_width=0,
+                             layer="below", row=row, col=col)
+    figure.update_yaxes(title_text="information I(θ)", row=top, col=col, secondary_y=False)
+    figure.update_yaxes(title_text="SE(θ) (logits)", range=[0, 1.5], tickmode="auto",
+                        showgrid=False, row=top, col=col, secondary_y=True)
+    figure.update_xaxes(title_text=THETA_TITLE, range=[THETA_GRID[0], THETA_GRID[-1]],
+                        row=top + 1, col=col)
+    in_area = points[points["area"] == area] if len(points) else points
+    for model_id, group in (in_area.groupby("model_id", sort=True) if len(in_area) else []):
+        colour, symbol = styles[model_id]
+        mean_theta = float(group["theta"].mean())
+        se_pattern = float(np.sqrt(np.mean(group["theta_se"] ** 2)))
+        low, high = mean_theta - 1.96 * se_pattern, mean_theta + 1.96 * se_pattern
+        figure.add_trace(go.Scatter(
+            x=group["theta"], y=[model_id] * len(group), mode="markers", showlegend=False,
+            marker={"color": with_alpha(colour, 0.35), "size": 5, "symbol": symbol},
+            legendgroup=model_id, customdata=group[["shuffle", "theta_se", "lz", "ctt"]]
+            .to_numpy(object), name=model_id,
+            hovertemplate=(f"<b>{model_id}</b> shuffle %{{customdata[0]}}<br>θ = %{{x:.3f}} "
+                           "(SE %{customdata[1]:.3f})<br>l_z %{customdata[2]:.2f} · CTT "
+                           "%{customdata[3]}<extra></extra>")), row=top + 1, col=col)
+        figure.add_trace(go.Scatter(
+            x=[mean_theta], y=[model_id], mode="markers", name=model_id, legendgroup=model_id,
+            showlegend=model_id not in legend_shown,
+            marker={"color": colour, "size": 10, "symbol": symbol, "line": {"color": "black", "width": 1}},
+            error_x={"type": "data", "symmetric": False, "array": [high - mean_theta],
+                         "arrayminus": [mean_theta - low], "color": colour, "thickness": 2},
+            hovertemplate=(f"<b>{model_id}</b><br>mean θ = %{{x:.3f}}<br>95% interval "
+                           f"[{low:.2f}, {high:.2f}]<extra></extra>")), row=top + 1, col=col)
+        legend_shown.add(model_id)
+        se_here = float(np.interp(mean_theta, THETA_GRID, se))
+        verdicts.append({"model": model_id, "area": area, "booklet": booklet,
+                         "patterns": len(group), "mean_theta": mean_theta,
+                         "ci_low": low, "ci_high": high, "exam_se_at_theta": se_here,
+                         "verdict": information_verdict(mean_theta, low, high, intervals,
+                                                        se_here)})
+    figure.update_yaxes(title_text="model", row=top + 1, col=col)
+figure.update_layout(height=560 * blocks, margin={"t": 60, "b": 40, "l": 60, "r": 20},
+                     legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0})
+show_figure(
+    figure, key="information.figure", file_stem=f"test_information_{filters.year}",
+    image_format=filters.image_format,
+    data=pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(),
+    caption=(f"Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
+             f"each area's booklet (the sidebar's, else the most taken one). Bottom: each model's "
+             f"shuffles (faint) and mean θ with a 95% interval ({filters.prompt_label}). Green "
+             f"shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."),
+)
+
+st.subheader("Verdict per model")
+if verdicts:
+    table = pd.DataFrame(verdicts)
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
+        "ci_low": st.column_config.NumberColumn("95% low", format="%.2f"),
+        "ci_high": st.column_config.NumberColumn("95% high", format="%.2f"),
+        "exam_se_at_theta": st.column_config.NumberColumn("exam SE at mean θ", format="%.3f"),
+        "verdict": st.column_config.TextColumn("in plain words", width="large"),
+    })
+    st.caption("The interval is mean θ ± 1.96 × the root-mean-square SE of the model's patterns; "
+               "the exam's SE at that θ comes from the information curve above.")
+    st.download_button("Table (CSV)", data=table.to_csv(index=False),
+                       file_name=f"information_verdicts_{filters.year}.csv", mime="text/csv",
+                       on_click="ignore", key="information.table.csv")
+else:
+    st.caption("Verdicts appear once the selection has model runs.")

@@ -1,0 +1,135 @@
+"""Discrimination (the paper's Fig. 5): do items separate strong from weak *models* as they do
+humans?
+
+The discrimination index of an item is the proportion correct in the top 25% minus the bottom
+25% of a population ranked by θ. For humans the population is every candidate; for models it is
+every model response pattern (model × run × shuffle) in the sidebar's selection.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.data import fetch
+from dashboard.figures import area_grid, panel, show_figure
+from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, REFERENCE_COLOUR, with_alpha
+from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.summaries import model_item_di
+
+GOOD_DI = 0.2
+GROUP_FRACTION = 0.25
+BIN_WIDTH = 0.1
+BIN_EDGES = np.round(np.arange(-1.0, 1.0001, BIN_WIDTH), 6)
+
+st.set_page_config(page_title="Discrimination", layout="wide")
+st.title("Discrimination: humans vs models, item by item")
+filters = sidebar_filters()
+
+
+def bin_of(values: pd.Series) -> pd.Series:
+    """Lower edge of each value's DI bin (bins of 0.1 on [−1, 1])."""
+    shifted = np.nan_to_num(values.to_numpy(float) + 1.0)
+    index = np.clip(np.floor(shifted / BIN_WIDTH + 1e-9), 0, len(BIN_EDGES) - 2)
+    return pd.Series(np.where(values.notna(), BIN_EDGES[index.astype(int)], np.nan),
+                     index=values.index)
+
+
+tables = []
+patterns_per_area = {}
+for area in filters.areas:
+    items = fetch("area_items", filters.year, area)
+    long = fetch("model_pattern_matrix", filters.year, area, filters.booklet_for(area),
+                 filters.language, filters.shots, list(filters.models))
+    model_di, patterns_per_area[area] = model_item_di(long, GROUP_FRACTION)
+    model_di = model_di.reindex(items["item_id"])
+    tables.append(pd.DataFrame({
+        "area": area, "item_id": items["item_id"].to_numpy(), "skill": items["skill"].to_numpy(),
+        "a": items["a"].to_numpy(), "b": items["b"].to_numpy(),
+        "human_p_value": items["p_value"].to_numpy(), "human_di": items["di"].to_numpy(),
+        "model_di": model_di.to_numpy(),
+    }))
+table = pd.concat(tables, ignore_index=True)
+table["human_bin"] = bin_of(table["human_di"])
+table["model_bin"] = bin_of(table["model_di"])
+points_present = pd.DataFrame({"area": [a for a, n in patterns_per_area.items() if n]})
+note_missing_runs(filters, points_present)
+
+figure = area_grid(filters.areas, columns=2, row_height=300, vertical_spacing=0.2)
+trace_keys: list[tuple[str, str]] = []  # (area, population) of each trace, for clicks
+for index, area in enumerate(filters.areas):
+    row, col = panel(index, 2)
+    part = table[table["area"] == area]
+    for population, colour, column in (("humans", HUMAN_COLOUR, "human_bin"),
+                                       ("models", OKABE_ITO[0], "model_bin")):
+        counts = part[column].value_counts().reindex(BIN_EDGES[:-1], fill_value=0)
+        if population == "models" and patterns_per_area[area] == 0:
+            continue
+        figure.add_trace(go.Bar(
+            x=counts.index + BIN_WIDTH / 2, y=counts.to_numpy(), width=BIN_WIDTH * 0.95,
+            name=population, legendgroup=population, showlegend=index == 0,
+            marker_color=with_alpha(colour, 0.55),
+            customdata=np.column_stack([counts.index, counts.index + BIN_WIDTH]),
+            hovertemplate=(f"{population}: %{{y}} items with DI in "
+                           "[%{customdata[0]:.1f}, %{customdata[1]:.1f})<extra></extra>"),
+        ), row=row, col=col)
+        trace_keys.append((area, population))
+    figure.add_vline(x=GOOD_DI, line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1},
+                     annotation_text="DI = 0.2", annotation_position="top right", row=row,
+                     col=col)
+    figure.update_xaxes(title_text="discrimination index (top 25% − bottom 25%, proportion)",
+                        range=[-1, 1], row=row, col=col)
+    figure.update_yaxes(title_text="items", row=row, col=col)
+figure.update_layout(barmode="overlay")
+event = show_figure(
+    figure, key="discrimination.figure", file_stem=f"discrimination_{filters.year}",
+    image_format=filters.image_format, data=table, on_select=True,
+    caption=("Items per 0.1-wide DI bin: grey for humans (every candidate of the year), blue "
+             f"for the models in the selection "
+             f"({filters.prompt_label}, ranked by θ). Right of the dashed line (DI > 0.2) an item "
+             "separates strong from weak; click a bar to list its items below."),
+)
+
+st.subheader("The items behind each bar")
+summary = table.groupby("area").agg(
+    items=("item_id", "size"),
+    human_good=("human_di", lambda v: int((v > GOOD_DI).sum())),
+    model_good=("model_di", lambda v: int((v > GOOD_DI).sum())),
+    model_missing=("model_di", lambda v: int(v.isna().sum())),
+).reset_index()
+summary["patterns_ranked"] = summary["area"].map(patterns_per_area)
+st.dataframe(summary, hide_index=True, column_config={
+    "human_good": "humans: items with DI > 0.2", "model_good": "models: items with DI > 0.2",
+    "model_missing": "models: no DI", "patterns_ranked": "model patterns ranked"})
+
+selected = event.selection.points if event is not None and hasattr(event, "selection") else []
+bins = ["all"] + [f"{edge:.1f}" for edge in BIN_EDGES[:-1]]
+left, mid, right = st.columns(3)
+area_choice = left.selectbox("Area", list(filters.areas), key="discrimination.area")
+population = mid.radio("Bar of", ["humans", "models"], horizontal=True,
+                       key="discrimination.population")
+bin_choice = right.selectbox("DI bin (lower edge)", bins, key="discrimination.bin")
+if selected:
+    clicked = selected[0]
+    bin_choice = f"{float(clicked['x']) - BIN_WIDTH / 2:.1f}"
+    curve = int(clicked.get("curve_number", 0))
+    if 0 <= curve < len(trace_keys):
+        area_choice, population = trace_keys[curve]
+shown = table[table["area"] == area_choice]
+if bin_choice != "all":
+    column = "human_bin" if population == "humans" else "model_bin"
+    shown = shown[np.isclose(shown[column], float(bin_choice))]
+st.dataframe(shown.sort_values("b", na_position="last"), hide_index=True, width="stretch",
+             column_config={
+                 "human_di": st.column_config.NumberColumn("human DI", format="%.3f"),
+                 "model_di": st.column_config.NumberColumn("model DI", format="%.3f"),
+                 "human_p_value": st.column_config.NumberColumn("human p", format="%.3f"),
+                 "a": st.column_config.NumberColumn(format="%.3f"),
+                 "b": st.column_config.NumberColumn(format="%.3f"),
+             })
+st.caption(f"{len(shown)} items of {area_choice}"
+           + ("" if bin_choice == "all" else f" whose {population} DI lies in "
+              f"[{float(bin_choice):.1f}, {float(bin_choice) + BIN_WIDTH:.1f})")
+           + "; open one in the Item explorer to see its curve and options.")

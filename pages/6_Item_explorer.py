@@ -1,0 +1,202 @@
+"""Item explorer: one item in full — its text, parameters, curve, who picks which option.
+
+The item comes from the URL (``?item=CO_ITEM&area=CN``, which the Response patterns page uses
+to open an item) or from the pickers below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from analytics.irt import ItemBank, item_information, probability
+from dashboard.data import fetch
+from dashboard.figures import THETA_TITLE, show_figure
+from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, model_styles, with_alpha
+from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.summaries import model_item_di
+from enem.areas import AREA_NAMES, AREAS
+
+THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
+ICC_BIN_WIDTH = 0.25
+OPTION_NAMES = {"A": "A", "B": "B", "C": "C", "D": "D", "E": "E", ".": "blank",
+                "*": "multiple", "?": "no answer"}
+LANGUAGE_NAMES = {"pt": "Portuguese", "en": "English"}
+
+st.set_page_config(page_title="Item explorer", layout="wide")
+st.title("Item explorer")
+filters = sidebar_filters()
+
+# The URL wins when it names an item other than the one this page last wrote there.
+url_item, url_area = st.query_params.get("item"), st.query_params.get("area")
+if url_item and url_item != st.session_state.get("explorer.written"):
+    if url_area in AREAS:
+        st.session_state["explorer.area"] = url_area
+    if url_item.isdigit():
+        st.session_state["explorer.wanted"] = int(url_item)
+
+left, right = st.columns([1, 3])
+area = left.selectbox("Area", list(AREAS), key="explorer.area",
+                      format_func=lambda a: f"{a} — {AREA_NAMES[a]}")
+items = fetch("area_items", filters.year, area)
+if items.empty:
+    st.info(f"No items of {area} in {filters.year}: ingest that year's ITENS_PROVA file.")
+    st.stop()
+labels = {}
+for row in items.itertuples():
+    language = "" if pd.isna(row.item_language) else (" (English)" if row.item_language == 0
+                                                      else " (Spanish)")
+    b = "abandoned" if row.abandoned else f"b = {row.b:.2f}"
+    labels[int(row.item_id)] = f"position {row.first_position} · item {row.item_id}{language} · {b}"
+wanted = st.session_state.pop("explorer.wanted", None)
+if wanted in labels:
+    st.session_state["explorer.item"] = wanted
+elif st.session_state.get("explorer.item") not in labels:
+    st.session_state["explorer.item"] = next(iter(labels))
+item_id = right.selectbox("Item (first position in any booklet)", list(labels),
+                          format_func=labels.get, key="explorer.item")
+st.query_params["item"] = str(item_id)
+st.query_params["area"] = area
+st.session_state["explorer.written"] = str(item_id)
+
+item = items[items["item_id"] == item_id].iloc[0]
+texts = fetch("item_texts", filters.year, item_id)
+texts = texts.assign(order=texts["language"].map({"pt": 0, "en": 1}).fillna(2)).sort_values("order")
+st.subheader(f"Item {item_id} — {AREA_NAMES[area]}")
+facts = st.columns(6)
+facts[0].metric("Key", item["key"] or "—")
+facts[1].metric("a (discrimination)", "—" if pd.isna(item["a"]) else f"{item['a']:.3f}")
+facts[2].metric("b (difficulty)", "—" if pd.isna(item["b"]) else f"{item['b']:.3f}")
+facts[3].metric("c (guessing)", "—" if pd.isna(item["c"]) else f"{item['c']:.3f}")
+facts[4].metric("Skill (CO_HABILIDADE)", "—" if pd.isna(item["skill"]) else int(item["skill"]))
+facts[5].metric("Human p-value", "—" if pd.isna(item["p_value"]) else f"{item['p_value']:.3f}")
+if item["abandoned"]:
+    st.warning("INEP abandoned this item (no parameters): it does not count in anyone's θ.")
+
+if texts.empty:
+    st.info("No question text stored for this item (real exams: import texts with the "
+            "question-text importer; the demo ships its own).")
+else:
+    text_columns = st.columns(len(texts))
+    for column, row in zip(text_columns, texts.itertuples()):
+        with column:
+            st.markdown(f"**{LANGUAGE_NAMES.get(row.language, row.language)}** "
+                        f"· source: {row.source}")
+            st.markdown(row.stem)
+            for letter in "ABCDE":
+                option = getattr(row, f"option_{letter.lower()}")
+                mark = " ✔ (key)" if letter == row.key else ""
+                st.markdown(f"- **({letter})** {option}{mark}")
+
+models = list(filters.models)
+model_theta = fetch("model_item_theta", filters.year, item_id, filters.language, filters.shots,
+                    models)
+choices = fetch("model_item_choices", filters.year, item_id, filters.language, filters.shots,
+                models)
+long = fetch("model_pattern_matrix", filters.year, area, None, filters.language, filters.shots,
+             models)
+model_di, n_patterns = model_item_di(long)
+note_missing_runs(filters, pd.DataFrame({"area": [area] if len(model_theta) else []}), (area,))
+
+stats = st.columns(3)
+stats[0].metric("Human DI (top − bottom 25% by θ)",
+                "—" if pd.isna(item["di"]) else f"{item['di']:.3f}")
+stats[1].metric("Model DI (patterns ranked by θ)",
+                f"{model_di.get(item_id, np.nan):.3f}" if n_patterns else "—",
+                help=f"{n_patterns} model response patterns in the selection")
+stats[2].metric("Humans who saw it", "—" if pd.isna(item["n"]) else f"{int(item['n']):,}")
+
+# Item characteristic curve and information.
+curve = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                      subplot_titles=["Item characteristic curve", "Item information"])
+empirical = fetch("item_icc", filters.year, item_id)
+export = []
+if not item["abandoned"]:
+    bank = ItemBank.from_arrays([item["a"]], [item["b"]], [item["c"]])
+    p = probability(THETA_GRID, bank)[:, 0]
+    info = item_information(THETA_GRID, bank)[:, 0]
+    curve.add_trace(go.Scatter(x=THETA_GRID, y=p, name="3PL P(θ)", line={
+        "color": OKABE_ITO[0], "width": 2}, hovertemplate="θ %{x:.2f}: P = %{y:.3f}<extra></extra>"),
+        row=1, col=1)
+    curve.add_trace(go.Scatter(x=THETA_GRID, y=info, name="information I(θ)", line={
+        "color": OKABE_ITO[5], "width": 2}, hovertemplate="θ %{x:.2f}: I = %{y:.3f}<extra></extra>"),
+        row=1, col=2)
+    export.append(pd.DataFrame({"kind": "model curve", "theta": THETA_GRID, "p": p,
+                                "information": info}))
+if len(empirical):
+    share = empirical["n_correct"] / empirical["n"]
+    centre = empirical["theta_bin"] + ICC_BIN_WIDTH / 2
+    curve.add_trace(go.Scatter(
+        x=centre, y=share, mode="markers", name="humans: proportion correct",
+        marker={"color": with_alpha(HUMAN_COLOUR, 0.8),
+                    "size": np.clip(np.sqrt(empirical["n"]) / 2, 4, 18)},
+        customdata=empirical[["n", "n_correct"]].to_numpy(),
+        hovertemplate=("θ bin from %{x:.2f}−0.125: %{y:.1%} correct<br>"
+                       "%{customdata[1]:,} of %{customdata[0]:,} candidates<extra></extra>"),
+    ), row=1, col=1)
+    export.append(empirical.assign(kind="humans", theta=centre, p=share))
+styles = model_styles(model_theta["model_id"]) if len(model_theta) else {}
+for row in model_theta.itertuples():
+    colour, symbol = styles[row.model_id]
+    curve.add_trace(go.Scatter(
+        x=[row.mean_theta], y=[row.fraction_correct], mode="markers", name=row.model_id,
+        marker={"color": colour, "symbol": symbol, "size": 12, "line": {"color": "black", "width": 1}},
+        hovertemplate=(f"<b>{row.model_id}</b><br>mean θ = %{{x:.3f}}<br>correct in "
+                       f"%{{y:.0%}} of {row.patterns} patterns<extra></extra>"),
+    ), row=1, col=1)
+if len(model_theta):
+    export.append(model_theta.assign(kind="model", theta=model_theta["mean_theta"],
+                                     p=model_theta["fraction_correct"]))
+curve.update_xaxes(title_text=THETA_TITLE, range=[-4, 4])
+curve.update_yaxes(title_text="probability correct", range=[0, 1.02], row=1, col=1)
+curve.update_yaxes(title_text="Fisher information", row=1, col=2)
+curve.update_layout(height=420, margin={"t": 60, "b": 50, "l": 60, "r": 20},
+                    legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0})
+show_figure(
+    curve, key="explorer.curve", file_stem=f"item_{item_id}_curve",
+    image_format=filters.image_format,
+    data=pd.concat(export, ignore_index=True) if export else pd.DataFrame(),
+    caption=("Left: the 3PL curve from INEP's a/b/c, grey dots = share of candidates in each "
+             "0.25-wide θ bin who got it right (dot size ~ candidates), coloured markers = each "
+             f"model's mean θ and share of its shuffles right ({filters.prompt_label}). Right: "
+             "how much the item tells about θ at each ability."),
+)
+
+# Which option do they pick?
+human_options = fetch("item_option_counts", filters.year, item_id)
+order = ["A", "B", "C", "D", "E", ".", "*"]
+bars = go.Figure()
+rows = []
+if len(human_options):
+    counts = human_options.set_index("option")["n"].reindex(order, fill_value=0)
+    share = counts / max(counts.sum(), 1)
+    bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in order], y=share, name="humans",
+                          marker_color=with_alpha(HUMAN_COLOUR, 0.7),
+                          hovertemplate="humans: %{y:.1%} chose %{x}<extra></extra>"))
+    rows.append(pd.DataFrame({"who": "humans", "option": order, "n": counts.to_numpy(),
+                              "share": share.to_numpy()}))
+for model_id, group in (choices.groupby("model_id", sort=True) if len(choices) else []):
+    counts = group.set_index("choice")["n"].reindex(order + ["?"], fill_value=0)
+    share = counts / max(counts.sum(), 1)
+    colour, _ = model_styles(choices["model_id"].unique())[model_id]
+    bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in counts.index], y=share, name=model_id,
+                          marker_color=colour,
+                          hovertemplate=f"{model_id}: %{{y:.1%}} chose %{{x}}<extra></extra>"))
+    rows.append(pd.DataFrame({"who": model_id, "option": counts.index, "n": counts.to_numpy(),
+                              "share": share.to_numpy()}))
+bars.update_layout(barmode="group", height=380, margin={"t": 40, "b": 50, "l": 60, "r": 20},
+                   xaxis_title=f"option (key: {item['key']})",
+                   yaxis_title="share of answers", yaxis_tickformat=".0%",
+                   legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
+st.subheader("Which option is chosen")
+show_figure(
+    bars, key="explorer.options", file_stem=f"item_{item_id}_options",
+    image_format=filters.image_format,
+    data=pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(),
+    caption=(f"Share of humans (all candidates who saw the item) and of each model's shuffles "
+             f"choosing each option (original letters; key {item['key']}). A tall wrong bar shared "
+             "by humans and a model means they fall for the same distractor."),
+)

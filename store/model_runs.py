@@ -1,0 +1,116 @@
+"""Model runs in the store: what a run reads (exam forms, question texts) and how it lands.
+
+A run reads its inputs once, read-only, then works from its own run folder; only publishing
+opens the database for writing, in one short transaction, so the dashboard and other runs are
+never blocked for long.
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pandas as pd
+
+from enem.items import BookletForm, build_form
+from store.connection import insert_rows
+
+RESPONSE_COLUMNS = (
+    "run_id", "year", "area", "booklet_id", "item_language", "position", "item_id",
+    "prompt_language", "shots", "shuffle", "permutation", "prob_a", "prob_b", "prob_c", "prob_d",
+    "prob_e", "letter_mass", "choice", "correct",
+)
+SCORE_COLUMNS = (
+    "run_id", "year", "area", "booklet_id", "item_language", "prompt_language", "shots",
+    "shuffle", "response_pattern", "theta", "theta_se", "lz", "lz_star", "ctt", "n_scored", "nota",
+)
+
+
+def default_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int:
+    """The valid booklet of an area with the lowest CO_PROVA (ValueError if none)."""
+    row = con.execute(
+        "SELECT min(booklet_id) FROM booklets WHERE year = ? AND area = ? AND valid",
+        [year, area],
+    ).fetchone()
+    if row is None or row[0] is None:
+        raise ValueError(f"no scoreable booklet for {year} {area}; ingest that year first")
+    return int(row[0])
+
+
+def load_form(con: duckdb.DuckDBPyConnection, year: int, booklet_id: int,
+              item_language: int | None) -> BookletForm:
+    """A booklet form rebuilt from the ``items`` table, in response-string order."""
+    rows = con.execute(
+        """SELECT area, co_posicao, item_id, key, a, b, c, colour, item_language
+           FROM items WHERE year = ? AND booklet_id = ?
+             AND (item_language IS NULL OR item_language = ?)
+           ORDER BY co_posicao""",
+        [year, booklet_id, item_language],
+    ).df()
+    if rows.empty:
+        raise ValueError(f"booklet {booklet_id} of {year} is not in the store")
+    bilingual = rows["item_language"].notna().any()
+    return build_form(booklet_id, item_language if bilingual else None, rows)
+
+
+def question_texts(con: duckdb.DuckDBPyConnection, year: int, item_ids: list[int],
+                   language: str) -> pd.DataFrame:
+    """Texts of the given items in one language: item_id, stem, option_a..e, key, annulled."""
+    return con.execute(
+        """SELECT item_id, stem, option_a, option_b, option_c, option_d, option_e, key, annulled
+           FROM question_texts WHERE year = ? AND language = ? AND list_contains(?, item_id)""",
+        [year, language, item_ids],
+    ).df()
+
+
+def easiest_items(con: duckdb.DuckDBPyConnection, language: str, exclude_year: int | None
+                  ) -> pd.DataFrame:
+    """Candidate shot examples: per area, items with texts and parameters, easiest first."""
+    return con.execute(
+        """SELECT DISTINCT i.year, i.area, i.item_id, i.b, q.stem, q.option_a, q.option_b,
+                  q.option_c, q.option_d, q.option_e, q.key
+           FROM items i JOIN question_texts q ON q.year = i.year AND q.item_id = i.item_id
+           WHERE q.language = ? AND NOT q.annulled AND i.b IS NOT NULL
+             AND (? IS NULL OR i.year <> ?)
+           ORDER BY i.area, i.b, i.item_id""",
+        [language, exclude_year, exclude_year],
+    ).df()
+
+
+def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
+                responses: pd.DataFrame, scores: pd.DataFrame,
+                min_k: pd.DataFrame | None = None) -> None:
+    """Replace everything stored for ``run['run_id']`` with these rows, in one transaction."""
+    run_id = run["run_id"]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in ("model_responses", "model_scores", "model_runs"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        con.execute(
+            """INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?)""",
+            [model["model_id"], model.get("family"), model.get("size"),
+             model.get("instruction_tuned"), model.get("notes")],
+        )
+        con.execute(
+            """INSERT INTO model_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [run_id, model["model_id"], run["backend"], run["origin"], run["year"],
+             ",".join(run["areas"]), ",".join(run["languages"]),
+             ",".join(str(s) for s in run["shots"]), run.get("n_shuffles"), run.get("seed"),
+             run["status"], run.get("created_at"), run.get("finished_at"), run.get("error"),
+             json.dumps(run.get("options", {}), sort_keys=True, default=str)],
+        )
+        if len(responses):
+            insert_rows(con, "model_responses", responses[list(RESPONSE_COLUMNS)])
+        if len(scores):
+            insert_rows(con, "model_scores", scores[list(SCORE_COLUMNS)])
+        if min_k is not None and len(min_k):
+            con.execute(
+                "DELETE FROM min_k_prob WHERE model_id = ? AND year = ?",
+                [model["model_id"], run["year"]],
+            )
+            insert_rows(con, "min_k_prob", min_k[["model_id", "year", "item_id", "language",
+                                                  "k_percent", "value"]])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

@@ -1,0 +1,61 @@
+"""Databases for the dashboard tests, built once per test session.
+
+- ``pages_demo_db``: a small synthetic demo year (5,000 candidates), built exactly like the
+  shipped demo (generator, ingest, the demo's own model runs such as the random baseline).
+- ``pages_no_runs_db``: a copy of it with every model table emptied.
+- ``pages_models_db``: a copy of it with synthetic TEST model runs added
+  (``tests/model_fixtures.py``) next to the demo's own runs.
+- ``pages_empty_db``: a database with the schema and no rows.
+Treat them as read-only.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+PAGES_EXAMINEES = 5000
+
+
+@pytest.fixture(scope="session")
+def pages_demo_db(tmp_path_factory) -> Path:
+    from store.demo_build import build_demo_database
+
+    folder = tmp_path_factory.mktemp("pages_demo")
+    path = folder / "demo.duckdb"
+    build_demo_database(path, n_examinees=PAGES_EXAMINEES, seed=2023, files_dir=folder / "files",
+                        progress=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def pages_no_runs_db(tmp_path_factory, pages_demo_db) -> Path:
+    target = tmp_path_factory.mktemp("pages_no_runs") / "no_runs.duckdb"
+    shutil.copyfile(pages_demo_db, target)
+    con = duckdb.connect(str(target))
+    for table in ("model_responses", "model_scores", "model_runs", "models", "min_k_prob"):
+        con.execute(f"DELETE FROM {table}")
+    con.close()
+    return target
+
+
+@pytest.fixture(scope="session")
+def pages_models_db(tmp_path_factory, pages_demo_db) -> Path:
+    from model_fixtures import copy_with_test_runs
+
+    target = tmp_path_factory.mktemp("pages_models") / "models.duckdb"
+    return copy_with_test_runs(pages_demo_db, target)
+
+
+@pytest.fixture(scope="session")
+def pages_empty_db(tmp_path_factory) -> Path:
+    from store.schema import ensure_schema
+
+    path = tmp_path_factory.mktemp("pages_empty") / "empty.duckdb"
+    con = duckdb.connect(str(path))
+    ensure_schema(con)
+    con.close()
+    return path

@@ -1,0 +1,187 @@
+"""Real-browser test: the real Streamlit server on a free localhost port, every page opened in
+headless Chromium (Debian's ``/usr/bin/chromium``) through Playwright.
+
+Checks that no page shows an exception or error box, that its charts were drawn by plotly.js in
+the browser, and that a sidebar change reaches the URL. Screenshots go to
+``test-artifacts/browser/``. This test FAILS (never skips) when Playwright or Chromium is
+missing: ``.ci/run`` installs both.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update"]
+#: URL path → (screenshot name, charts expected, title start)
+PAGES: dict[str, tuple[str, int, str]] = {
+    "": ("home", 1, "When an LLM passes ENEM"),
+    "Accuracy_vs_ability": ("accuracy_vs_ability", 1, "Accuracy vs ability"),
+    "Person_fit": ("person_fit", 2, "Person fit"),
+    "Response_patterns": ("response_patterns", 4, "Response patterns"),
+    "Test_information": ("test_information", 1, "Test information"),
+    "Discrimination": ("discrimination", 1, "Discrimination"),
+    "Item_explorer": ("item_explorer", 2, "Item explorer"),
+    "Data": ("data", 0, "Data"),
+}
+if (ROOT / "pages" / "8_Runs.py").exists():
+    PAGES["Runs"] = ("runs", 0, "Model runs")
+PAGE_TIMEOUT_MS = 60_000
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _require_browser():
+    """Playwright's sync API, or a test failure naming what to install."""
+    if not CHROMIUM.exists() and not shutil.which(str(CHROMIUM)):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install it with "
+                    "`apt-get install -y chromium` (Debian's package)", pytrace=False)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the Python package playwright is missing: pip install playwright==1.65.2",
+                    pytrace=False)
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def server(pages_models_db):
+    """The real Streamlit server on the test database with synthetic test model runs."""
+    port = _free_port()
+    env = {**os.environ, "ENEM_DB": str(pages_models_db)}
+    log = (ARTIFACTS.parent / "streamlit-server.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+             "--server.headless", "true", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
+            time.sleep(0.3)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser_page(server):
+    sync_playwright = _require_browser()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 2200})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.errors = errors
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+def _wait_until_rendered(page, charts: int) -> None:
+    """Wait for the script run to finish and ``charts`` plotly.js charts to be drawn."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_selector('h1', timeout=PAGE_TIMEOUT_MS)
+    if charts:
+        page.wait_for_function(
+            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
+            timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function(
+        "!document.querySelector('[data-testid=\"stStatusWidget\"]')",
+        timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_timeout(800)
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_page_renders_in_chromium(server, browser_page, path):
+    name, charts, title = PAGES[path]
+    browser_page.errors.clear()
+    browser_page.goto(f"{server}/{path}", timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, charts)
+    browser_page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    assert browser_page.locator("h1").first.inner_text().startswith(title)
+    assert browser_page.locator('[data-testid="stException"]').count() == 0
+    assert browser_page.locator('[data-testid="stAlertContentError"]').count() == 0
+    drawn = browser_page.locator(".js-plotly-plot").count()
+    assert drawn >= charts, f"{drawn} charts drawn, expected {charts}"
+    if charts:
+        assert browser_page.locator(".js-plotly-plot .main-svg").first.bounding_box()["height"] > 100
+        assert browser_page.locator(".js-plotly-plot .point, .js-plotly-plot .hm, "
+                                    ".js-plotly-plot .heatmaplayer image, "
+                                    ".js-plotly-plot .js-line").count() > 0
+    assert not browser_page.errors, browser_page.errors
+
+
+def test_sidebar_choice_reaches_the_url_and_the_next_page(server, browser_page):
+    browser_page.goto(f"{server}/Accuracy_vs_ability", timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 1)
+    browser_page.get_by_text("English (en)").first.click()
+    browser_page.wait_for_function("window.location.search.includes('lang=en')",
+                                   timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 1)
+    browser_page.locator('[data-testid="stSidebarNav"] a', has_text="Person fit").click()
+    browser_page.wait_for_function("window.location.pathname.endsWith('Person_fit')",
+                                   timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 2)
+    browser_page.wait_for_function("window.location.search.includes('lang=en')",
+                                   timeout=PAGE_TIMEOUT_MS)
+    assert browser_page.locator('[data-testid="stException"]').count() == 0
+    browser_page.screenshot(path=str(ARTIFACTS / "person_fit_english.png"), full_page=True)
+
+
+def test_shared_url_opens_the_same_view(server, browser_page):
+    browser_page.goto(f"{server}/Person_fit?area=MT&lang=en&shots=4", timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 2)
+    assert browser_page.locator('[data-testid="stSidebar"]').get_by_text(
+        "MT — Mathematics").count() >= 1
+    assert browser_page.locator('[data-testid="stSidebar"]').get_by_text(
+        "CN — Natural Sciences").count() == 0
+    assert "shots=4" in browser_page.evaluate("window.location.search")
+
+
+def test_clicking_a_heatmap_cell_opens_the_item(server, browser_page):
+    browser_page.goto(f"{server}/Response_patterns", timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 4)
+    cells = browser_page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    browser_page.mouse.click(cells["x"] + cells["width"] * 0.3, cells["y"] + cells["height"] * 0.5)
+    browser_page.wait_for_function(
+        "document.querySelector('h1') && document.querySelector('h1').innerText"
+        ".startsWith('Item explorer')", timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 2)
+    browser_page.wait_for_function("window.location.search.includes('item=')",
+                                   timeout=PAGE_TIMEOUT_MS)
+    assert browser_page.locator('[data-testid="stException"]').count() == 0

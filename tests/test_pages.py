@@ -1,0 +1,315 @@
+"""Every dashboard page under Streamlit's AppTest: on the demo with synthetic test model runs,
+on the demo without runs, on an empty database and with no database; and the shared filters
+(sidebar, URL, page switches) change what is shown."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 120
+
+#: page file → (title start, plotly charts with model runs, dataframes with model runs)
+PAGES: dict[str, tuple[str, int, int]] = {
+    "app.py": ("When an LLM passes ENEM", 1, 1),
+    "pages/1_Accuracy_vs_ability.py": ("Accuracy vs ability", 1, 1),
+    "pages/2_Person_fit.py": ("Person fit", 2, 1),
+    "pages/3_Response_patterns.py": ("Response patterns", 4, 0),
+    "pages/4_Test_information.py": ("Test information", 1, 1),
+    "pages/5_Discrimination.py": ("Discrimination", 1, 2),
+    "pages/6_Item_explorer.py": ("Item explorer", 2, 0),
+    "pages/7_Data.py": ("Data", 0, 3),
+}
+MODEL_PAGES = [p for p in PAGES if p not in ("app.py", "pages/7_Data.py")]
+#: Pages that draw models one by one (Discrimination pools them into one population).
+PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/5_Discrimination.py"]
+
+
+def run_page(page: str, query: dict[str, str | list[str]] | None = None) -> AppTest:
+    """Run one page as its own script (the app's entry point for app.py)."""
+    app = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    return app.run()
+
+
+def run_via_home(page: str) -> AppTest:
+    """Open the home page, then switch to ``page`` like a user clicking the navigation."""
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    return app.switch_page(page).run() if page != "app.py" else app
+
+
+def charts(app: AppTest) -> list[dict]:
+    """The Plotly figures of a run, as dicts."""
+    return [json.loads(element.proto.spec) for element in app.get("plotly_chart")]
+
+
+def decoded(value) -> np.ndarray:
+    """A Plotly array from a figure's JSON (plain list or base64 'bdata' typed array)."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape", array.shape)
+        if isinstance(shape, str):
+            shape = tuple(int(part) for part in shape.split(","))
+        return array.reshape(shape)
+    return np.asarray(value, dtype=float)
+
+
+def messages(app: AppTest) -> str:
+    """Every info/warning/success text of a run, joined."""
+    return " | ".join(e.value for e in [*app.info, *app.warning, *app.success])
+
+
+def assert_clean(app: AppTest) -> None:
+    assert not app.exception, [e.value for e in app.exception]
+    assert not app.error, [e.value for e in app.error]
+
+
+@pytest.fixture
+def models_db(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    return pages_models_db
+
+
+@pytest.fixture
+def demo_db(monkeypatch, pages_demo_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
+    return pages_demo_db
+
+
+@pytest.fixture
+def no_runs_db(monkeypatch, pages_no_runs_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_no_runs_db))
+    return pages_no_runs_db
+
+
+@pytest.fixture
+def empty_db(monkeypatch, pages_empty_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
+    return pages_empty_db
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_renders_with_model_runs(models_db, page):
+    title, n_charts, n_tables = PAGES[page]
+    app = run_via_home(page)
+    assert_clean(app)
+    assert app.title[0].value.startswith(title)
+    figures = charts(app)
+    assert len(figures) >= n_charts
+    assert all(figure["data"] for figure in figures), "a chart without traces"
+    assert len(app.dataframe) >= n_tables
+    assert "No model runs" not in messages(app)
+    if page in PER_MODEL_PAGES:
+        names = {trace.get("name") for figure in figures for trace in figure["data"]}
+        names |= {row for figure in figures for trace in figure["data"]
+                  if trace.get("type") == "heatmap" for row in trace.get("y") or []}
+        assert "test-strong-it" in names
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_explains_missing_model_runs(no_runs_db, page):
+    app = run_via_home(page)
+    assert_clean(app)
+    assert app.title
+    if page in MODEL_PAGES or page == "app.py":
+        assert "No model runs for 2023" in messages(app)
+        assert "launch one on the Runs page" in messages(app)
+    if page not in ("pages/7_Data.py", "pages/3_Response_patterns.py"):
+        assert charts(app), "human views still draw without model runs"
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_explains_an_empty_database(empty_db, page):
+    app = run_page(page)
+    assert_clean(app)
+    assert "is empty: nothing has been ingested yet" in messages(app)
+    assert not charts(app)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != "app.py"])
+def test_page_explains_a_missing_database(monkeypatch, tmp_path, page):
+    monkeypatch.setenv("ENEM_DB", str(tmp_path / "nothing-here.duckdb"))
+    app = run_page(page)
+    assert_clean(app)
+    assert "No database at" in messages(app)
+
+
+def test_area_filter_changes_panels_and_table(models_db):
+    app = run_page("pages/1_Accuracy_vs_ability.py")
+    titles = [a["text"] for a in charts(app)[0]["layout"]["annotations"]]
+    assert sum(t.startswith(("CN", "CH", "LC", "MT")) for t in titles) == 4
+    app.sidebar.multiselect(key="sidebar.area").set_value(["MT"]).run()
+    assert_clean(app)
+    titles = [a["text"] for a in charts(app)[0]["layout"]["annotations"]]
+    assert [t for t in titles if t.startswith(("CN", "CH", "LC", "MT"))] == ["MT — Mathematics"]
+    assert set(app.dataframe[0].value["area"]) == {"MT"}
+    assert app.query_params["area"] == "MT"
+
+
+def test_language_and_shots_change_model_points(models_db):
+    app = run_page("pages/1_Accuracy_vs_ability.py")
+    portuguese = app.dataframe[0].value.set_index(["model_id", "area"])["mean_theta"]
+    app.sidebar.radio(key="sidebar.lang").set_value("en").run()
+    english = app.dataframe[0].value.set_index(["model_id", "area"])["mean_theta"]
+    assert_clean(app)
+    assert not portuguese.equals(english)
+    assert app.query_params["lang"] == "en"
+    app.sidebar.radio(key="sidebar.shots").set_value(4).run()
+    four_shot = app.dataframe[0].value.set_index(["model_id", "area"])["mean_theta"]
+    assert not four_shot.equals(english)
+
+
+def test_model_family_and_tuning_filters(models_db):
+    app = run_page("pages/2_Person_fit.py")
+    assert set(app.dataframe[0].value["model"]) == {"test-strong-it", "test-odd-base",
+                                                     "test-random-baseline", "random-baseline"}
+    app.sidebar.radio(key="sidebar.tuning").set_value("instruct").run()
+    assert set(app.dataframe[0].value["model"]) == {"test-strong-it"}
+    app.sidebar.radio(key="sidebar.tuning").set_value("all").run()
+    app.sidebar.multiselect(key="sidebar.family").set_value(["testfam-beta"]).run()
+    assert set(app.dataframe[0].value["model"]) == {"test-odd-base"}
+    app.sidebar.multiselect(key="sidebar.family").set_value([]).run()
+    app.sidebar.multiselect(key="sidebar.model").set_value(["test-random-baseline"]).run()
+    assert_clean(app)
+    assert set(app.dataframe[0].value["model"]) == {"test-random-baseline"}
+    assert app.query_params["model"] == "test-random-baseline"
+
+
+def test_subgroup_and_booklet_change_the_human_background(models_db):
+    def humans_total(app: AppTest) -> float:
+        heatmaps = [t for t in charts(app)[0]["data"] if t.get("type") == "heatmap"]
+        return float(sum(np.nansum(decoded(t["customdata"])) for t in heatmaps))
+
+    app = run_page("pages/1_Accuracy_vs_ability.py")
+    everyone = humans_total(app)
+    app.sidebar.selectbox(key="sidebar.group").set_value("school_type:3").run()
+    assert_clean(app)
+    private = humans_total(app)
+    assert 0 < private < everyone
+    assert app.query_params["group"] == "school_type:3"
+    app.sidebar.selectbox(key="sidebar.group").set_value("all:all").run()
+    options = app.sidebar.selectbox(key="sidebar.booklet").options
+    assert len(options) > 1
+    app.sidebar.selectbox(key="sidebar.booklet").set_value(
+        int(app.sidebar.selectbox(key="sidebar.booklet").options[1].split(" ")[0])).run()
+    assert_clean(app)
+    assert 0 < humans_total(app) < everyone
+
+
+def test_filters_are_read_from_the_url(models_db):
+    app = run_page("pages/2_Person_fit.py", query={
+        "area": ["CH", "LC"], "lang": "en", "shots": "4", "model": "test-odd-base"})
+    assert_clean(app)
+    assert app.sidebar.multiselect(key="sidebar.area").value == ["CH", "LC"]
+    assert app.sidebar.radio(key="sidebar.lang").value == "en"
+    assert app.sidebar.radio(key="sidebar.shots").value == 4
+    table = app.dataframe[0].value
+    assert set(table["model"]) == {"test-odd-base"}
+    assert set(table["area"]) == {"CH", "LC"}
+
+
+def test_bad_url_values_fall_back_to_defaults(models_db):
+    app = run_page("pages/1_Accuracy_vs_ability.py", query={
+        "year": "1999", "area": "XX", "shots": "seven", "booklet": "12", "model": "nope"})
+    assert_clean(app)
+    assert app.sidebar.selectbox(key="sidebar.year").value == 2023
+    assert app.sidebar.radio(key="sidebar.shots").value == 0
+
+
+def test_filters_survive_moving_between_pages(models_db):
+    app = run_via_home("pages/1_Accuracy_vs_ability.py")
+    app.sidebar.multiselect(key="sidebar.area").set_value(["LC"]).run()
+    app.sidebar.radio(key="sidebar.lang").set_value("en").run()
+    app.switch_page("pages/4_Test_information.py").run()
+    assert_clean(app)
+    assert app.sidebar.multiselect(key="sidebar.area").value == ["LC"]
+    assert app.sidebar.radio(key="sidebar.lang").value == "en"
+    assert set(app.dataframe[0].value["area"]) == {"LC"}
+    assert app.query_params["lang"] == "en"
+
+
+def test_response_patterns_open_the_item_explorer(models_db):
+    app = run_via_home("pages/3_Response_patterns.py")
+    item, area = app.selectbox(key="patterns.item").value[1], app.selectbox(
+        key="patterns.item").value[0]
+    app.button(key="patterns.open").click().run()
+    assert_clean(app)
+    assert app.title[0].value == "Item explorer"
+    assert app.selectbox(key="explorer.item").value == item
+    assert app.selectbox(key="explorer.area").value == area
+    assert app.query_params["item"] == str(item)
+
+
+def test_item_explorer_shows_the_item_from_the_url(models_db, pages_models_db):
+    import duckdb
+
+    con = duckdb.connect(str(pages_models_db), read_only=True)
+    item_id, key = con.execute(
+        "SELECT item_id, key FROM items WHERE area = 'MT' AND NOT abandoned ORDER BY item_id "
+        "LIMIT 1").fetchall()[0]
+    con.close()
+    app = run_page("pages/6_Item_explorer.py", query={"item": str(item_id), "area": "MT"})
+    assert_clean(app)
+    assert app.selectbox(key="explorer.item").value == item_id
+    text = " ".join(m.value for m in app.markdown)
+    assert "Portuguese" in text and "English" in text and "(key)" in text
+    assert any(metric.value == key for metric in app.metric)
+    option_chart = charts(app)[1]
+    assert {t["name"] for t in option_chart["data"]} >= {"humans", "test-strong-it"}
+
+
+def test_person_fit_flags_the_incoherent_model(models_db):
+    app = run_page("pages/2_Person_fit.py")
+    table = app.dataframe[0].value.set_index(["model", "area"])
+    assert (table.loc["test-odd-base", "theta_trusted"] == "no").all()
+    assert (table.loc["test-strong-it", "theta_trusted"] == "yes").all()
+
+
+def test_information_page_gives_a_verdict_per_model(models_db):
+    app = run_page("pages/4_Test_information.py")
+    table = app.dataframe[0].value
+    assert len(table) == 4 * table["model"].nunique() and table["model"].nunique() >= 3
+    assert table["verdict"].str.contains("θ falls").all()
+
+
+def test_discrimination_page_lists_items_of_a_bar(models_db):
+    app = run_page("pages/5_Discrimination.py")
+    items = app.dataframe[1].value
+    assert len(items) == 45 and items["model_di"].notna().all()
+    app.selectbox(key="discrimination.bin").set_value("0.5").run()
+    assert_clean(app)
+    shown = app.dataframe[1].value
+    assert len(shown) < 45
+    assert ((shown["human_di"] >= 0.5 - 1e-9) & (shown["human_di"] < 0.6)).all()
+
+
+def test_data_page_lists_ingests_counts_and_runs(models_db):
+    app = run_page("pages/7_Data.py")
+    assert_clean(app)
+    ingests, counts, runs = (frame.value for frame in app.dataframe[:3])
+    assert list(ingests["year"]) == [2023] and bool(ingests["is_synthetic"].iloc[0])
+    assert int(counts.set_index("table").loc["examinees", "rows"]) == 5000
+    assert set(runs["model_id"]) >= {"test-strong-it", "test-odd-base", "test-random-baseline"}
+    assert "Nothing was rejected" in messages(app)
+
+
+def test_home_page_says_it_is_the_synthetic_demo(models_db):
+    app = run_page("app.py")
+    assert "synthetic demo" in messages(app)
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Candidates"] == "5,000" and int(metrics["Models"]) >= 3
+
+
+def test_the_demo_own_runs_are_shown(demo_db):
+    app = run_page("pages/1_Accuracy_vs_ability.py")
+    assert_clean(app)
+    assert "random-baseline" in set(app.dataframe[0].value["model_id"])
+    names = {trace.get("name") for trace in charts(app)[0]["data"]}
+    assert "random-baseline" in names

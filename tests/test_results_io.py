@@ -1,0 +1,101 @@
+"""import-results / export-run: runs made elsewhere land next to ours, re-scored by us."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pandas as pd
+import pytest
+from inep_reference import booklet_items, read_rows, slow_eap
+
+from inference.plan import RunSpec
+from inference.results_io import ResultsFormatError, export_run, import_results
+from inference.runner import execute_run
+from store.connection import connected
+
+
+@pytest.fixture()
+def demo_db(tmp_path, ingested_2023, demo_files_2023):
+    from store.question_texts import load_question_texts
+
+    db = tmp_path / "enem.duckdb"
+    shutil.copy(ingested_2023[0], db)
+    with connected(db) as con:
+        load_question_texts(con, demo_files_2023.questions)
+    return db
+
+
+def _paper_rows(demo_files, n_seeds=3):
+    """Results in the paper's format, built from the demo's raw files (plus each row's form)."""
+    items = read_rows(demo_files.items)
+    rows = []
+    for area, language in (("MT", None), ("LC", "1")):
+        booklet = min(int(r["CO_PROVA"]) for r in items if r["SG_AREA"] == area)
+        form = booklet_items(items, str(booklet), language)
+        for seed in range(n_seeds):
+            pattern = "".join("1" if (i * 7 + seed) % 3 == 0 else "0" for i in range(len(form)))
+            letters = "".join(item["TX_GABARITO"] if bit == "1" else
+                              ("A" if item["TX_GABARITO"] != "A" else "B")
+                              for bit, item in zip(pattern, form))
+            rows.append({"MODEL_NAME": "demo/fake-7b", "MODEL_SIZE": "7B", "TEMPERATURE": 0.0,
+                         "SYSTEM_PROMPT_TYPE": "4-shot", "LANGUAGE": "english",
+                         "SEED": 100 + seed, "CO_PROVA": booklet, "EXAM_YEAR": 2023,
+                         "EXAM_SUBJECT": area, "TX_RESPOSTAS": letters, "TX_GABARITO": "",
+                         "RESPONSE_PATTERN": pattern, "CTT_SCORE": 0.0, "IRT_SCORE": 0.0,
+                         "IRT_SCORE_SE": 0.0, "LZ_SCORE": 0.0, "_form": form})
+    return rows
+
+
+def test_paper_results_are_rescored_like_humans(demo_db, demo_files_2023, tmp_path):
+    rows = _paper_rows(demo_files_2023)
+    path = tmp_path / "paper.parquet"
+    pd.DataFrame([{k: v for k, v in r.items() if k != "_form"} for r in rows]).to_parquet(path)
+    with connected(demo_db) as con:
+        run_ids = import_results(con, path)
+    assert len(run_ids) == 1
+    con = duckdb.connect(str(demo_db), read_only=True)
+    stored = con.execute("""SELECT area, shuffle, shots, prompt_language, theta, theta_se
+                            FROM model_scores ORDER BY area DESC, shuffle""").fetchall()
+    inconsistent = con.execute(
+        "SELECT count(*) FROM model_responses WHERE correct AND choice = '.'").fetchone()[0]
+    con.close()
+    assert len(stored) == len(rows) == 6
+    for row, (area, _, shots, language, theta, se) in zip(rows, stored):
+        params = [None if not item["NU_PARAM_A"] else
+                  (float(item["NU_PARAM_A"]), float(item["NU_PARAM_B"]),
+                   float(item["NU_PARAM_C"])) for item in row["_form"]]
+        expected = slow_eap([float(b) for b in row["RESPONSE_PATTERN"]], params)
+        assert (area, shots, language) == (row["EXAM_SUBJECT"], 4, "en")
+        assert theta == pytest.approx(expected[0], abs=1e-9)
+        assert se == pytest.approx(expected[1], abs=1e-9)
+    assert inconsistent == 0
+
+
+def test_export_import_round_trip(demo_db, tmp_path):
+    spec = RunSpec(model="random-baseline", backend="random", year=2023, areas=("CN",),
+                   languages=("en",), n_shuffles=4, seed=9)
+    execute_run(spec, demo_db, tmp_path / "runs")
+    with connected(demo_db, read_only=True) as con:
+        before = con.execute("SELECT * FROM model_scores ORDER BY ALL").fetchall()
+        export_run(con, spec.run_id, tmp_path / "run.parquet")
+    with connected(demo_db) as con:
+        for table in ("model_scores", "model_responses", "model_runs"):
+            con.execute(f"DELETE FROM {table}")
+        assert import_results(con, tmp_path / "run.parquet") == [spec.run_id]
+        after = con.execute("SELECT * FROM model_scores ORDER BY ALL").fetchall()
+        origin = con.execute("SELECT origin, n_shuffles FROM model_runs").fetchone()
+    assert after == before
+    assert origin == ("local", 4)
+
+
+def test_unknown_files_get_a_clear_error(demo_db, tmp_path):
+    bad = tmp_path / "x.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(bad)
+    text = tmp_path / "x.csv"
+    text.write_text("a,b\n")
+    with connected(demo_db) as con:
+        with pytest.raises(ResultsFormatError, match="MODEL_NAME"):
+            import_results(con, bad)
+        with pytest.raises(ResultsFormatError, match="not a Parquet file"):
+            import_results(con, text)

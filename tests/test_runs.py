@@ -1,0 +1,174 @@
+"""Model runs: the plan, publishing into the store, resume after a kill, cancel, locking."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from inep_reference import slow_eap
+
+from inference.plan import RunSpec
+from inference.run_folder import RunBusyError, RunFolder
+from inference.runner import execute_run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def demo_db(tmp_path, ingested_2023, demo_files_2023):
+    from store.connection import connected
+    from store.question_texts import load_question_texts
+
+    db = tmp_path / "enem.duckdb"
+    shutil.copy(ingested_2023[0], db)
+    with connected(db) as con:
+        load_question_texts(con, demo_files_2023.questions)
+    return db
+
+
+def _spec() -> RunSpec:
+    return RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT", "LC"),
+                   languages=("pt", "en"), shots=(0,), n_shuffles=5, seed=3)
+
+
+def _rows(db, sql, params=()):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def test_random_run_is_published_and_scored_like_humans(demo_db, tmp_path):
+    spec = _spec()
+    outcome = execute_run(spec, demo_db, tmp_path / "runs")
+    assert outcome.status == "finished" and outcome.units_done == outcome.units_total == 2 * 2 * 45
+    n_patterns = _rows(demo_db, "SELECT count(*) FROM model_scores WHERE run_id = ?",
+                       [spec.run_id])[0][0]
+    assert n_patterns == 2 * 2 * 5
+    n_responses = _rows(demo_db, "SELECT count(*) FROM model_responses")[0][0]
+    assert n_responses == 2 * 2 * 45 * 5
+    # Every stored θ equals a slow EAP of its stored 0/1 pattern with the booklet's parameters.
+    items = _rows(demo_db, """SELECT position, a, b, c FROM items
+                              WHERE booklet_id = (SELECT booklet_id FROM model_scores
+                                                  WHERE area = 'MT' LIMIT 1)
+                              ORDER BY position""")
+    params = [None if a is None else (a, b, c) for _, a, b, c in items]
+    for pattern, theta, se, ctt in _rows(
+            demo_db, "SELECT response_pattern, theta, theta_se, ctt FROM model_scores "
+                     "WHERE area = 'MT'"):
+        values = [None if ch == "." else float(ch) for ch in pattern]
+        expected_theta, expected_se = slow_eap(values, params)
+        assert theta == pytest.approx(expected_theta, abs=1e-9)
+        assert se == pytest.approx(expected_se, abs=1e-9)
+        assert ctt == sum(v == 1 for v, p in zip(values, params) if p is not None)
+    # Choices are original letters; correctness agrees with the items' keys.
+    wrong = _rows(demo_db, """SELECT count(*) FROM model_responses r JOIN items i
+                             ON i.year = r.year AND i.booklet_id = r.booklet_id
+                             AND i.position = r.position
+                             AND (i.item_language IS NULL OR i.item_language = r.item_language)
+                             WHERE (r.choice = i.key) <> r.correct""")[0][0]
+    assert wrong == 0
+    # Probabilities are stored in original-letter order: the chosen letter has the largest one.
+    probs = _rows(demo_db, "SELECT prob_a, prob_b, prob_c, prob_d, prob_e, choice "
+                           "FROM model_responses LIMIT 200")
+    for *p, choice in probs:
+        assert "ABCDE"[int(np.argmax(p))] == choice
+
+
+def test_second_process_cannot_work_on_the_same_run(demo_db, tmp_path):
+    spec = _spec()
+    folder = RunFolder(tmp_path / "runs" / spec.run_id)
+    folder.acquire()
+    try:
+        with pytest.raises(RunBusyError):
+            execute_run(spec, demo_db, tmp_path / "runs")
+    finally:
+        folder.release()
+
+
+def _start_run(db, runs_dir, *extra):
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "cli.py"), "run", "--db", str(db), "--runs-dir",
+         str(runs_dir), "--backend", "random", "--year", "2023", "--areas", "MT", "LC",
+         "--languages", "pt", "en", "--shuffles", "5", "--seed", "3", "--batch-items", "1",
+         "--quiet", *extra],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for_parts(parts: Path, at_least: int, process, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if parts.exists() and len(list(parts.glob("*.parquet"))) >= at_least:
+            return
+        if process.poll() is not None:
+            raise AssertionError(f"run ended early: {process.stderr.read().decode()}")
+        time.sleep(0.005)
+    raise AssertionError("no parts appeared")
+
+
+def test_killed_run_resumes_without_duplicates(demo_db, tmp_path):
+    runs = tmp_path / "runs"
+    spec = _spec()
+    parts = runs / spec.run_id / "parts"
+    process = _start_run(demo_db, runs)
+    _wait_for_parts(parts, 5, process)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_parts = len(list(parts.glob("*.parquet")))
+    assert 5 <= killed_parts < 180
+    assert _rows(demo_db, "SELECT count(*) FROM model_scores")[0][0] == 0
+    rerun = _start_run(demo_db, runs)
+    assert rerun.wait(timeout=120) == 0, rerun.stderr.read().decode()
+    assert len(list(parts.glob("*.parquet"))) == 180
+    duplicates = _rows(demo_db, """SELECT count(*) FROM (
+        SELECT area, prompt_language, shots, position, shuffle, count(*) AS n
+        FROM model_responses GROUP BY ALL HAVING n > 1)""")[0][0]
+    assert duplicates == 0
+    resumed = _rows(demo_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
+                             "ORDER BY ALL")
+    # The same run done in one go gives identical results.
+    fresh_db = tmp_path / "fresh.duckdb"
+    shutil.copy(demo_db, fresh_db)
+    con = duckdb.connect(str(fresh_db))
+    for table in ("model_scores", "model_responses", "model_runs"):
+        con.execute(f"DELETE FROM {table}")
+    con.close()
+    execute_run(spec, fresh_db, tmp_path / "fresh-runs")
+    assert _rows(fresh_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
+                           "ORDER BY ALL") == resumed
+
+
+def test_sigterm_cancels_after_the_batch_and_can_resume(demo_db, tmp_path):
+    runs = tmp_path / "runs"
+    spec = _spec()
+    process = _start_run(demo_db, runs)
+    _wait_for_parts(runs / spec.run_id / "parts", 3, process)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 130
+    status = RunFolder(runs / spec.run_id).read_json("status.json")
+    assert status["status"] == "cancelled"
+    assert status["units_done"] < status["units_total"]
+    assert not RunFolder(runs / spec.run_id).is_locked()
+    assert _start_run(demo_db, runs).wait(timeout=120) == 0
+    status = RunFolder(runs / spec.run_id).read_json("status.json")
+    assert status["status"] == "finished" and status["units_done"] == status["units_total"]
+
+
+def test_prompt_command_prints_the_exact_prompt(demo_db):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "cli.py"), "prompt", "--db", str(demo_db), "--year", "2023",
+         "--area", "MT", "--position", "1", "--language", "en", "--shots", "1"],
+        cwd=ROOT, capture_output=True, text=True, check=True)
+    text = result.stdout
+    assert text.startswith("Here are some questions from a college entrance exam.")
+    assert text.count("Question:") == 2 and text.rstrip("\n").endswith("Answer: (")
+    # One solved example (the easiest MT item, with its key) then the asked item, unanswered.
+    assert text.split("Question:")[1].rstrip().endswith(")")
