@@ -35,8 +35,8 @@ with st.form("launch"):
     backend = left.selectbox("Backend", available_backends(), index=0,
                              help="transformers: a local model (CUDA when present, else CPU); "
                                   "openai: any OpenAI-compatible API; random: the baseline")
-    model = left.text_input("Model", value="random-baseline" if backend == "random" else "",
-                            help="local path or hub id (transformers), API model name (openai)")
+    model = left.text_input("Model", help="local path or hub id (transformers), API model name "
+                                          "(openai); empty means random-baseline for random")
     gguf_file = left.text_input("GGUF file inside the model folder (optional)")
     base_url = left.text_input("API base URL (openai backend)",
                                help="The key is read from OPENAI_API_KEY in the environment "
