@@ -43,7 +43,10 @@ def proportion_correct(responses: ArrayLike) -> FloatArray:
 def item_p_values(responses: ArrayLike) -> FloatArray:
     """Proportion correct per item over its finite entries, shape (n_items,); NaN with none."""
     matrix = _matrix(responses)
-    return _ratio(np.nansum(matrix, axis=0), np.isfinite(matrix).sum(axis=0))
+    finite = np.isfinite(matrix)
+    if finite.all():  # the usual case; skips nansum's masked copy of the whole matrix
+        return _ratio(matrix.sum(axis=0), np.full(matrix.shape[1], float(matrix.shape[0])))
+    return _ratio(np.where(finite, matrix, 0.0).sum(axis=0), finite.sum(axis=0))
 
 
 def point_biserial(
@@ -75,19 +78,28 @@ def point_biserial(
     if total.shape != (matrix.shape[0],):
         raise ValueError(f"total must have shape ({matrix.shape[0]},); got {total.shape}")
     finite_total = np.isfinite(total)
-    present = np.isfinite(matrix) & finite_total[:, None]
-    weight = present.astype(np.float64)
-    item = np.where(present, matrix, 0.0)
     # Centring the total once keeps the moment sums below free of cancellation.
     shift = total[finite_total].mean() if finite_total.any() else 0.0
     centred = np.where(finite_total, total - shift, 0.0)
-
-    count = weight.sum(axis=0)
-    sum_x = item.sum(axis=0)
-    sum_xx = (item**2).sum(axis=0)
-    sum_y = centred @ weight
-    sum_yy = centred**2 @ weight
-    sum_xy = centred @ item
+    finite = np.isfinite(matrix)
+    if finite.all() and finite_total.all():
+        # No missing entries (the usual case): the same sums without the masked copies.
+        count = np.full(matrix.shape[1], float(matrix.shape[0]))
+        sum_x = matrix.sum(axis=0)
+        sum_xx = np.einsum("ij,ij->j", matrix, matrix)
+        sum_y = np.full(matrix.shape[1], centred.sum())
+        sum_yy = np.full(matrix.shape[1], centred @ centred)
+        sum_xy = centred @ matrix
+    else:
+        present = finite & finite_total[:, None]
+        weight = present.astype(np.float64)
+        item = np.where(present, matrix, 0.0)
+        count = weight.sum(axis=0)
+        sum_x = item.sum(axis=0)
+        sum_xx = (item**2).sum(axis=0)
+        sum_y = centred @ weight
+        sum_yy = centred**2 @ weight
+        sum_xy = centred @ item
     if corrected:
         # y = total − x: expand the sums of y, y² and x·y in terms of those of x and total.
         sum_yy = sum_yy - 2.0 * sum_xy + sum_xx

@@ -26,8 +26,10 @@ def area_item_frames(
     """item_stats, item_icc and option_counts rows for one area."""
     stats, iccs, options = [], [], []
     for language, item_ids, chars, keys, theta in _populations(items, accumulator):
-        responses = (chars == keys[None, :]).astype(np.float32)
-        responses[chars == 0] = np.nan
+        responses = (chars == keys[None, :]).astype(np.float64)
+        not_given = chars == 0
+        if not_given.any():  # an item missing from some candidates' forms
+            responses[not_given] = np.nan
         stats.append(pd.DataFrame({
             "year": year, "area": area, "item_id": item_ids, "item_language": language,
             "n": (chars != 0).sum(axis=0),

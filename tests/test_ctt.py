@@ -116,3 +116,14 @@ def test_discrimination_index_within_bounds_on_random_data():
     responses = (rng.random((101, 9)) < 0.6).astype(float)
     got = discrimination_index(responses, rng.normal(size=101))
     assert np.all((got >= -1) & (got <= 1))
+
+
+def test_complete_matrices_take_the_same_values_as_the_masked_path():
+    rng = np.random.default_rng(5)
+    dense = (rng.random((400, 7)) < rng.uniform(0.2, 0.8, 7)).astype(float)
+    # One extra item nobody answered forces the masked computation for the other columns.
+    masked = np.column_stack([dense, np.full(400, np.nan)])
+    total = dense.sum(axis=1)
+    np.testing.assert_allclose(item_p_values(dense), item_p_values(masked)[:7], atol=1e-12)
+    np.testing.assert_allclose(point_biserial(dense, total), point_biserial(masked, total)[:7],
+                               atol=1e-12)
