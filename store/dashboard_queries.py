@@ -167,19 +167,30 @@ def model_run_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 # Humans (pre-aggregated)
 
 
+def _human_histogram(con: duckdb.DuckDBPyConnection, table: str, bins: str, year: int,
+                     area: str, booklet: int | None, group_kind: str,
+                     group_value: str) -> pd.DataFrame:
+    """Counts of a pre-aggregated table summed over booklets, by the ``bins`` columns.
+
+    ``table`` and ``bins`` are constants of this module, never user input.
+    """
+    return con.execute(
+        f"""SELECT {bins}, sum(n)::BIGINT AS n FROM {table}
+            WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
+              AND group_kind = $kind AND group_value = $value
+            GROUP BY {bins} ORDER BY {bins}""",
+        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
+         "value": group_value},
+    ).df()
+
+
 def human_theta_ctt(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
     group_kind: str, group_value: str,
 ) -> pd.DataFrame:
     """2-D histogram of (θ bin, CTT): theta_bin (lower edge), ctt, n; booklets summed."""
-    return con.execute(
-        """SELECT theta_bin, ctt, sum(n)::BIGINT AS n FROM agg_theta_ctt
-           WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
-             AND group_kind = $kind AND group_value = $value
-           GROUP BY theta_bin, ctt ORDER BY theta_bin, ctt""",
-        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
-         "value": group_value},
-    ).df()
+    return _human_histogram(con, "agg_theta_ctt", "theta_bin, ctt", year, area, booklet,
+                            group_kind, group_value)
 
 
 def human_theta_lz(
@@ -187,14 +198,8 @@ def human_theta_lz(
     group_kind: str, group_value: str,
 ) -> pd.DataFrame:
     """2-D histogram of (θ bin, l_z bin): theta_bin, lz_bin (lower edges), n; booklets summed."""
-    return con.execute(
-        """SELECT theta_bin, lz_bin, sum(n)::BIGINT AS n FROM agg_theta_lz
-           WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
-             AND group_kind = $kind AND group_value = $value
-           GROUP BY theta_bin, lz_bin ORDER BY theta_bin, lz_bin""",
-        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
-         "value": group_value},
-    ).df()
+    return _human_histogram(con, "agg_theta_lz", "theta_bin, lz_bin", year, area, booklet,
+                            group_kind, group_value)
 
 
 def human_theta_histogram(
@@ -202,14 +207,8 @@ def human_theta_histogram(
     group_kind: str, group_value: str,
 ) -> pd.DataFrame:
     """Marginal θ histogram: theta_bin (lower edge), n."""
-    return con.execute(
-        """SELECT theta_bin, sum(n)::BIGINT AS n FROM agg_theta_ctt
-           WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
-             AND group_kind = $kind AND group_value = $value
-           GROUP BY theta_bin ORDER BY theta_bin""",
-        {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
-         "value": group_value},
-    ).df()
+    return _human_histogram(con, "agg_theta_ctt", "theta_bin", year, area, booklet,
+                            group_kind, group_value)
 
 
 def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | None:
