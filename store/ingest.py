@@ -28,7 +28,7 @@ from store.schema import YEAR_TABLES
 from store.scoring_pass import AreaAccumulator, score_batch
 
 BATCH_ROWS = 250_000
-MEMORY_LIMIT = "2GB"
+MEMORY_LIMIT = "1GB"
 _CSV_REJECTS = "csv_rejects"
 
 
@@ -95,6 +95,7 @@ def ingest_year(
     # Bounded memory for full-size years; insertion order of examinees carries no meaning.
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     con.execute("SET preserve_insertion_order = false")
+    con.execute("SET enable_progress_bar = false")  # the ingest draws its own
     summary = IngestSummary(year=year, layout=layout.name)
     try:
         con.execute("BEGIN TRANSACTION")

@@ -19,26 +19,38 @@ ICC_BIN_WIDTH = 0.25
 DI_FRACTION = 0.25
 
 
+#: Items whose 0/1 matrix is built at a time: bounds memory on full-size years.
+COLUMN_BLOCK = 12
+
+
 def area_item_frames(
     year: int, area: str, items: ItemsTable, accumulator: AreaAccumulator,
     di_fraction: float = DI_FRACTION,
 ) -> dict[str, pd.DataFrame]:
-    """item_stats, item_icc and option_counts rows for one area."""
+    """item_stats, item_icc and option_counts rows for one area.
+
+    The point-biserial correlates each item with the candidate's CTT score on the whole test
+    (corrected: the item's own answer removed).
+    """
     stats, iccs, options = [], [], []
-    for language, item_ids, chars, keys, theta in _populations(items, accumulator):
-        responses = (chars == keys[None, :]).astype(np.float64)
-        not_given = chars == 0
-        if not_given.any():  # an item missing from some candidates' forms
-            responses[not_given] = np.nan
-        stats.append(pd.DataFrame({
-            "year": year, "area": area, "item_id": item_ids, "item_language": language,
-            "n": (chars != 0).sum(axis=0),
-            "p_value": item_p_values(responses),
-            "point_biserial": point_biserial(responses),
-            "di": discrimination_index(responses, theta, group_fraction=di_fraction),
-            "di_fraction": di_fraction,
-        }))
-        iccs.append(_icc_rows(year, area, language, item_ids, responses, theta))
+    for language, item_ids, chars, keys, theta, total in _populations(items, accumulator):
+        for start in range(0, len(item_ids), COLUMN_BLOCK):
+            block = slice(start, start + COLUMN_BLOCK)
+            block_chars, block_ids = chars[:, block], item_ids[block]
+            responses = (block_chars == keys[None, block]).astype(np.float64)
+            not_given = block_chars == 0
+            if not_given.any():  # an item missing from some candidates' forms
+                responses[not_given] = np.nan
+            stats.append(pd.DataFrame({
+                "year": year, "area": area, "item_id": block_ids, "item_language": language,
+                "n": (~not_given).sum(axis=0),
+                "p_value": item_p_values(responses),
+                "point_biserial": point_biserial(responses, total),
+                "di": discrimination_index(responses, theta, group_fraction=di_fraction),
+                "di_fraction": di_fraction,
+            }))
+            iccs.append(_icc_rows(year, area, language, block_ids, responses, theta))
+            del responses
         options.append(_option_rows(year, area, language, item_ids, chars))
     return {
         "item_stats": pd.concat(stats, ignore_index=True) if stats else None,
@@ -48,7 +60,7 @@ def area_item_frames(
 
 
 def _populations(items: ItemsTable, accumulator: AreaAccumulator):
-    """Yield (item_language, item_ids, chars, keys, θ) per population of the area.
+    """Yield (item_language, item_ids, chars, keys, θ, CTT) per population of the area.
 
     Outside LC: one population, every candidate. In LC: the common items over everyone, and each
     language's items over that language's candidates. ``chars`` is (n, n_items) with 0 where a
@@ -80,7 +92,8 @@ def _common_item_ids(forms) -> np.ndarray:
 def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarray):
     """Place each form's characters into columns ordered by ``item_ids``; stack the rows."""
     column_of = {int(item): j for j, item in enumerate(item_ids)}
-    blocks, thetas, keys = [], [], np.zeros(len(item_ids), np.uint8)
+    blocks, thetas, totals = [], [], []
+    keys = np.zeros(len(item_ids), np.uint8)
     for form, key in zip(forms, keys_by_form):
         form_chars = np.concatenate(accumulator.chars[key])
         block = np.zeros((form_chars.shape[0], len(item_ids)), np.uint8)
@@ -91,7 +104,8 @@ def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarr
                 keys[target] = form.keys[source]
         blocks.append(block)
         thetas.append(np.concatenate(accumulator.theta[key]))
-    return np.concatenate(blocks), keys, np.concatenate(thetas)
+        totals.append(np.concatenate(accumulator.ctt[key]))
+    return np.concatenate(blocks), keys, np.concatenate(thetas), np.concatenate(totals)
 
 
 def _icc_rows(year, area, language, item_ids, responses, theta) -> pd.DataFrame:

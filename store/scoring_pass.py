@@ -33,11 +33,12 @@ NOTA_TOLERANCE = 0.05
 class AreaAccumulator:
     """What the scoring pass keeps of one area for the item aggregates afterwards.
 
-    Per form: list of (n, n_items) uint8 character matrices and (n,) θ arrays.
+    Per form: lists of (n, n_items) uint8 character matrices, (n,) θ and (n,) CTT arrays.
     """
 
     chars: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     theta: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    ctt: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     nota_checked: int = 0
     nota_matched: int = 0
 
@@ -110,6 +111,7 @@ def score_batch(
             key = (form.booklet_id, form.language)
             accumulator.chars[key].append(chars)
             accumulator.theta[key].append(result["theta"])
+            accumulator.ctt[key].append(np.asarray(result["ctt"], dtype=np.float64))
             checked = ~np.isnan(official[kept])
             accumulator.nota_checked += int(checked.sum())
             accumulator.nota_matched += int(

@@ -6,6 +6,7 @@ import random
 import shutil
 
 import duckdb
+import numpy as np
 import pytest
 from inep_reference import read_rows, score_candidate
 
@@ -240,6 +241,7 @@ def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_
     item_id, key = int(target["CO_ITEM"]), target["TX_GABARITO"]
     takers = correct = 0
     chosen = {}
+    pairs = []  # (item correct, CTT on the rest of the test) per taker
     for row in rows:
         if row["TP_PRESENCA_MT"] != "1":
             continue
@@ -249,9 +251,12 @@ def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_
         takers += 1
         correct += mark == key
         chosen[mark] = chosen.get(mark, 0) + 1
+        scored = sum(m == item["TX_GABARITO"] for m, item in zip(row["TX_RESPOSTAS_MT"], booklet)
+                     if item["NU_PARAM_A"])
+        pairs.append((float(mark == key), scored - float(mark == key)))
     con = duckdb.connect(str(db), read_only=True)
-    n, p_value = con.execute("SELECT n, p_value FROM item_stats WHERE item_id = ?",
-                             [item_id]).fetchone()
+    n, p_value, point_biserial = con.execute(
+        "SELECT n, p_value, point_biserial FROM item_stats WHERE item_id = ?", [item_id]).fetchone()
     icc_n, icc_correct = con.execute(
         "SELECT sum(n), sum(n_correct) FROM item_icc WHERE item_id = ?", [item_id]).fetchone()
     options = dict(con.execute("SELECT option, n FROM option_counts WHERE item_id = ?",
@@ -260,4 +265,6 @@ def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_
     assert n == takers == icc_n
     assert icc_correct == correct
     assert p_value == pytest.approx(correct / takers, abs=1e-6)
+    item_correct, rest = (np.array(v) for v in zip(*pairs))
+    assert point_biserial == pytest.approx(np.corrcoef(item_correct, rest)[0, 1], abs=1e-9)
     assert {k: v for k, v in options.items() if v} == chosen
