@@ -48,6 +48,8 @@ def add_run_parser(commands) -> None:
     run.add_argument("--batch-size", type=int, help="prompts per forward pass (transformers)")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend); the key "
                                         "is read from OPENAI_API_KEY only")
+    run.add_argument("--model-name", help="name shown in the dashboard (default: the GGUF "
+                                          "file's or the model folder's name)")
     run.add_argument("--family", help="model family, for grouping in the dashboard")
     run.add_argument("--instruction-tuned", action=argparse.BooleanOptionalAction, default=None)
     run.add_argument("--batch-items", type=int, default=4,
@@ -114,7 +116,7 @@ def spec_from_args(args: argparse.Namespace):
                    languages=tuple(args.languages), shots=tuple(args.shots),
                    n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
                    booklets=booklets, backend_options=options, family=args.family,
-                   instruction_tuned=args.instruction_tuned)
+                   instruction_tuned=args.instruction_tuned, model_name=args.model_name)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

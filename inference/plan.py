@@ -47,6 +47,7 @@ class RunSpec:
     backend_options: dict[str, Any] = field(default_factory=dict)
     family: str | None = None
     instruction_tuned: bool | None = None
+    model_name: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "areas", tuple(check_area(a) for a in self.areas))
@@ -72,11 +73,20 @@ class RunSpec:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     @property
+    def model_id(self) -> str:
+        """How the model is named in the store: ``model_name``, else the GGUF file's or the
+        model folder's name (an API model's name as given)."""
+        if self.model_name:
+            return self.model_name
+        gguf = self.backend_options.get("gguf_file")
+        return Path(gguf).stem if gguf else Path(self.model).name or self.model
+
+    @property
     def run_id(self) -> str:
         """``<model slug>-<backend>-<year>-<hash of the spec>``: stable, readable, unique."""
         content = json.dumps(self.to_dict(), sort_keys=True, default=str)
         digest = hashlib.sha256(content.encode()).hexdigest()[:8]
-        slug = re.sub(r"[^a-z0-9]+", "-", Path(self.model).name.lower()).strip("-")[:40]
+        slug = re.sub(r"[^a-z0-9]+", "-", self.model_id.lower()).strip("-")[:40]
         return f"{slug or 'model'}-{self.backend}-{self.year}-{digest}"
 
 

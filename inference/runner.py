@@ -75,6 +75,7 @@ def execute_run(
             shots_source=plan.shots_source, error=None,
             created_at=(folder.read_json("status.json") or {}).get("created_at", time.time()))
         scorer = scorer or make_scorer(spec.backend, **_backend_options(spec))
+        folder.update_status(scorer=scorer.describe())
         units_done, rate_start, rate_units = status["units_done"], time.monotonic(), 0
         for start in range(0, len(todo), batch_items):
             if stop.requested:
@@ -183,7 +184,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
                     "skipped": plan.skipped, "scorer": status.get("scorer")},
     }
-    model = {"model_id": spec.model,
+    model = {"model_id": spec.model_id,
              "family": spec.family, "instruction_tuned": spec.instruction_tuned,
              "notes": f"backend {spec.backend}"}
     min_k_path = folder.root / "min_k.parquet"
@@ -203,7 +204,7 @@ def _write_min_k(folder: RunFolder, spec: RunSpec, plan: RunPlan, scorer) -> Non
     keys = list(seen)
     values = compute([seen[k] for k in keys]) if keys else []
     frame = pd.DataFrame({
-        "model_id": spec.model, "year": spec.year, "item_id": [k[0] for k in keys],
+        "model_id": spec.model_id, "year": spec.year, "item_id": [k[0] for k in keys],
         "language": [k[1] for k in keys], "k_percent": 20.0, "value": values,
     })
     frame.to_parquet(folder.root / "min_k.parquet", index=False)

@@ -11,29 +11,38 @@ Two modes give the same probabilities (up to floating-point noise):
 
 * ``plain``: one forward pass per full prompt, batched across prompts with left padding,
   explicit attention mask and position ids. The baseline.
-* ``shared`` (default): every prompt is tokenised as one full string, exactly as in ``plain``.
-  The shared parts are then found *on the token ids*: the prefix's key/value cache is computed
-  once (per distinct prefix) and reused for the longest common token prefix L1 between the
-  tokenised prefix text and every prompt of the item; the item's stem is run once on top of it up
-  to L2, the longest common token prefix of all shuffles of the item; only the tails (options
-  block + suffix) run per shuffle, batched with right padding (pads come after the real tokens,
-  so causality keeps them out), position ids continuing from L2, and logits taken at each row's
-  last real token. Because the cached tokens are a prefix of each prompt's own full-string
-  tokenisation, a token merge across a text boundary (e.g. "\\n\\n" + "Question" → "\\n", "\\n",
-  "Question" in byte-level BPE) cannot make the two modes differ: the boundary simply moves back
-  by a token. Cached tensors are never mutated: each forward gets a fresh ``DynamicCache`` built
-  from them (``torch.cat`` in the cache makes new tensors).
+* ``shared`` (default): every prompt is still tokenised as one full string, exactly as in
+  ``plain``, and the shared parts are found *on the token ids*:
 
+  1. prefix: the key/value cache of the tokenised prefix text is computed once per distinct
+     prefix (LRU-kept across calls). An item reuses its first L1 tokens, L1 = the longest common
+     prefix of those ids with every one of the item's prompts. A token merge across the text
+     boundary (e.g. "\n\n" alone vs "\n", "\n" + "Question" in byte-level BPE) just moves the
+     boundary back a token, so it can never make the modes differ.
+  2. stem: tokens L1..L2 (L2 = the longest common prefix of all shuffles of the item) run once
+     per item, on top of the prefix cache, batched across items with right padding; the pads
+     stay inside the cache and are masked out for everything after them.
+  3. tails: each shuffle's remaining tokens (options block + suffix) run on top of its item's
+     cache, rows (item, shuffle) batched up to ``batch_size`` rows and the ``kv_budget``,
+     right-padded, with per-row position ids continuing from the row's true length L2, and the
+     logits taken at each row's last real token (``logits_to_keep``).
+
+  Cached tensors are never mutated: every forward gets a fresh ``DynamicCache`` built from
+  them (broadcast views for one item; ``torch.cat`` in the cache makes new tensors).
   Models whose cache is not a plain full-attention ``DynamicCache`` (sliding-window or linear
-  attention layers) fall back to ``plain`` with a logged warning.
+  attention layers) fall back to ``plain`` with a logged warning. On CUDA the cuDNN SDPA backend
+  is avoided (``avoid_cudnn_attention``): it plans per shape, and shared-mode shapes rarely
+  repeat.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,14 +80,44 @@ def common_prefix_length_all(seqs: Sequence[Sequence[int]]) -> int:
     return min((common_prefix_length(first, s) for s in seqs[1:]), default=len(first))
 
 
+@dataclass
+class _Item:
+    """One request, tokenised: its shuffles' full token ids and the two reuse boundaries.
+
+    ``l1``: tokens taken from the cached prefix; ``l2``: tokens shared by all shuffles
+    (l1 ≤ l2 < len of every sequence, so each shuffle keeps at least one token of its own).
+    """
+
+    index: int
+    key: str
+    seqs: list[list[int]]
+    l1: int
+    l2: int
+
+
+def _right_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids (n, width) right-padded with ``pad``, mask (n, width) 1 on real tokens)."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for r, seq in enumerate(seqs):
+        ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[r, : len(seq)] = 1
+    return ids, mask
+
+
 class TransformersScorer:
     """Letter scorer for a local (or hub) causal LM.
 
     Options: ``model`` (folder, hub id or ``.gguf`` path), ``gguf_file``, ``device``, ``dtype``,
-    ``mode`` ("shared" or "plain"), ``batch_size`` (rows per forward: shuffles in shared mode,
-    prompts in plain mode; default 32 on CUDA, 8 on CPU), ``cache_dir`` (GGUF safetensors cache),
+    ``mode`` ("shared" or "plain"), ``batch_size`` (most rows per forward: (item, shuffle) rows
+    in shared mode — items are grouped so that a forward holds up to ``batch_size`` rows —,
+    prompts in plain mode; default 64 on CUDA, 8 on CPU), ``kv_budget_gb`` (the most memory the
+    broadcast key/value cache of one forward may take; rows are reduced to fit; default a fifth
+    of the GPU's memory, or 1 GB on CPU), ``cache_dir`` (GGUF safetensors cache),
     ``chat_template``, ``prefix_cache_size`` (distinct prefixes kept, e.g. one per area for
-    1-shot), ``revision``, ``trust_remote_code``, ``local_files_only``.
+    1-shot), ``avoid_cudnn_attention`` (CUDA only; see module docstring), ``revision``,
+    ``trust_remote_code``, ``local_files_only``.
     """
 
     name = "transformers"
@@ -92,9 +131,11 @@ class TransformersScorer:
         dtype: str | None = None,
         mode: Mode = "shared",
         batch_size: int | None = None,
+        kv_budget_gb: float | None = None,
         cache_dir: str | Path | None = None,
         chat_template: bool = False,
         prefix_cache_size: int = 4,
+        avoid_cudnn_attention: bool = True,
         revision: str | None = None,
         trust_remote_code: bool = False,
         local_files_only: bool = False,
@@ -110,7 +151,13 @@ class TransformersScorer:
         self.tokenizer = self.loaded.tokenizer
         self.device = self.loaded.device
         self.mode: Mode = mode
-        self.batch_size = batch_size or (32 if self.device.type == "cuda" else 8)
+        cuda = self.device.type == "cuda"
+        self.batch_size = max(1, batch_size or (64 if cuda else 8))
+        if kv_budget_gb is None:
+            total = torch.cuda.get_device_properties(self.device).total_memory if cuda else 5 << 30
+            self.kv_budget = int(total / 5)
+        else:
+            self.kv_budget = int(kv_budget_gb * (1 << 30))
         self.chat_template = chat_template
         if chat_template and not getattr(self.tokenizer, "chat_template", None):
             raise ValueError(f"{model!r} has no chat template")
@@ -126,11 +173,14 @@ class TransformersScorer:
         self._pad_id = 0 if pad is None else int(pad)
         params = inspect.signature(self.model.forward).parameters
         self._has_logits_to_keep = "logits_to_keep" in params
-        self._max_positions = getattr(self.model.config, "max_position_embeddings", None) or getattr(
-            self.model.config, "n_positions", None
+        config = self.model.config
+        self._max_positions = getattr(config, "max_position_embeddings", None) or getattr(
+            config, "n_positions", None
         )
         self._prefix_cache: OrderedDict[tuple[int, ...], KV | None] = OrderedDict()
+        self._prefix_ids: dict[str, tuple[int, ...]] = {}
         self._reuse_ok = True
+        self.avoid_cudnn_attention = avoid_cudnn_attention
 
     # ------------------------------------------------------------------ interface
 
@@ -163,19 +213,14 @@ class TransformersScorer:
 
     def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
         """Letter probabilities of every shuffle of every request (see module docstring)."""
-        if self.mode == "plain":
+        if self.mode == "plain" or not self._reuse_ok:
             return self.score_plain(requests)
-        out = []
-        for req in requests:
-            if self._reuse_ok:
-                try:
-                    out.append(self._score_shared_one(req))
-                    continue
-                except _NoReuse as exc:
-                    self._reuse_ok = False
-                    logger.warning("KV-cache reuse unavailable (%s); scoring in plain mode", exc)
-            out.extend(self.score_plain([req]))
-        return out
+        try:
+            return self.score_shared(requests)
+        except _NoReuse as exc:
+            self._reuse_ok = False
+            logger.warning("KV-cache reuse unavailable (%s); scoring in plain mode", exc)
+            return self.score_plain(requests)
 
     # ------------------------------------------------------------------ text → token ids
 
@@ -223,8 +268,9 @@ class TransformersScorer:
         attention_mask: torch.Tensor | None = None,
         want_cache: bool = False,
     ) -> tuple[torch.Tensor, Any]:
-        """One forward; returns (logits (b, V) float at the kept position, output cache).
+        """One forward; returns (logits (b, V) at the kept position, output cache).
 
+        ``past`` holds batch-1 tensors (broadcast to the batch) or batch-b tensors.
         ``keep`` is 1 (last position) or an int tensor (b,) of per-row positions.
         """
         b = input_ids.shape[0]
@@ -246,22 +292,35 @@ class TransformersScorer:
                 # transformers 5.x; each row then takes the column of its own last position.
                 kept, column = torch.unique(keep, return_inverse=True)
                 kwargs["logits_to_keep"] = kept
-        out = self.model(**kwargs)
+        with self._attention_backends():
+            out = self.model(**kwargs)
         if isinstance(keep, int):
             logits = out.logits[:, -1, :]
         else:
             logits = out.logits[rows, column]
         return logits, out.past_key_values
 
+    def _attention_backends(self) -> contextlib.AbstractContextManager[Any]:
+        """On CUDA, keep PyTorch's SDPA off the cuDNN backend: it builds a plan for every new
+        shape, and shared-prefix forwards have a new (rows, tail, cache) shape almost every
+        time. Flash / memory-efficient / math kernels need no plans."""
+        if self.device.type != "cuda" or not self.avoid_cudnn_attention:
+            return contextlib.nullcontext()
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        return sdpa_kernel(
+            [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+        )
+
     @staticmethod
     def _cache_for_batch(past: KV, batch: int) -> DynamicCache:
-        """A fresh DynamicCache holding ``past`` (batch 1) broadcast to ``batch`` rows.
+        """A fresh DynamicCache holding ``past``, broadcast to ``batch`` rows if it has one.
 
-        The layers hold stride-0 views; the forward's ``torch.cat`` then materialises each layer
-        once. ``past`` itself is never written to.
+        Broadcast layers hold stride-0 views; the forward's ``torch.cat`` then materialises each
+        layer once. ``past`` itself is never written to.
         """
         cache = DynamicCache(ddp_cache_data=past)
-        if batch > 1:
+        if batch > 1 and past[0][0].shape[0] == 1:
             for layer in cache.layers:
                 layer.keys = layer.keys.expand(batch, -1, -1, -1)
                 layer.values = layer.values.expand(batch, -1, -1, -1)
@@ -284,21 +343,31 @@ class TransformersScorer:
             return None
         return [(k[:, :, :length], v[:, :, :length]) for k, v in kv]
 
-    def _run_segment(self, kv: KV | None, ids: Sequence[int], start: int) -> KV:
-        """Append ``ids`` (one sequence) after the cached ``start`` tokens; return the new KV."""
-        input_ids = torch.tensor([list(ids)], device=self.device)
-        positions = torch.arange(start, start + len(ids), device=self.device)[None, :]
-        _, cache = self._forward(input_ids, kv, positions, 1, want_cache=True)
-        return self._extract(cache)
+    @staticmethod
+    def _rows(kv: KV, index: torch.Tensor) -> KV:
+        """The cache rows ``index`` (materialised)."""
+        return [(k.index_select(0, index), v.index_select(0, index)) for k, v in kv]
 
-    def _prefix_kv(self, ids: list[int]) -> KV | None:
-        """The cached KV of a prefix token sequence (computed on first use, LRU-kept)."""
-        key = tuple(ids)
-        if key in self._prefix_cache:
-            self._prefix_cache.move_to_end(key)
-            return self._prefix_cache[key]
-        kv = self._run_segment(None, ids, 0) if ids else None
-        self._prefix_cache[key] = kv
+    @staticmethod
+    def _bytes_per_token(kv: KV) -> int:
+        """Bytes of keys + values per cached token of one row."""
+        return sum(
+            (k.shape[1] * k.shape[3]) * k.element_size() + (v.shape[1] * v.shape[3]) * v.element_size()
+            for k, v in kv
+        )
+
+    def _prefix_kv(self, ids: tuple[int, ...]) -> KV | None:
+        """The cached KV (batch 1) of a prefix token sequence (computed once, LRU-kept)."""
+        if ids in self._prefix_cache:
+            self._prefix_cache.move_to_end(ids)
+            return self._prefix_cache[ids]
+        kv = None
+        if ids:
+            input_ids = torch.tensor([list(ids)], device=self.device)
+            positions = torch.arange(len(ids), device=self.device)[None, :]
+            _, cache = self._forward(input_ids, None, positions, 1, want_cache=True)
+            kv = self._extract(cache)
+        self._prefix_cache[ids] = kv
         while len(self._prefix_cache) > self.prefix_cache_size:
             self._prefix_cache.popitem(last=False)
         return kv
@@ -313,43 +382,109 @@ class TransformersScorer:
 
     # ------------------------------------------------------------------ shared-prefix mode
 
-    @torch.inference_mode()
-    def _score_shared_one(self, req: ScoreRequest) -> ItemScores:
+    def _prepare(self, index: int, req: ScoreRequest) -> tuple[tuple[int, ...], _Item]:
+        """Tokenise one request's full prompts and find its reuse boundaries."""
         prefix_text, texts = self.full_texts(req)
         seqs = self.encode(texts)
         self._check_lengths(req.key, seqs)
+        prefix_ids = self._prefix_ids.get(prefix_text)
+        if prefix_ids is None:
+            prefix_ids = tuple(self.encode([prefix_text])[0]) if prefix_text else ()
+            if len(self._prefix_ids) >= 64:
+                self._prefix_ids.clear()
+            self._prefix_ids[prefix_text] = prefix_ids
         shortest = min(len(s) for s in seqs)
-        prefix_ids = self.encode([prefix_text])[0] if prefix_text else []
         l1 = min([common_prefix_length(prefix_ids, s) for s in seqs] + [shortest - 1])
         l2 = max(l1, min(common_prefix_length_all(seqs), shortest - 1))
         if l1 < len(prefix_ids):
             logger.debug("%s: reusing %d of %d prefix tokens", req.key, l1, len(prefix_ids))
-        kv = self._slice(self._prefix_kv(prefix_ids), l1)
-        if l2 > l1:
-            kv = self._run_segment(kv, seqs[0][l1:l2], l1)
-        raw, mass = self._score_tails(kv, [s[l2:] for s in seqs], l2)
-        return ItemScores.from_letter_probs(req.key, raw, mass)
+        return prefix_ids, _Item(index, req.key, seqs, l1, l2)
 
-    def _score_tails(
-        self, kv: KV | None, tails: list[list[int]], start: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Score token tails that continue the cached ``start`` tokens; rows are right-padded."""
-        n = len(tails)
-        raw = np.empty((n, 5))
-        mass = np.empty(n)
-        order = sorted(range(n), key=lambda i: len(tails[i]))
-        for at in range(0, n, self.batch_size):
-            rows = order[at:at + self.batch_size]
-            width = max(len(tails[i]) for i in rows)
-            ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-            for r, i in enumerate(rows):
-                ids[r, : len(tails[i])] = torch.tensor(tails[i])
-            last = torch.tensor([len(tails[i]) - 1 for i in rows], device=self.device)
-            positions = torch.arange(start, start + width, device=self.device)[None, :]
-            positions = positions.expand(len(rows), -1)
-            logits, _ = self._forward(ids.to(self.device), kv, positions, last)
-            raw[rows], mass[rows] = self._letter_probs(logits)
-        return raw, mass
+    @torch.inference_mode()
+    def score_shared(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        """Shared-prefix scoring (module docstring): prefix once, stems once per item (batched
+        across items), option tails batched across shuffles and items."""
+        groups: dict[tuple[int, ...], list[_Item]] = {}
+        for i, req in enumerate(requests):
+            prefix_ids, item = self._prepare(i, req)
+            groups.setdefault(prefix_ids, []).append(item)
+        out: list[ItemScores | None] = [None] * len(requests)
+        for prefix_ids, items in groups.items():
+            prefix_kv = self._prefix_kv(prefix_ids)
+            per_block = max(1, self.batch_size // max(len(it.seqs) for it in items))
+            for at in range(0, len(items), per_block):
+                block = items[at:at + per_block]
+                kv, mask = self._run_stems(prefix_kv, block)
+                for item, (raw, mass) in zip(block, self._run_tails(kv, mask, block)):
+                    out[item.index] = ItemScores.from_letter_probs(item.key, raw, mass)
+        assert all(o is not None for o in out)
+        return out  # type: ignore[return-value]
+
+    def _run_stems(self, prefix_kv: KV | None, block: list[_Item]) -> tuple[KV | None, torch.Tensor]:
+        """Run each item's stem (tokens l1..l2) on top of the prefix, batched across the block.
+
+        Returns the KV (n_block or 1 rows, width W) and the mask (n_block, W) of real tokens: a
+        shorter stem leaves right padding inside the cache, masked out for everything after it.
+        """
+        l1 = min(it.l1 for it in block)
+        base = self._slice(prefix_kv, l1)
+        stems = [it.seqs[0][l1:it.l2] for it in block]
+        ones = torch.ones((len(block), l1), dtype=torch.long)
+        if max(len(s) for s in stems) == 0:
+            return base, ones.to(self.device)
+        ids, stem_mask = _right_pad(stems, self._pad_id)
+        mask = torch.cat([ones, stem_mask], dim=1).to(self.device)
+        positions = torch.arange(l1, l1 + ids.shape[1], device=self.device)[None, :]
+        _, cache = self._forward(
+            ids.to(self.device), base, positions.expand(len(block), -1), 1,
+            attention_mask=mask, want_cache=True,
+        )
+        return self._extract(cache), mask
+
+    def _run_tails(
+        self, kv: KV | None, mask: torch.Tensor, block: list[_Item]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Score every shuffle's own tokens (after l2) on top of its item's cached stem.
+
+        Rows are (item, shuffle) pairs ordered by item then tail length, cut into forwards of at
+        most ``batch_size`` rows whose broadcast cache fits ``kv_budget``. Returns per item
+        (unnormalised letter probs (S, 5), letter mass (S,)).
+        """
+        rows = sorted(
+            ((b, s) for b, it in enumerate(block) for s in range(len(it.seqs))),
+            key=lambda r: (r[0], len(block[r[0]].seqs[r[1]]) - block[r[0]].l2),
+        )
+        width = mask.shape[1]
+        longest = max(len(it.seqs[s]) - it.l2 for it in block for s in range(len(it.seqs)))
+        per_token = self._bytes_per_token(kv) if kv is not None else 0
+        limit = self.batch_size
+        if per_token:
+            limit = max(1, min(limit, self.kv_budget // (per_token * (width + longest))))
+        results = [(np.empty((len(it.seqs), 5)), np.empty(len(it.seqs))) for it in block]
+        for at in range(0, len(rows), limit):
+            chunk = rows[at:at + limit]
+            owners = torch.tensor([b for b, _ in chunk], device=self.device)
+            tails = [block[b].seqs[s][block[b].l2:] for b, s in chunk]
+            ids, tail_mask = _right_pad(tails, self._pad_id)
+            starts = torch.tensor([block[b].l2 for b, _ in chunk], device=self.device)
+            positions = starts[:, None] + torch.arange(ids.shape[1], device=self.device)[None, :]
+            past = kv
+            if kv is not None and kv[0][0].shape[0] > 1:
+                single = bool((owners == owners[0]).all())
+                past = (
+                    [(k[owners[0]][None], v[owners[0]][None]) for k, v in kv]
+                    if single else self._rows(kv, owners)
+                )
+            attention = torch.cat([mask.index_select(0, owners), tail_mask.to(self.device)], 1)
+            last = torch.tensor([len(t) - 1 for t in tails], device=self.device)
+            logits, _ = self._forward(
+                ids.to(self.device), past, positions, last, attention_mask=attention
+            )
+            raw, mass = self._letter_probs(logits)
+            for r, (b, s) in enumerate(chunk):
+                results[b][0][s] = raw[r]
+                results[b][1][s] = mass[r]
+        return results
 
     # ------------------------------------------------------------------ plain mode
 
