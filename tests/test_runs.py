@@ -172,3 +172,47 @@ def test_prompt_command_prints_the_exact_prompt(demo_db):
     assert text.count("Question:") == 2 and text.rstrip("\n").endswith("Answer: (")
     # One solved example (the easiest MT item, with its key) then the asked item, unanswered.
     assert text.split("Question:")[1].rstrip().endswith(")")
+
+
+def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path):
+    from inference.backends import make_scorer
+    from inference.plan import build_plan
+    from inference.prompts import build_request
+    from inference.shuffles import option_permutations, to_original_probs
+    from inference.tiny_model import build_tiny_model
+    from store.connection import connected
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    spec = RunSpec(model=str(folder), backend="transformers", year=2023, areas=("MT",),
+                   languages=("en",), shots=(1,), n_shuffles=3, seed=4, model_name="tiny")
+    execute_run(spec, demo_db, tmp_path / "runs", batch_items=9)
+    stored = _rows(demo_db, """SELECT position, shuffle, prob_a, prob_b, prob_c, prob_d, prob_e,
+                                      letter_mass FROM model_responses ORDER BY position, shuffle""")
+    assert len(stored) == 45 * 3
+    # Recompute one item independently with the plain (one prompt per forward pass) path.
+    with connected(demo_db, read_only=True) as con:
+        plan = build_plan(con, spec)
+    unit = plan.units[7]
+    perms = option_permutations(3, spec.seed, item_key=unit.item_id)
+    plain = make_scorer("transformers", model=str(folder), mode="plain")
+    result = plain.score([build_request(unit.question, unit.shot_examples, perms)])[0]
+    expected = to_original_probs(result.probs, perms)
+    got = np.array([row[2:7] for row in stored if row[0] == unit.position])
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    np.testing.assert_allclose([row[7] for row in stored if row[0] == unit.position],
+                               result.letter_mass, atol=1e-5)
+    min_k = dict(_rows(demo_db, "SELECT item_id, value FROM min_k_prob WHERE model_id = 'tiny'"))
+    assert len(min_k) == 45
+    direct = plain.min_k_percent_prob([unit.question.stem])[0]
+    assert min_k[unit.item_id] == pytest.approx(direct, abs=1e-6)
+
+
+def test_two_runs_at_once_both_land(demo_db, tmp_path):
+    runs = tmp_path / "runs"
+    first = _start_run(demo_db, runs)
+    second = _start_run(demo_db, runs, "--seed", "8")
+    assert first.wait(timeout=180) == 0, first.stderr.read().decode()
+    assert second.wait(timeout=180) == 0, second.stderr.read().decode()
+    seeds = _rows(demo_db, "SELECT seed, count(*) FROM model_runs r JOIN model_scores s "
+                           "USING (run_id) GROUP BY seed ORDER BY seed")
+    assert seeds == [(3, 20), (8, 20)]
