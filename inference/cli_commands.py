@@ -76,6 +76,18 @@ def add_run_parser(commands) -> None:
     imports.add_argument("--db")
     imports.set_defaults(run=cmd_import_results)
 
+    questions = commands.add_parser(
+        "import-questions", help="load question texts (project JSONL, the paper's CSV, "
+                                 "maritaca JSONL) and link them to the booklets' items")
+    questions.add_argument("path")
+    questions.add_argument("--format", required=True, choices=("project", "paper-csv", "maritaca"))
+    questions.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
+                           help="booklet the positions refer to (paper-csv, maritaca)")
+    questions.add_argument("--area", choices=AREAS, help="area of a paper-csv file")
+    questions.add_argument("--year", type=int, help="exam year (maritaca files name it too)")
+    questions.add_argument("--db")
+    questions.set_defaults(run=cmd_import_questions)
+
     export = commands.add_parser("export-run", help="write one run's answers to a parquet file")
     export.add_argument("run_id")
     export.add_argument("output")
@@ -103,12 +115,7 @@ def spec_from_args(args: argparse.Namespace):
     model = args.model or ("random-baseline" if args.backend == "random" else None)
     if not model:
         raise SystemExit("error: --model is required for this backend")
-    booklets = {}
-    for item in args.booklet:
-        area, _, booklet = item.partition("=")
-        if area.upper() not in AREAS or not booklet.isdigit():
-            raise SystemExit(f"error: --booklet expects AREA=CO_PROVA, got {item!r}")
-        booklets[area.upper()] = int(booklet)
+    booklets = _booklets(args.booklet)
     options = {k: v for k, v in (("gguf_file", args.gguf_file), ("device", args.device),
                                  ("batch_size", args.batch_size), ("base_url", args.base_url))
                if v is not None}
@@ -117,6 +124,17 @@ def spec_from_args(args: argparse.Namespace):
                    n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
                    booklets=booklets, backend_options=options, family=args.family,
                    instruction_tuned=args.instruction_tuned, model_name=args.model_name)
+
+
+def _booklets(values: list[str]) -> dict[str, int]:
+    """``AREA=CO_PROVA`` flags as a dict."""
+    booklets = {}
+    for item in values:
+        area, _, booklet = item.partition("=")
+        if area.upper() not in AREAS or not booklet.isdigit():
+            raise SystemExit(f"error: --booklet expects AREA=CO_PROVA, got {item!r}")
+        booklets[area.upper()] = int(booklet)
+    return booklets
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -231,3 +249,28 @@ def cmd_export_run(args: argparse.Namespace) -> int:
         rows = export_run(con, args.run_id, Path(args.output))
     print(f"wrote {rows:,} answers of {args.run_id} to {args.output}")
     return 0
+
+
+def cmd_import_questions(args: argparse.Namespace) -> int:
+    from inference import questions as loaders
+    from store.connection import connected
+    from store.question_texts import store_questions
+
+    booklets = _booklets(args.booklet)
+    if args.format == "project":
+        questions = loaders.load_project_questions(args.path)
+    elif args.format == "paper-csv":
+        booklet = booklets.get(args.area.upper()) if args.area else None
+        questions = loaders.load_paper_csv(args.path, booklet_id=booklet, area=args.area)
+    else:
+        questions = loaders.load_maritaca_jsonl(args.path)
+    if args.year:
+        questions = [q for q in questions if q.year == args.year]
+    with connected(database_path(args.db)) as con:
+        stored, unlinked = store_questions(con, questions, booklets)
+    print(f"stored {stored:,} question texts")
+    for message in unlinked[:20]:
+        print(f"  not linked: {message}", file=sys.stderr)
+    if len(unlinked) > 20:
+        print(f"  … and {len(unlinked) - 20} more", file=sys.stderr)
+    return 0 if stored else 1
