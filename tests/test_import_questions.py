@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _cli(*args):
     return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], cwd=ROOT,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
 
 
 def _texts(db):
@@ -34,7 +34,8 @@ def test_project_and_paper_formats_link_by_booklet_position(tmp_path, ingested_2
     db = tmp_path / "enem.duckdb"
     shutil.copy(ingested_2023[0], db)
     items = read_rows(demo_files_2023.items)
-    originals = [json.loads(line) for line in open(demo_files_2023.questions, encoding="utf-8")]
+    lines = demo_files_2023.questions.read_text(encoding="utf-8").splitlines()
+    originals = [json.loads(line) for line in lines]
     by_item = {(q["item_id"], q["language"]): q for q in originals}
     booklet = min(int(r["CO_PROVA"]) for r in items if r["SG_AREA"] == "MT")
     form = booklet_items(items, str(booklet), None)
@@ -77,7 +78,7 @@ def test_project_and_paper_formats_link_by_booklet_position(tmp_path, ingested_2
 def test_unlinkable_questions_are_reported(tmp_path, ingested_2023, demo_files_2023):
     db = tmp_path / "enem.duckdb"
     shutil.copy(ingested_2023[0], db)
-    record = json.loads(open(demo_files_2023.questions, encoding="utf-8").readline())
+    record = json.loads(demo_files_2023.questions.read_text(encoding="utf-8").splitlines()[0])
     record.pop("item_id")
     record.update(booklet_id=9999, position=3)
     path = tmp_path / "bad.jsonl"
