@@ -133,6 +133,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default=None, help="float32 / bfloat16 (default per device)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser.add_argument("--cudnn-attention", action="store_true",
+                        help="allow the cuDNN SDPA backend (off by default in the scorer)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -146,7 +148,8 @@ def main() -> None:
         model = args.model or default_gguf()
     t0 = time.perf_counter()
     scorer = TransformersScorer(
-        model, device=args.device, dtype=args.dtype, batch_size=args.batch_size
+        model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+        avoid_cudnn_attention=not args.cudnn_attention,
     )
     load_s = time.perf_counter() - t0
 
@@ -157,7 +160,7 @@ def main() -> None:
     ]
     lengths = [len(ids) for ids in scorer.encode(requests[0].prompts()[:1])]
 
-    warm = [build_request(items[0], shots, option_permutations(2, 1, "warm-up"))]
+    warm = requests[:2]  # full-size warm-up (kernel selection, allocator) for both paths
     timed(scorer, "plain", warm)
     timed(scorer, "shared", warm)
     shared_s, shared = timed(scorer, "shared", requests)

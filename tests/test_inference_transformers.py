@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 from pathlib import Path
@@ -51,6 +52,16 @@ def _manual_letter_probs(scorer: TransformersScorer, text: str) -> np.ndarray:
     p = torch.softmax(logits, -1)
     raw = np.array([float(p[list(v)].sum()) for v in scorer.letter_ids])
     return raw / raw.sum()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Tiny models gain nothing from threads, and OpenMP threads on a busy 2-core runner can
+    spin-wait each other into 20x slowdowns; use one thread here and restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -113,17 +124,29 @@ def test_shared_prefix_equals_plain_full_prompts(tiny_dirs, arch, language, shot
 
 
 def test_batch_size_does_not_change_probabilities(tiny_dirs):
+    """Every batching of rows gives the same numbers, including several items per forward with
+    stems of different lengths (padding inside the cache) and a KV budget forcing 1-row chunks."""
     folder = str(tiny_dirs["llama"])
-    reqs = _requests("en", 4, n_items=2, n_shuffles=9)
+    reqs = _requests("en", 4, n_items=3, n_shuffles=9)
+    # same prefix, much longer stem: shares a block with the others
+    reqs.insert(1, dataclasses.replace(reqs[0], key="longer", stem=reqs[0].stem + "Why?\n" * 9))
+    reqs.append(_requests("pt", 0, n_items=1, n_shuffles=5)[0])  # a second prefix group
+    settings = [
+        ("plain", 1, None), ("plain", 7, None), ("shared", 1, None), ("shared", 7, None),
+        ("shared", 64, None), ("shared", 64, 1e-7),
+    ]
     results = {
-        (mode, bs): TransformersScorer(folder, device="cpu", mode=mode, batch_size=bs).score(reqs)
-        for mode in ("shared", "plain")
-        for bs in (1, 7)
+        (mode, bs, kv): TransformersScorer(
+            folder, device="cpu", mode=mode, batch_size=bs, kv_budget_gb=kv
+        ).score(reqs)
+        for mode, bs, kv in settings
     }
-    base = results[("plain", 1)]
+    base = results[("plain", 1, None)]
     for other in results.values():
+        assert [r.key for r in other] == [r.key for r in reqs]
         for a, b in zip(base, other):
             np.testing.assert_allclose(a.probs, b.probs, atol=ATOL, rtol=0)
+            np.testing.assert_allclose(a.letter_mass, b.letter_mass, atol=ATOL, rtol=1e-4)
 
 
 def test_shared_mode_reuses_prefix_and_stem(llama: TransformersScorer):
@@ -183,6 +206,30 @@ def test_errors_and_edge_cases(llama: TransformersScorer, tiny_dirs):
     )
     with pytest.raises(ValueError, match="mode must be"):
         TransformersScorer(str(tiny_dirs["llama"]), device="cpu", mode="fast")  # type: ignore
+
+
+def test_sliding_window_model_falls_back_to_plain(tmp_path: Path, caplog):
+    """A cache this backend cannot reuse (sliding-window layers) is detected, logged, and the
+    request scored in plain mode instead."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    from inference.tiny_model import build_tokenizer
+
+    tok = build_tokenizer()
+    torch.manual_seed(0)
+    config = MistralConfig(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, sliding_window=64,
+        max_position_embeddings=4096,
+    )
+    MistralForCausalLM(config).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    scorer = TransformersScorer(str(tmp_path), device="cpu")
+    reqs = _requests("en", 1, n_items=1, n_shuffles=3)
+    with caplog.at_level(logging.WARNING):
+        got = scorer.score(reqs)
+    assert "KV-cache reuse unavailable" in caplog.text and not scorer._reuse_ok
+    np.testing.assert_allclose(got[0].probs, scorer.score_plain(reqs)[0].probs, atol=1e-12)
 
 
 def test_min_k_percent_prob_matches_manual(llama: TransformersScorer):

@@ -202,6 +202,8 @@ class TransformersScorer:
             "mode": self.mode,
             "chat_template": self.chat_template,
             "batch_size": self.batch_size,
+            "kv_budget_gb": round(self.kv_budget / (1 << 30), 3),
+            "avoid_cudnn_attention": self.avoid_cudnn_attention,
             "letter_token_ids": {L: list(ids) for L, ids in zip("ABCDE", self.letter_ids)},
             "letter_tokens": {
                 L: [self.tokenizer.convert_ids_to_tokens(i) for i in ids]
