@@ -25,10 +25,10 @@ DB_PATH = database_path()
 def ensure_database() -> str:
     """Build the demo database once when none exists; returns its path."""
     if not DB_PATH.exists():
-        from store.demo_build import build_demo_database
+        from store.demo_build import build_fresh_demo_database
 
         with st.spinner("First start: generating and ingesting the synthetic demo year…"):
-            build_demo_database(DB_PATH, progress=False)
+            build_fresh_demo_database(DB_PATH, progress=False)
     return str(DB_PATH)
 
 

@@ -6,6 +6,7 @@ so the demo exercises every path a researcher's real data will take.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from store.connection import PROJECT_ROOT, connected
@@ -21,6 +22,17 @@ DEMO_FILES_DIR = PROJECT_ROOT / "data" / "demo"
 DEMO_RUNS_DIR = PROJECT_ROOT / "demo" / "runs"
 #: The random baseline (the paper's Table 1) is cheap enough to run at every build.
 RANDOM_BASELINE_SHUFFLES = 30
+
+
+def build_fresh_demo_database(db_path: Path, **options) -> IngestSummary:
+    """Build the demo into a new file beside ``db_path`` and move it into place when complete,
+    so an interrupted first start never leaves a half-built database behind."""
+    db_path = Path(db_path)
+    partial = db_path.with_name(db_path.name + ".building")
+    partial.unlink(missing_ok=True)
+    summary = build_demo_database(partial, **options)
+    os.replace(partial, db_path)
+    return summary
 
 
 def build_demo_database(
