@@ -148,12 +148,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         from tqdm import tqdm
 
-        bar = tqdm(unit="item", desc=spec.run_id)
+        # The rate and ETA come from the runner, which counts only items scored by this
+        # process; tqdm's own rate would include the units a resumed run found already done.
+        bar = tqdm(unit="item", desc=spec.run_id,
+                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                              "[{elapsed}{postfix}]")
 
     def report(status: dict) -> None:
         if bar is not None:
             bar.total = status.get("units_total")
             bar.n = status.get("units_done", 0)
+            rate, eta = status.get("items_per_s"), status.get("eta_s")
+            if rate:
+                bar.set_postfix_str(f"{rate:.2f} items/s, ETA {eta:.0f} s", refresh=False)
             bar.refresh()
 
     try:
