@@ -149,7 +149,7 @@ def build_plan(con, spec: RunSpec) -> RunPlan:
         forms[area] = load_form(con, spec.year, booklet, spec.lc_language if area == "LC" else None)
     units: list[WorkUnit] = []
     skipped: list[str] = []
-    shots_source = "another exam"
+    shots_source = "another exam" if any(s > 0 for s in spec.shots) else "no shots (0-shot)"
     for language in spec.languages:
         candidates = easiest_items(con, language, exclude_year=spec.year)
         if any(s > 0 for s in spec.shots) and set(candidates["area"]) < set(AREAS):
@@ -170,11 +170,17 @@ def build_plan(con, spec: RunSpec) -> RunPlan:
                                        f"no {language} text")
                         continue
                     question = question_from_row(row, spec.year, area, language)
+                    if any(example.item_id == question.item_id for example in examples):
+                        # Same-exam fallback: never show an item solved before asking it.
+                        others = candidates[candidates["item_id"] != question.item_id]
+                        unit_examples = shot_examples(others, area, shots, language, spec.seed)
+                    else:
+                        unit_examples = examples
                     if question.annulled:
                         skipped.append(f"{area} item {item_id}: annulled")
                         continue
                     units.append(WorkUnit(area, form.booklet_id, form.language, position,
-                                          int(item_id), language, shots, question, examples))
+                                          int(item_id), language, shots, question, unit_examples))
     return RunPlan(units=units, forms=forms, skipped=sorted(set(skipped)),
                    shots_source=shots_source)
 

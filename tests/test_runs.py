@@ -216,3 +216,21 @@ def test_two_runs_at_once_both_land(demo_db, tmp_path):
     seeds = _rows(demo_db, "SELECT seed, count(*) FROM model_runs r JOIN model_scores s "
                            "USING (run_id) GROUP BY seed ORDER BY seed")
     assert seeds == [(3, 20), (8, 20)]
+
+
+def test_plan_records_where_the_shot_examples_came_from(demo_db):
+    from inference.plan import build_plan
+    from store.connection import connected
+
+    zero_shot = _spec()
+    four_shot = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
+                        languages=("en",), shots=(4,), n_shuffles=2, seed=3)
+    with connected(demo_db, read_only=True) as con:
+        assert build_plan(con, zero_shot).shots_source.startswith("no shots")
+        plan = build_plan(con, four_shot)
+    # The fixture holds one exam only, so the examples fall back to its own easiest items,
+    # and never to the item being asked.
+    assert plan.shots_source.startswith("same exam")
+    for unit in plan.units:
+        assert len(unit.shot_examples) == 4
+        assert all(example.item_id != unit.item_id for example in unit.shot_examples)
