@@ -168,10 +168,12 @@ def test_language_and_shots_change_model_points(models_db):
 
 def test_model_family_and_tuning_filters(models_db):
     app = run_page("pages/2_Person_fit.py")
+    # The demo ships a real SmolLM2-135M-Instruct run (demo/runs) beside the test runs.
     assert set(app.dataframe[0].value["model"]) == {"test-strong-it", "test-odd-base",
-                                                     "test-random-baseline", "random-baseline"}
+                                                     "test-random-baseline", "random-baseline",
+                                                     "SmolLM2-135M-Instruct"}
     app.sidebar.radio(key="sidebar.tuning").set_value("instruct").run()
-    assert set(app.dataframe[0].value["model"]) == {"test-strong-it"}
+    assert set(app.dataframe[0].value["model"]) == {"test-strong-it", "SmolLM2-135M-Instruct"}
     app.sidebar.radio(key="sidebar.tuning").set_value("all").run()
     app.sidebar.multiselect(key="sidebar.family").set_value(["testfam-beta"]).run()
     assert set(app.dataframe[0].value["model"]) == {"test-odd-base"}
