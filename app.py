@@ -6,6 +6,8 @@ The other views live in ``pages/``; every page shares the sidebar of ``dashboard
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -18,21 +20,19 @@ from store.connection import database_path
 
 st.set_page_config(page_title="ENEM × LLM: does the score mean the same?", layout="wide")
 
-DB_PATH = database_path()
-
 
 @st.cache_resource(show_spinner=False)
-def ensure_database() -> str:
-    """Build the demo database once when none exists; returns its path."""
-    if not DB_PATH.exists():
+def ensure_database(db_path: Path) -> Path:
+    """Build the demo database at ``db_path`` once when none exists there; returns the path."""
+    if not db_path.exists():
         from store.demo_build import build_fresh_demo_database
 
         with st.spinner("First start: generating and ingesting the synthetic demo year…"):
-            build_fresh_demo_database(DB_PATH, progress=False)
-    return str(DB_PATH)
+            build_fresh_demo_database(db_path, progress=False)
+    return db_path
 
 
-ensure_database()
+ensure_database(database_path())
 st.title("When an LLM passes ENEM, does its score mean what it means for a human?")
 require_database()
 filters = sidebar_filters()
