@@ -284,3 +284,13 @@ def test_real_smollm2_gguf_is_scored_and_cached(tmp_path: Path, caplog):
     assert ((a.letter_mass > 0.05) & (a.letter_mass <= 1)).all()
     np.testing.assert_allclose(a.probs, b.probs, atol=1e-6)
     np.testing.assert_allclose(b.probs, c.probs, atol=ATOL)
+
+
+def test_unloadable_models_get_a_clear_error(tmp_path: Path):
+    from inference.backends.hf_loading import ModelLoadError, load_model
+
+    with pytest.raises(ModelLoadError, match="no such file or folder"):
+        load_model(str(tmp_path / "missing"), local_files_only=True)
+    (tmp_path / "weights.gguf").write_bytes(b"")
+    with pytest.raises(ModelLoadError, match="no config.json.*--gguf-file: weights.gguf"):
+        load_model(str(tmp_path))

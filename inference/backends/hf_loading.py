@@ -142,6 +142,10 @@ def _save_cache(model: PreTrainedModel, tokenizer: Any, target: Path, info: dict
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class ModelLoadError(ValueError):
+    """transformers could not find or read the model; the message says what was tried."""
+
+
 def load_model(
     model: str,
     *,
@@ -159,9 +163,31 @@ def load_model(
     GGUF file inside a folder or hub repo. Device defaults to CUDA when available (bfloat16),
     else CPU (float32).
     """
+    try:
+        return _load_model(model, gguf_file, device, dtype, cache_dir, revision,
+                           trust_remote_code, local_files_only)
+    except OSError as error:
+        if Path(str(model)).exists():
+            hint = "it exists but transformers could not read a model from it"
+        elif str(model).startswith(("/", ".", "~")):
+            hint = "no such file or folder"
+        else:
+            hint = "not a local path, and the hub could not be reached or has no such repo"
+        raise ModelLoadError(f"cannot load model {model!r}: {hint} ({error})") from error
+
+
+def _load_model(model, gguf_file, device, dtype, cache_dir, revision, trust_remote_code,
+                local_files_only) -> LoadedModel:
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     location, gguf = split_gguf(str(model), gguf_file)
+    folder = Path(location)
+    if gguf is None and folder.is_dir() and not (folder / "config.json").is_file():
+        found = sorted(path.name for path in folder.glob("*.gguf"))
+        raise ModelLoadError(
+            f"{location} has no config.json, so transformers cannot load it as a model folder"
+            + (f"; it holds GGUF files, pass one with --gguf-file: {', '.join(found)}"
+               if found else ""))
     common: dict[str, Any] = {
         "revision": revision, "trust_remote_code": trust_remote_code,
         "local_files_only": local_files_only,
