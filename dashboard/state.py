@@ -82,6 +82,15 @@ class Filters:
                 "Runs page or pick another prompt language or number of shots.")
 
 
+def selected_model_points(filters: Filters) -> pd.DataFrame:
+    """Every scored shuffle of the selected models in the selected areas (one row per pattern)."""
+    return pd.concat(
+        [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
+               filters.shots, list(filters.models)) for area in filters.areas],
+        ignore_index=True,
+    )
+
+
 def note_missing_runs(filters: Filters, points: pd.DataFrame,
                       areas: tuple[str, ...] | None = None, language: str | None = None) -> None:
     """One info box naming the selected areas that have no model response pattern."""

@@ -13,7 +13,7 @@ import streamlit as st
 
 from dashboard.data import fetch
 from dashboard.figures import CTT_TITLE, humans_and_models_grid, show_figure
-from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.state import note_missing_runs, selected_model_points, sidebar_filters
 from dashboard.summaries import histogram_percentile, model_ability_table
 
 st.set_page_config(page_title="Accuracy vs ability", layout="wide")
@@ -25,11 +25,7 @@ densities = {
                 filters.group_kind, filters.group_value)
     for area in filters.areas
 }
-points = pd.concat(
-    [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
-           filters.shots, list(filters.models)) for area in filters.areas],
-    ignore_index=True,
-)
+points = selected_model_points(filters)
 note_missing_runs(filters, points)
 
 figure = humans_and_models_grid(filters.areas, densities, points, y="ctt", y_bin="ctt",

@@ -22,7 +22,7 @@ from dashboard.figures import (
     show_figure,
 )
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, model_styles, with_alpha
-from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.state import note_missing_runs, selected_model_points, sidebar_filters
 from dashboard.summaries import UNTRUSTED_SHARE, fit_verdict, histogram_quantile
 
 st.set_page_config(page_title="Person fit", layout="wide")
@@ -38,11 +38,7 @@ marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()
              for area, frame in densities.items()}
 human_p5 = {area: histogram_quantile(m["lz_bin"], m["n"], 0.1, 0.05)
             for area, m in marginals.items()}
-points = pd.concat(
-    [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
-           filters.shots, list(filters.models)) for area in filters.areas],
-    ignore_index=True,
-)
+points = selected_model_points(filters)
 note_missing_runs(filters, points)
 
 figure = humans_and_models_grid(filters.areas, densities, points, y="lz", y_bin="lz_bin",

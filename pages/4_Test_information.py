@@ -17,7 +17,7 @@ from analytics.irt import ItemBank, standard_error_curve, test_information
 from dashboard.data import fetch
 from dashboard.figures import THETA_TITLE, area_title, show_figure
 from dashboard.palette import INFORMATIVE_FILL, OKABE_ITO, model_styles, with_alpha
-from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.state import note_missing_runs, selected_model_points, sidebar_filters
 from dashboard.summaries import information_verdict, informative_intervals
 
 THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
@@ -31,11 +31,7 @@ left, right = st.columns(2)
 max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1.0, 0.4, 0.05,
                      key="information.max_se",
                      help="SE(θ) = 1/√I(θ); 0.4 means I(θ) ≥ 6.25")
-points = pd.concat(
-    [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
-           filters.shots, list(filters.models)) for area in filters.areas],
-    ignore_index=True,
-)
+points = selected_model_points(filters)
 lc_models = points.loc[points["area"] == "LC", "item_language"].dropna() if len(points) else []
 lc_default = int(pd.Series(lc_models).mode().iloc[0]) if len(lc_models) else 0
 lc_language = right.radio("LC foreign-language items", list(LC_LANGUAGES), horizontal=True,
