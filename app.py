@@ -25,7 +25,7 @@ st.set_page_config(page_title="ENEM × LLM: does the score mean the same?", layo
 def ensure_database(db_path: Path) -> Path:
     """Build the demo database at ``db_path`` once when none exists there; returns the path."""
     if not db_path.exists():
-        from store.demo_build import build_fresh_demo_database
+        from workflows.demo_build import build_fresh_demo_database
 
         with st.spinner("First start: generating and ingesting the synthetic demo year…"):
             build_fresh_demo_database(db_path, progress=False)
@@ -44,7 +44,7 @@ if synthetic:
     st.info("You are looking at the **synthetic demo**: generated candidates and the project's own "
             "demo questions in INEP's file formats. No real exam content or real person is shown.")
 else:
-    st.caption("Real INEP microdata, ingested with `python cli.py ingest-enem` (see the Data "
+    st.caption("Real INEP microdata, ingested with `enem-llm ingest-enem` (see the Data "
                "page for files and row counts).")
 
 booklets = fetch("booklet_catalogue", filters.year)

@@ -55,8 +55,8 @@ def main() -> None:
 
     from inference.backends import make_scorer
     from inference.plan import RunSpec
-    from inference.runner import execute_run
-    from store.demo_build import build_demo_database
+    from workflows.demo_build import build_demo_database
+    from workflows.run_execution import execute_run
 
     work = Path(tempfile.mkdtemp(prefix="full_exam_"))
     db = work / "demo.duckdb"

@@ -141,7 +141,7 @@ def main() -> None:
 
     if args.tiny:
         model = str(TINY_DIR := Path(tempfile.mkdtemp(prefix="tiny-llm-")))
-        from inference.tiny_model import build_tiny_model
+        from tests.tiny_model import build_tiny_model
 
         build_tiny_model(TINY_DIR, hidden=64, layers=4)
     else:

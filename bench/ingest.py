@@ -61,7 +61,7 @@ def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float
     db.unlink(missing_ok=True)
     code = (
         f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-        "from store.ingest import ingest_year\n"
+        "from workflows.ingest import ingest_year\n"
         f"s = ingest_year({str(db)!r}, 2023, {str(microdata)!r}, {str(items)!r}, progress=False)\n"
         "print('\\n'.join(s.lines()))\n"
     )

@@ -38,12 +38,11 @@ def build_database(rows: int, seed: int) -> Path:
     marker = OUT / f"pages_{rows}.complete"
     if marker.exists() and db.exists():
         return db
-    from model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
-
     from demo import generate_demo_files
     from store.connection import connected
-    from store.ingest import ingest_year
     from store.question_texts import load_question_texts
+    from tests.model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
+    from workflows.ingest import ingest_year
 
     files_dir = OUT / f"year_{rows}"
     if not (files_dir / "complete").exists():

@@ -56,7 +56,7 @@ def _state(token: tuple) -> DatabaseState:
     if token[1] < 0:
         return DatabaseState(path, False, False,
                              f"No database at `{path}` yet. Open the Home page to build the "
-                             "synthetic demo, or run `python cli.py demo`.")
+                             "synthetic demo, or run `enem-llm demo`.")
     try:
         with connected(path, read_only=True) as con:
             present = {row[0] for row in con.execute(

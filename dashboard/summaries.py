@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from analytics.ctt import discrimination_index
+
 #: A model's θ is flagged as untrustworthy when at least this share of its response patterns has
 #: an l_z below the humans' 5th percentile (i.e. is less coherent than 95% of candidates).
 UNTRUSTED_SHARE = 0.5
@@ -147,8 +149,6 @@ def model_item_di(long: pd.DataFrame, group_fraction: float = 0.25) -> tuple[pd.
     returned by ``model_pattern_matrix``). Returns (DI indexed by item_id, number of patterns);
     the index itself is computed by :func:`analytics.ctt.discrimination_index`.
     """
-    from analytics.ctt import discrimination_index
-
     if long.empty:
         return pd.Series(dtype=float), 0
     matrix = long.pivot_table(index="pattern", columns="item_id", values="correct")

@@ -17,6 +17,7 @@ LANGUAGE_NAMES: dict[int, str] = {0: "English", 1: "Spanish"}
 #: Characters that may appear in TX_RESPOSTAS_*: the five options, blank, multiple marks and the
 #: filler INEP writes for the unchosen LC language block in 2014–2021.
 OPTION_LETTERS = "ABCDE"
+N_OPTIONS = len(OPTION_LETTERS)
 BLANK_MARK = "."
 MULTIPLE_MARK = "*"
 UNCHOSEN_MARK = "9"

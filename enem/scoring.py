@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analytics.ability import make_estimator
 from analytics.irt import ItemBank
 from analytics.scales import enem_nota, paper_scale
 from analytics.scoring import score_responses
@@ -32,8 +33,6 @@ class ScoringOptions:
     scale: str = "enem"
 
     def estimator(self):
-        from analytics.ability import make_estimator
-
         return make_estimator(self.method, n_quadrature=self.n_quadrature,
                               theta_range=self.theta_range)
 

@@ -1,8 +1,9 @@
 """What a run asks: the spec, and the list of (item, prompt variant) work units it expands to.
 
-The plan is read from the store once (read-only) at the start of a run: booklet forms with their
-item parameters, question texts in each prompt language, and the solved examples for few-shot
-prompts.
+A plan is built once at the start of a run from an :class:`ExamSource`: booklet forms with their
+item parameters, question texts in each prompt language, and the candidates for few-shot
+examples. The store provides one (``store.model_runs.ExamReader``); this package never opens
+the database itself.
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
 from enem.areas import AREAS, check_area
 from enem.items import BookletForm
-from inference.prompts import choose_shot_examples
+from inference.prompts import choose_shot_examples, render_prompt
+from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from inference.questions import Question
+from inference.shuffles import apply_permutation, option_permutations
 
-PROMPT_LANGUAGES = ("pt", "en")
-SUPPORTED_SHOTS = (0, 1, 4)
+#: The model name of the random-choice baseline (the random backend's default model).
+RANDOM_BASELINE = "random-baseline"
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,9 @@ class RunSpec:
         bad_language = [x for x in self.languages if x not in PROMPT_LANGUAGES]
         if bad_language:
             raise ValueError(f"prompt languages must be among {PROMPT_LANGUAGES}: {bad_language}")
-        bad_shots = [s for s in self.shots if s not in SUPPORTED_SHOTS]
+        bad_shots = [s for s in self.shots if s not in SHOT_SETTINGS]
         if bad_shots:
-            raise ValueError(f"shots must be among {SUPPORTED_SHOTS}: {bad_shots}")
+            raise ValueError(f"shots must be among {SHOT_SETTINGS}: {bad_shots}")
         if not 1 <= self.n_shuffles <= 120:
             raise ValueError("n_shuffles must be between 1 and 120")
         if self.lc_language not in (0, 1):
@@ -139,27 +142,47 @@ def shot_examples(candidates: pd.DataFrame, area: str, shots: int, language: str
                                       language=language))
 
 
-def build_plan(con, spec: RunSpec) -> RunPlan:
-    """Expand a spec into work units using the store (``con`` may be read-only)."""
-    from store.model_runs import default_booklet, easiest_items, load_form, question_texts
+class ExamSource(Protocol):
+    """Where a plan reads the exam from (the store implements it)."""
 
+    def default_booklet(self, year: int, area: str) -> int:
+        """The booklet a run takes when none is named (ValueError when the area has none)."""
+        ...
+
+    def load_form(self, year: int, booklet_id: int, item_language: int | None) -> BookletForm:
+        """One booklet form in response-string order."""
+        ...
+
+    def question_texts(self, year: int, item_ids: list[int], language: str) -> pd.DataFrame:
+        """Texts of the items in one language: item_id, stem, option_a..e, key, annulled."""
+        ...
+
+    def easiest_items(self, language: str, exclude_year: int | None) -> pd.DataFrame:
+        """Shot candidates with texts and b, per area easiest first: year, area, item_id, b,
+        stem, option_a..e, key."""
+        ...
+
+
+def build_plan(source: ExamSource, spec: RunSpec) -> RunPlan:
+    """Expand a spec into work units, reading the exam from ``source``."""
     forms: dict[str, BookletForm] = {}
     for area in spec.areas:
-        booklet = int(spec.booklets.get(area) or default_booklet(con, spec.year, area))
-        forms[area] = load_form(con, spec.year, booklet, spec.lc_language if area == "LC" else None)
+        booklet = int(spec.booklets.get(area) or source.default_booklet(spec.year, area))
+        forms[area] = source.load_form(spec.year, booklet,
+                                       spec.lc_language if area == "LC" else None)
     units: list[WorkUnit] = []
     skipped: list[str] = []
     shots_source = "another exam" if any(s > 0 for s in spec.shots) else "no shots (0-shot)"
     for language in spec.languages:
-        candidates = easiest_items(con, language, exclude_year=spec.year)
+        candidates = source.easiest_items(language, exclude_year=spec.year)
         if any(s > 0 for s in spec.shots) and set(candidates["area"]) < set(AREAS):
             # No earlier exam with texts for every area: fall back to this exam's easiest items.
-            candidates = easiest_items(con, language, exclude_year=None)
+            candidates = source.easiest_items(language, exclude_year=None)
             candidates = candidates[candidates["year"] == spec.year]
             shots_source = "same exam (no other exam with question texts in the store)"
         candidates = candidates.groupby("area").head(3)
         for area, form in forms.items():
-            texts = question_texts(con, spec.year, [int(i) for i in form.item_ids], language)
+            texts = source.question_texts(spec.year, [int(i) for i in form.item_ids], language)
             by_item = {int(row["item_id"]): row for _, row in texts.iterrows()}
             for shots in spec.shots:
                 examples = shot_examples(candidates, area, shots, language, spec.seed)
@@ -185,22 +208,19 @@ def build_plan(con, spec: RunSpec) -> RunPlan:
                    shots_source=shots_source)
 
 
-def exact_prompt(con, *, year: int, area: str, position: int, language: str = "pt",
+def exact_prompt(source: ExamSource, *, year: int, area: str, position: int, language: str = "pt",
                  shots: int = 0, shuffle: int = 0, n_shuffles: int = 30, seed: int = 0,
                  lc_language: int = 1, booklet: int | None = None) -> str:
     """The exact text a run with these settings sends for one item and shuffle.
 
     Raises ValueError when the item has no text in ``language`` or the shuffle is out of range.
     """
-    from inference.prompts import render_prompt
-    from inference.shuffles import apply_permutation, option_permutations
-
     if not 0 <= shuffle < n_shuffles:
         raise ValueError(f"shuffle must be in [0, {n_shuffles})")
     spec = RunSpec(model="-", backend="random", year=year, areas=(area,), languages=(language,),
                    shots=(shots,), n_shuffles=n_shuffles, seed=seed, lc_language=lc_language,
                    booklets={area: booklet} if booklet else {})
-    plan = build_plan(con, spec)
+    plan = build_plan(source, spec)
     unit = next((u for u in plan.units if u.position == position), None)
     if unit is None:
         raise ValueError(f"no {language} text for {area} position {position} of {year}")

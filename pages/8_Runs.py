@@ -13,8 +13,8 @@ from dashboard.data import database_state
 from dashboard.state import require_database, sidebar_filters
 from enem.areas import AREAS
 from inference.backends import available_backends
-from inference.run_folder import list_runs
 from store.connection import PROJECT_ROOT, connected
+from workflows.run_folder import list_runs
 
 st.set_page_config(page_title="Runs", layout="wide")
 st.title("Model runs")

@@ -37,7 +37,7 @@ def open_database(path: Path, read_only: bool = False, wait_seconds: float = 30.
     """
     path = Path(path)
     if read_only and not path.exists():
-        raise FileNotFoundError(f"no database at {path}; run `python cli.py demo` or ingest a year")
+        raise FileNotFoundError(f"no database at {path}; run `enem-llm demo` or ingest a year")
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_seconds

@@ -77,6 +77,45 @@ def easiest_items(con: duckdb.DuckDBPyConnection, language: str, exclude_year: i
     ).df()
 
 
+def booklet_area(con: duckdb.DuckDBPyConnection, year: int, booklet_id: int) -> str | None:
+    """The area of a stored booklet, None when the booklet is not in the store."""
+    row = con.execute("SELECT area FROM booklets WHERE year = ? AND booklet_id = ?",
+                      [int(year), int(booklet_id)]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def stored_run(con: duckdb.DuckDBPyConnection, run_id: str
+               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One run as stored: its ``model_runs`` row, its ``models`` row and its responses
+    (ordered). ValueError when the run is not in the store."""
+    run = con.execute("SELECT * FROM model_runs WHERE run_id = ?", [run_id]).df()
+    if run.empty:
+        raise ValueError(f"no run {run_id!r} in the store")
+    model = con.execute("SELECT * FROM models WHERE model_id = ?", [run["model_id"][0]]).df()
+    responses = con.execute(
+        "SELECT * FROM model_responses WHERE run_id = ? ORDER BY ALL", [run_id]).df()
+    return run, model, responses
+
+
+class ExamReader:
+    """The exam as a run plan reads it (``inference.plan.ExamSource``), over an open connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+
+    def default_booklet(self, year: int, area: str) -> int:
+        return default_booklet(self.con, year, area)
+
+    def load_form(self, year: int, booklet_id: int, item_language: int | None) -> BookletForm:
+        return load_form(self.con, year, booklet_id, item_language)
+
+    def question_texts(self, year: int, item_ids: list[int], language: str) -> pd.DataFrame:
+        return question_texts(self.con, year, item_ids, language)
+
+    def easiest_items(self, language: str, exclude_year: int | None) -> pd.DataFrame:
+        return easiest_items(self.con, language, exclude_year)
+
+
 def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
                 responses: pd.DataFrame, scores: pd.DataFrame,
                 min_k: pd.DataFrame | None = None) -> None:

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-TESTS = Path(__file__).resolve().parent
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
 
 SMALL_N = 3000
 
 # Page tests' session fixtures live in their own module; registering it here builds each of
 # their databases once per session instead of once per importing module.
-pytest_plugins = ["page_fixtures"]
+pytest_plugins = ["tests.page_fixtures"]
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +38,7 @@ def demo_files_2024(tmp_path_factory):
 @pytest.fixture(scope="session")
 def ingested_2023(tmp_path_factory, demo_files_2023):
     """A database with the small 2023 demo year ingested (treat as read-only)."""
-    from store.ingest import ingest_year
+    from workflows.ingest import ingest_year
 
     db = tmp_path_factory.mktemp("db") / "enem.duckdb"
     summary = ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items,

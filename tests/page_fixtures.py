@@ -22,7 +22,7 @@ PAGES_EXAMINEES = 5000
 
 @pytest.fixture(scope="session")
 def pages_demo_db(tmp_path_factory) -> Path:
-    from store.demo_build import build_demo_database
+    from workflows.demo_build import build_demo_database
 
     folder = tmp_path_factory.mktemp("pages_demo")
     path = folder / "demo.duckdb"
@@ -44,7 +44,7 @@ def pages_no_runs_db(tmp_path_factory, pages_demo_db) -> Path:
 
 @pytest.fixture(scope="session")
 def pages_models_db(tmp_path_factory, pages_demo_db) -> Path:
-    from model_fixtures import copy_with_test_runs
+    from tests.model_fixtures import copy_with_test_runs
 
     target = tmp_path_factory.mktemp("pages_models") / "models.duckdb"
     return copy_with_test_runs(pages_demo_db, target)

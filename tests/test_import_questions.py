@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 import duckdb
-from inep_reference import booklet_items, read_rows
+
+from tests.inep_reference import booklet_items, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False)
 
 

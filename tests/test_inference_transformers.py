@@ -17,7 +17,7 @@ from inference.min_k import min_k_count
 from inference.prompts import build_request, choose_shot_examples
 from inference.questions import Question
 from inference.shuffles import option_permutations
-from inference.tiny_model import build_tiny_model
+from tests.tiny_model import build_tiny_model
 
 ATOL = 1e-5
 # CUDA is exercised where present (float32, same tolerance); CI machines have CPU only.
@@ -213,7 +213,7 @@ def test_sliding_window_model_falls_back_to_plain(tmp_path: Path, caplog):
     request scored in plain mode instead."""
     from transformers import MistralConfig, MistralForCausalLM
 
-    from inference.tiny_model import build_tokenizer
+    from tests.tiny_model import build_tokenizer
 
     tok = build_tokenizer()
     torch.manual_seed(0)

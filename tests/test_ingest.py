@@ -8,10 +8,10 @@ import shutil
 import duckdb
 import numpy as np
 import pytest
-from inep_reference import read_rows, score_candidate
 
 from enem.csvfiles import UnusableFileError
-from store.ingest import IngestError, ingest_year
+from tests.inep_reference import read_rows, score_candidate
+from workflows.ingest import IngestError, ingest_year
 
 AREAS = ("CN", "CH", "LC", "MT")
 
@@ -186,7 +186,7 @@ def test_failure_midway_rolls_back_and_reingest_replaces(tmp_path, monkeypatch, 
     before = {t: _count(db, f"SELECT count(*) FROM {t}")
               for t in ("scores", "examinees", "items", "agg_theta_ctt", "ingests")}
 
-    import store.ingest as ingest_module
+    import workflows.ingest as ingest_module
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk on fire")
@@ -232,7 +232,7 @@ def test_resultados_layout_2024(tmp_path, demo_files_2024):
 
 
 def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_2023):
-    from inep_reference import booklet_items
+    from tests.inep_reference import booklet_items
 
     db, _ = ingested_2023
     rows = read_rows(demo_files_2023.microdata)

@@ -7,12 +7,12 @@ import shutil
 import duckdb
 import pandas as pd
 import pytest
-from inep_reference import booklet_items, read_rows, slow_eap
 
 from inference.plan import RunSpec
-from inference.results_io import ResultsFormatError, export_run, import_results
-from inference.runner import execute_run
 from store.connection import connected
+from tests.inep_reference import booklet_items, read_rows, slow_eap
+from workflows.results_io import ResultsFormatError, export_run, import_results
+from workflows.run_execution import execute_run
 
 
 @pytest.fixture()

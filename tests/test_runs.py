@@ -12,11 +12,11 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from inep_reference import slow_eap
 
 from inference.plan import RunSpec
-from inference.run_folder import RunBusyError, RunFolder
-from inference.runner import execute_run
+from tests.inep_reference import slow_eap
+from workflows.run_execution import execute_run
+from workflows.run_folder import RunBusyError, RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,7 +96,7 @@ def test_second_process_cannot_work_on_the_same_run(demo_db, tmp_path):
 
 def _start_run(db, runs_dir, *extra):
     return subprocess.Popen(
-        [sys.executable, str(ROOT / "cli.py"), "run", "--db", str(db), "--runs-dir",
+        [sys.executable, "-m", "cli", "run", "--db", str(db), "--runs-dir",
          str(runs_dir), "--backend", "random", "--year", "2023", "--areas", "MT", "LC",
          "--languages", "pt", "en", "--shuffles", "5", "--seed", "3", "--batch-items", "1",
          "--quiet", *extra],
@@ -164,7 +164,7 @@ def test_sigterm_cancels_after_the_batch_and_can_resume(demo_db, tmp_path):
 
 def test_prompt_command_prints_the_exact_prompt(demo_db):
     result = subprocess.run(
-        [sys.executable, str(ROOT / "cli.py"), "prompt", "--db", str(demo_db), "--year", "2023",
+        [sys.executable, "-m", "cli", "prompt", "--db", str(demo_db), "--year", "2023",
          "--area", "MT", "--position", "1", "--language", "en", "--shots", "1"],
         cwd=ROOT, capture_output=True, text=True, check=True)
     text = result.stdout
@@ -179,8 +179,9 @@ def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path)
     from inference.plan import build_plan
     from inference.prompts import build_request
     from inference.shuffles import option_permutations, to_original_probs
-    from inference.tiny_model import build_tiny_model
     from store.connection import connected
+    from store.model_runs import ExamReader
+    from tests.tiny_model import build_tiny_model
 
     folder = build_tiny_model(tmp_path / "tiny")
     spec = RunSpec(model=str(folder), backend="transformers", year=2023, areas=("MT",),
@@ -191,7 +192,7 @@ def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path)
     assert len(stored) == 45 * 3
     # Recompute one item independently with the plain (one prompt per forward pass) path.
     with connected(demo_db, read_only=True) as con:
-        plan = build_plan(con, spec)
+        plan = build_plan(ExamReader(con), spec)
     unit = plan.units[7]
     perms = option_permutations(3, spec.seed, item_key=unit.item_id)
     plain = make_scorer("transformers", model=str(folder), mode="plain")
@@ -221,13 +222,14 @@ def test_two_runs_at_once_both_land(demo_db, tmp_path):
 def test_plan_records_where_the_shot_examples_came_from(demo_db):
     from inference.plan import build_plan
     from store.connection import connected
+    from store.model_runs import ExamReader
 
     zero_shot = _spec()
     four_shot = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
                         languages=("en",), shots=(4,), n_shuffles=2, seed=3)
     with connected(demo_db, read_only=True) as con:
-        assert build_plan(con, zero_shot).shots_source.startswith("no shots")
-        plan = build_plan(con, four_shot)
+        assert build_plan(ExamReader(con), zero_shot).shots_source.startswith("no shots")
+        plan = build_plan(ExamReader(con), four_shot)
     # The fixture holds one exam only, so the examples fall back to its own easiest items,
     # and never to the item being asked.
     assert plan.shots_source.startswith("same exam")

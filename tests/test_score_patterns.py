@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 
 import pytest
-from inep_reference import booklet_items, read_rows, score_candidate
 
-import cli
+from cli import main as cli
+from tests.inep_reference import booklet_items, read_rows, score_candidate
 
 AREAS = ("CN", "CH", "LC", "MT")
 

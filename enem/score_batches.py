@@ -1,8 +1,9 @@
-"""Score every present candidate of one area, batch by batch, straight from the store.
+"""Score the present candidates of one area, one Arrow batch at a time.
 
-Reads (id, booklet, language, response string) in Arrow batches, turns each booklet form's rows
-into a 0/1 matrix, scores it with the shared analytics code, and hands back score rows, rejected
-rows and the per-form character matrices the item aggregates need.
+Takes (id, booklet, language, response string) in Arrow batches (the ingest reads them from
+the store), turns each booklet form's rows into a 0/1 matrix, scores it with the shared
+analytics code, and hands back score rows, rejected rows and the per-form character matrices
+the item statistics need.
 """
 
 from __future__ import annotations

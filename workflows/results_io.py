@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 from enem.areas import OPTION_LETTERS
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from inference.plan import RunPlan
-from inference.runner import score_patterns
-from store.model_runs import RESPONSE_COLUMNS, load_form, publish_run
+from inference.run_scoring import score_patterns
+from store.model_runs import RESPONSE_COLUMNS, booklet_area, load_form, publish_run, stored_run
 
 EXPORT_METADATA_KEY = b"enem_llm_run"
 PAPER_COLUMNS = ("MODEL_NAME", "LANGUAGE", "SEED", "CO_PROVA", "EXAM_YEAR", "RESPONSE_PATTERN")
@@ -33,12 +33,7 @@ class ResultsFormatError(ValueError):
 
 def export_run(con, run_id: str, path: Path) -> int:
     """Write one run's answers (and how it was made) to a Parquet file; returns rows written."""
-    run = con.execute("SELECT * FROM model_runs WHERE run_id = ?", [run_id]).df()
-    if run.empty:
-        raise ValueError(f"no run {run_id!r} in the store")
-    model = con.execute("SELECT * FROM models WHERE model_id = ?", [run["model_id"][0]]).df()
-    responses = con.execute(
-        "SELECT * FROM model_responses WHERE run_id = ? ORDER BY ALL", [run_id]).df()
+    run, model, responses = stored_run(con, run_id)
     meta = {"run": json.loads(run.to_json(orient="records", date_format="iso"))[0],
             "model": json.loads(model.to_json(orient="records"))[0] if len(model) else {}}
     table = pa.Table.from_pandas(responses, preserve_index=False)
@@ -130,12 +125,10 @@ def _paper_responses(con, run_id: str, rows: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for (year, booklet, language), group in rows.groupby(
             ["EXAM_YEAR", "CO_PROVA", "prompt_language"], sort=True):
-        area = con.execute("SELECT area FROM booklets WHERE year = ? AND booklet_id = ?",
-                           [int(year), int(booklet)]).fetchone()
+        area = booklet_area(con, int(year), int(booklet))
         if area is None:
             raise ResultsFormatError(f"booklet {booklet} of {year} is not in the store; "
                                      "ingest that year's ITENS_PROVA first")
-        area = area[0]
         # The paper's LC patterns use the Spanish form.
         form = load_form(con, int(year), int(booklet), 1 if area == "LC" else None)
         group = group.sort_values("SEED", kind="stable")

@@ -9,9 +9,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from demo import generate_demo_files
+from inference.plan import RunSpec
 from store.connection import PROJECT_ROOT, connected
-from store.ingest import IngestSummary, ingest_year
 from store.question_texts import load_question_texts
+from workflows.ingest import IngestSummary, ingest_year
+from workflows.results_io import import_results
+from workflows.run_execution import execute_run
 
 DEMO_YEAR = 2023
 DEMO_EXAMINEES = 100_000
@@ -44,8 +48,6 @@ def build_demo_database(
     progress: bool = True,
 ) -> IngestSummary:
     """Generate the demo files under ``files_dir`` and ingest them into ``db_path``."""
-    from demo import generate_demo_files
-
     files = generate_demo_files(Path(files_dir), year=year, n_examinees=n_examinees, seed=seed,
                                 progress=progress)
     summary = ingest_year(Path(db_path), year, files.microdata, files.items, source="demo",
@@ -60,8 +62,6 @@ def build_demo_database(
 
 def add_demo_runs(con) -> list[str]:
     """Import the committed demo run exports (re-scored on import, like any import)."""
-    from inference.results_io import import_results
-
     run_ids: list[str] = []
     for path in sorted(DEMO_RUNS_DIR.glob("*.parquet")):
         run_ids += import_results(con, path)
@@ -70,9 +70,6 @@ def add_demo_runs(con) -> list[str]:
 
 def run_random_baseline(db_path: Path, year: int, runs_dir: Path) -> None:
     """The random-choice baseline on every area, both prompt languages, 0-shot."""
-    from inference.plan import RunSpec
-    from inference.runner import execute_run
-
     spec = RunSpec(model="random-baseline", backend="random", year=year,
                    languages=("pt", "en"), shots=(0,), n_shuffles=RANDOM_BASELINE_SHUFFLES,
                    seed=year, family="baseline", instruction_tuned=False)

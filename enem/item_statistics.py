@@ -11,7 +11,7 @@ import pandas as pd
 
 from analytics.ctt import discrimination_index, item_p_values, point_biserial
 from enem.items import ItemsTable
-from store.scoring_pass import AreaAccumulator
+from enem.score_batches import AreaAccumulator
 
 OPTION_MARKS = "ABCDE.*"
 #: Width of the θ bins of the empirical item characteristic curves.

@@ -1,42 +1,43 @@
-"""The model-run commands of ``cli.py``: run, runs, cancel, prompt.
-
-Kept apart from cli.py so the command line stays one small file per concern.
-"""
+"""The model-run commands: run, runs, cancel, prompt, import-results, export-run and
+import-questions. Each is a thin wrapper around ``workflows`` (the runs service for runs)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 from enem.areas import AREAS
 from inference.backends import available_backends
-from store.connection import PROJECT_ROOT, database_path
+from inference.plan import RANDOM_BASELINE, RunSpec
+from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
+from store.connection import DB_ENV_VAR, connected, database_path
+from workflows import runs as runs_service
+from workflows.question_import import QUESTION_FORMATS, import_question_file
+from workflows.results_io import ResultsFormatError, export_run, import_results
+from workflows.run_execution import BATCH_ITEMS, RunCancelled, execute_run
 
 
 def runs_directory(args: argparse.Namespace) -> Path:
     """Run folders live in ``--runs-dir``, else ``runs/`` beside the database."""
-    if getattr(args, "runs_dir", None):
-        return Path(args.runs_dir)
-    return database_path(args.db).parent / "runs"
+    return runs_service.runs_directory(database_path(args.db), getattr(args, "runs_dir", None))
 
 
 def add_run_parser(commands) -> None:
     run = commands.add_parser(
         "run", help="administer an exam to a model (resumable; run again to continue)")
-    run.add_argument("--db", help="DuckDB file (default: $ENEM_DB or data/enem.duckdb)")
+    run.add_argument("--db", help=f"DuckDB file (default: ${DB_ENV_VAR} or data/enem.duckdb)")
     run.add_argument("--runs-dir", help="where run folders live (default: runs/ beside the db)")
     run.add_argument("--model", help="local path, hub id or GGUF file (transformers), API model "
                                      "name (openai); default random-baseline for --backend random")
     run.add_argument("--backend", choices=available_backends(), default="transformers")
     run.add_argument("--year", type=int, required=True)
     run.add_argument("--areas", nargs="+", default=list(AREAS), choices=AREAS)
-    run.add_argument("--languages", nargs="+", default=["pt"], choices=("pt", "en"))
-    run.add_argument("--shots", nargs="+", type=int, default=[0], choices=(0, 1, 4))
+    run.add_argument("--languages", nargs="+", default=["pt"], choices=PROMPT_LANGUAGES)
+    run.add_argument("--shots", nargs="+", type=int, default=[0], choices=SHOT_SETTINGS)
     run.add_argument("--shuffles", type=int, default=30, help="option permutations per item")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--lc-language", type=int, choices=(0, 1), default=1,
@@ -52,7 +53,7 @@ def add_run_parser(commands) -> None:
                                           "file's or the model folder's name)")
     run.add_argument("--family", help="model family, for grouping in the dashboard")
     run.add_argument("--instruction-tuned", action=argparse.BooleanOptionalAction, default=None)
-    run.add_argument("--batch-items", type=int, default=4,
+    run.add_argument("--batch-items", type=int, default=BATCH_ITEMS,
                      help="items scored between two checkpoints (default 4)")
     run.add_argument("--background", action="store_true",
                      help="start the run as a background process and return at once")
@@ -80,7 +81,7 @@ def add_run_parser(commands) -> None:
         "import-questions", help="load question texts (project JSONL, the paper's CSV, "
                                  "maritaca JSONL) and link them to the booklets' items")
     questions.add_argument("path")
-    questions.add_argument("--format", required=True, choices=("project", "paper-csv", "maritaca"))
+    questions.add_argument("--format", required=True, choices=QUESTION_FORMATS)
     questions.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
                            help="booklet the positions refer to (paper-csv, maritaca)")
     questions.add_argument("--area", choices=AREAS, help="area of a paper-csv file")
@@ -99,8 +100,8 @@ def add_run_parser(commands) -> None:
     prompt.add_argument("--year", type=int, required=True)
     prompt.add_argument("--area", required=True, choices=AREAS)
     prompt.add_argument("--position", type=int, required=True, help="sorted position 1..45")
-    prompt.add_argument("--language", default="pt", choices=("pt", "en"))
-    prompt.add_argument("--shots", type=int, default=0, choices=(0, 1, 4))
+    prompt.add_argument("--language", default="pt", choices=PROMPT_LANGUAGES)
+    prompt.add_argument("--shots", type=int, default=0, choices=SHOT_SETTINGS)
     prompt.add_argument("--shuffle", type=int, default=0)
     prompt.add_argument("--shuffles", type=int, default=30)
     prompt.add_argument("--seed", type=int, default=0)
@@ -109,24 +110,23 @@ def add_run_parser(commands) -> None:
     prompt.set_defaults(run=cmd_prompt)
 
 
-def spec_from_args(args: argparse.Namespace):
-    from inference.plan import RunSpec
-
-    model = args.model or ("random-baseline" if args.backend == "random" else None)
+def spec_from_args(args: argparse.Namespace) -> RunSpec:
+    """The run spec the ``run`` flags describe."""
+    model = args.model or (RANDOM_BASELINE if args.backend == "random" else None)
     if not model:
         raise SystemExit("error: --model is required for this backend")
-    booklets = _booklets(args.booklet)
     options = {k: v for k, v in (("gguf_file", args.gguf_file), ("device", args.device),
                                  ("batch_size", args.batch_size), ("base_url", args.base_url))
                if v is not None}
     return RunSpec(model=model, backend=args.backend, year=args.year, areas=tuple(args.areas),
                    languages=tuple(args.languages), shots=tuple(args.shots),
                    n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
-                   booklets=booklets, backend_options=options, family=args.family,
-                   instruction_tuned=args.instruction_tuned, model_name=args.model_name)
+                   booklets=booklet_flags(args.booklet), backend_options=options,
+                   family=args.family, instruction_tuned=args.instruction_tuned,
+                   model_name=args.model_name)
 
 
-def _booklets(values: list[str]) -> dict[str, int]:
+def booklet_flags(values: list[str]) -> dict[str, int]:
     """``AREA=CO_PROVA`` flags as a dict."""
     booklets = {}
     for item in values:
@@ -138,16 +138,16 @@ def _booklets(values: list[str]) -> dict[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from inference.runner import RunCancelled, execute_run
-
     spec = spec_from_args(args)
     runs_dir = runs_directory(args)
     if args.background:
-        return _launch_background(args, spec, runs_dir)
+        launched = runs_service.start_in_background(spec, database_path(args.db), runs_dir,
+                                                    batch_items=args.batch_items)
+        print(json.dumps({"run_id": launched.run_id, "pid": launched.pid,
+                          "folder": str(launched.folder)}))
+        return 0
     bar = None
     if not args.quiet:
-        from tqdm import tqdm
-
         # The rate and ETA come from the runner, which counts only items scored by this
         # process; tqdm's own rate would include the units a resumed run found already done.
         bar = tqdm(unit="item", desc=spec.run_id,
@@ -177,67 +177,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _launch_background(args, spec, runs_dir: Path) -> int:
-    argv = [a for a in sys.argv[1:] if a != "--background"]
-    folder = runs_dir / spec.run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "log.txt", "ab") as log:
-        process = subprocess.Popen([sys.executable, str(PROJECT_ROOT / "cli.py"), *argv,
-                                    "--quiet"], stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True,
-                                   cwd=PROJECT_ROOT)
-    print(json.dumps({"run_id": spec.run_id, "pid": process.pid, "folder": str(folder)}))
-    return 0
-
-
 def cmd_runs(args: argparse.Namespace) -> int:
-    from inference.run_folder import list_runs
-
-    runs = list_runs(runs_directory(args))
+    runs = runs_service.list_runs(runs_directory(args))
     if not runs:
         print("no runs yet")
         return 0
     for run in runs:
-        status = run["status"]
-        state = status.get("status", "?")
-        if state == "running" and not run["alive"]:
-            state = "stopped (process gone; run again to resume)"
-        print(f"{run['run_id']}: {state}, {status.get('units_done', 0)}/"
-              f"{status.get('units_total', '?')} items"
-              + (f", error: {status['error']}" if status.get("error") else ""))
+        print(run.summary())
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from inference.run_folder import RunFolder
-
-    folder = RunFolder(runs_directory(args) / args.run_id)
-    status = folder.read_json("status.json")
-    if not status or not folder.is_locked():
-        print(f"run {args.run_id} is not running")
+    try:
+        print(runs_service.cancel(args.run_id, runs_directory(args)))
+    except runs_service.RunNotRunning as error:
+        print(error)
         return 1
-    os.kill(int(status["pid"]), signal.SIGTERM)
-    print(f"asked run {args.run_id} (pid {status['pid']}) to stop after its current batch")
     return 0
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from inference.plan import exact_prompt
-    from store.connection import connected
-
-    with connected(database_path(args.db), read_only=True) as con:
-        text = exact_prompt(con, year=args.year, area=args.area, position=args.position,
-                            language=args.language, shots=args.shots, shuffle=args.shuffle,
-                            n_shuffles=args.shuffles, seed=args.seed,
-                            lc_language=args.lc_language, booklet=args.booklet)
-    print(text)
+    print(runs_service.prompt_text(
+        database_path(args.db), year=args.year, area=args.area, position=args.position,
+        language=args.language, shots=args.shots, shuffle=args.shuffle,
+        n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
+        booklet=args.booklet))
     return 0
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
-    from inference.results_io import ResultsFormatError, import_results
-    from store.connection import connected
-
     try:
         with connected(database_path(args.db)) as con:
             run_ids = import_results(con, Path(args.path))
@@ -249,9 +217,6 @@ def cmd_import_results(args: argparse.Namespace) -> int:
 
 
 def cmd_export_run(args: argparse.Namespace) -> int:
-    from inference.results_io import export_run
-    from store.connection import connected
-
     with connected(database_path(args.db), read_only=True) as con:
         rows = export_run(con, args.run_id, Path(args.output))
     print(f"wrote {rows:,} answers of {args.run_id} to {args.output}")
@@ -259,22 +224,9 @@ def cmd_export_run(args: argparse.Namespace) -> int:
 
 
 def cmd_import_questions(args: argparse.Namespace) -> int:
-    from inference import questions as loaders
-    from store.connection import connected
-    from store.question_texts import store_questions
-
-    booklets = _booklets(args.booklet)
-    if args.format == "project":
-        questions = loaders.load_project_questions(args.path)
-    elif args.format == "paper-csv":
-        booklet = booklets.get(args.area.upper()) if args.area else None
-        questions = loaders.load_paper_csv(args.path, booklet_id=booklet, area=args.area)
-    else:
-        questions = loaders.load_maritaca_jsonl(args.path)
-    if args.year:
-        questions = [q for q in questions if q.year == args.year]
-    with connected(database_path(args.db)) as con:
-        stored, unlinked = store_questions(con, questions, booklets)
+    stored, unlinked = import_question_file(
+        database_path(args.db), Path(args.path), args.format, booklet_flags(args.booklet),
+        area=args.area, year=args.year)
     print(f"stored {stored:,} question texts")
     for message in unlinked[:20]:
         print(f"  not linked: {message}", file=sys.stderr)

@@ -1,6 +1,7 @@
-"""Command line of the project: ``python cli.py COMMAND --help`` explains each command.
+"""The ``enem-llm`` command line: ``enem-llm COMMAND --help`` explains each command.
 
-Commands: demo, ingest-enem, score-patterns, run, runs, cancel, prompt, info.
+Commands: demo, ingest-enem, score-patterns, info here; run, runs, cancel, prompt,
+import-results, export-run and import-questions in ``cli.run_commands``.
 """
 
 from __future__ import annotations
@@ -9,10 +10,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from cli.run_commands import add_run_parser
 from enem.csvfiles import UnusableFileError
+from enem.items import load_items
+from enem.patterns import score_pattern_file
 from enem.scoring import SCALES, ScoringOptions
-from store.connection import DB_ENV_VAR, database_path
-from store.ingest import IngestError
+from store.connection import DB_ENV_VAR, connected, database_path
+from store.queries import overview
+from workflows.demo_build import build_demo_database
+from workflows.ingest import IngestError, ingest_year
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -42,8 +48,6 @@ def _options(args: argparse.Namespace) -> ScoringOptions:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from store.demo_build import build_demo_database
-
     path = database_path(args.db)
     if path.exists() and not args.force:
         print(f"{path} already exists; pass --force to rebuild the demo into it")
@@ -56,8 +60,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from store.ingest import ingest_year
-
     summary = ingest_year(database_path(args.db), args.year, Path(args.microdata),
                           Path(args.items), encoding=args.encoding, progress=not args.quiet)
     print("\n".join(summary.lines()))
@@ -65,9 +67,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_score_patterns(args: argparse.Namespace) -> int:
-    from enem.items import load_items
-    from enem.patterns import score_pattern_file
-
     items = load_items(Path(args.items), args.encoding)
     summary = score_pattern_file(Path(args.patterns), items, Path(args.output), _options(args),
                                  lc_language=args.lc_language)
@@ -78,12 +77,9 @@ def cmd_score_patterns(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from store.connection import connected
-    from store.queries import overview
-
     path = database_path(args.db)
     if not path.exists():
-        print(f"no database at {path}; run `python cli.py demo` or `python cli.py ingest-enem`")
+        print(f"no database at {path}; run `enem-llm demo` or `enem-llm ingest-enem`")
         return 1
     with connected(path, read_only=True) as con:
         print(overview(con).to_string(index=False))
@@ -91,7 +87,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cli.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="enem-llm", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="generate and ingest the synthetic demo year")
@@ -124,8 +120,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scoring(patterns)
     patterns.set_defaults(run=cmd_score_patterns)
 
-    from inference.cli_commands import add_run_parser
-
     add_run_parser(commands)
 
     info = commands.add_parser("info", help="what the database holds")
@@ -149,5 +143,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """Entry point of the ``enem-llm`` console script."""
     sys.exit(main())

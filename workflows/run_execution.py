@@ -9,22 +9,23 @@ run skips every (item, prompt variant) already there, and the store is written o
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from inference.backends import LetterScorer, make_scorer
-from inference.backends.base import LETTERS, NO_CHOICE
-from inference.plan import RunPlan, RunSpec, WorkUnit, build_plan
-from inference.prompts import build_request
-from inference.run_folder import RunFolder
-from inference.shuffles import option_permutations, to_original_probs
+from inference.min_k import DEFAULT_K_PERCENT
+from inference.plan import RunPlan, RunSpec, build_plan
+from inference.run_scoring import score_patterns, score_units
+from store.connection import connected
+from store.model_runs import ExamReader, publish_run
+from workflows.run_folder import RunFolder
 
 BATCH_ITEMS = 4
 
@@ -56,21 +57,19 @@ def execute_run(
     SIGTERM/SIGINT stop the run after the batch in flight (status 'cancelled'); run again to
     resume. Raises RunBusyError if another process is working on the same run.
     """
-    from store.connection import connected
-
     folder = RunFolder(Path(runs_dir) / spec.run_id)
     folder.acquire()
     started = time.monotonic()
     stop = _StopFlag()
     try:
-        _check_spec(folder, spec)
+        claim_spec(folder, spec)
         with connected(Path(db_path), read_only=True) as con:
-            plan = build_plan(con, spec)
+            plan = build_plan(ExamReader(con), spec)
         done_rows = folder.read_parts()
         done = _done_keys(done_rows)
         todo = [u for u in plan.units if u.key not in done]
         status = folder.update_status(
-            status="running", pid=_pid(), units_total=len(plan.units),
+            status="running", pid=os.getpid(), units_total=len(plan.units),
             units_done=len(plan.units) - len(todo), skipped=plan.skipped,
             shots_source=plan.shots_source, error=None,
             created_at=(folder.read_json("status.json") or {}).get("created_at", time.time()))
@@ -106,73 +105,9 @@ def execute_run(
         folder.release()
 
 
-def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> pd.DataFrame:
-    """Score every shuffle of ``units``; one row per (unit, shuffle) with original letters."""
-    permutations = [option_permutations(spec.n_shuffles, spec.seed, item_key=u.item_id)
-                    for u in units]
-    requests = [build_request(u.question, u.shot_examples, perms, seed=spec.seed,
-                              key=f"{u.area}:{u.prompt_language}:{u.shots}:{u.position}")
-                for u, perms in zip(units, permutations)]
-    results = scorer.score(requests)
-    frames = []
-    for unit, perms, result in zip(units, permutations, results):
-        original = to_original_probs(result.probs, perms)
-        choice_index = np.where(result.choice >= 0,
-                                perms[np.arange(len(perms)), np.maximum(result.choice, 0)],
-                                NO_CHOICE)
-        choice = [LETTERS[c] if c >= 0 else "." for c in choice_index]
-        frames.append(pd.DataFrame({
-            "run_id": spec.run_id, "year": spec.year, "area": unit.area,
-            "booklet_id": unit.booklet_id, "item_language": unit.item_language,
-            "position": unit.position, "item_id": unit.item_id,
-            "prompt_language": unit.prompt_language, "shots": unit.shots,
-            "shuffle": np.arange(len(perms)),
-            "permutation": ["".join(LETTERS[i] for i in p) for p in perms],
-            **{f"prob_{x.lower()}": original[:, i] for i, x in enumerate(LETTERS)},
-            "letter_mass": result.letter_mass,
-            "choice": choice,
-            "correct": [c == unit.question.key for c in choice],
-        }))
-    out = pd.concat(frames, ignore_index=True)
-    out["item_language"] = out["item_language"].astype("Int16")
-    return out
-
-
-def score_patterns(responses: pd.DataFrame, plan: RunPlan,
-                   options: ScoringOptions = DEFAULT_OPTIONS) -> pd.DataFrame:
-    """θ, SE, l_z, l_z*, CTT and nota of every (area, prompt variant, shuffle) pattern.
-
-    Items the run did not ask (no text in that language) are NaN and drop out of the
-    likelihood, like abandoned items.
-    """
-    frames = []
-    for (area, language, shots), group in responses.groupby(
-            ["area", "prompt_language", "shots"], sort=True, dropna=False):
-        form = plan.forms[area]
-        shuffles = np.sort(group["shuffle"].unique())
-        matrix = np.full((len(shuffles), form.n_items), np.nan)
-        row = np.searchsorted(shuffles, group["shuffle"].to_numpy())
-        matrix[row, group["position"].to_numpy() - 1] = group["correct"].to_numpy(float)
-        result = score_form(matrix, form, options)
-        frames.append(pd.DataFrame({
-            "run_id": group["run_id"].iloc[0], "year": int(group["year"].iloc[0]),
-            "area": area, "booklet_id": form.booklet_id, "item_language": form.language,
-            "prompt_language": language, "shots": None if pd.isna(shots) else int(shots),
-            "shuffle": shuffles,
-            "response_pattern": ["".join("." if np.isnan(v) else str(int(v)) for v in r)
-                                 for r in matrix],
-            **{k: result[k] for k in ("theta", "theta_se", "lz", "lz_star", "ctt", "n_scored",
-                                      "nota")},
-        }))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
 def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
             options: ScoringOptions = DEFAULT_OPTIONS) -> None:
     """Score the run's finished parts and replace its rows in the store."""
-    from store.connection import connected
-    from store.model_runs import publish_run
-
     responses = folder.read_parts()
     scores = score_patterns(responses, plan, options)
     status = folder.read_json("status.json") or {}
@@ -205,12 +140,13 @@ def _write_min_k(folder: RunFolder, spec: RunSpec, plan: RunPlan, scorer) -> Non
     values = compute([seen[k] for k in keys]) if keys else []
     frame = pd.DataFrame({
         "model_id": spec.model_id, "year": spec.year, "item_id": [k[0] for k in keys],
-        "language": [k[1] for k in keys], "k_percent": 20.0, "value": values,
+        "language": [k[1] for k in keys], "k_percent": DEFAULT_K_PERCENT, "value": values,
     })
     frame.to_parquet(folder.root / "min_k.parquet", index=False)
 
 
-def _check_spec(folder: RunFolder, spec: RunSpec) -> None:
+def claim_spec(folder: RunFolder, spec: RunSpec) -> None:
+    """Write ``spec`` into the run folder, or ValueError when the folder holds another spec."""
     existing = folder.read_json("spec.json")
     if existing is not None and RunSpec.from_dict(existing) != spec:
         raise ValueError(f"run folder {folder.root} holds a different spec")
@@ -235,12 +171,6 @@ def _backend_options(spec: RunSpec) -> dict:
 
 def _timestamp(seconds: float | None):
     return None if seconds is None else pd.Timestamp(seconds, unit="s")
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 class _StopFlag:

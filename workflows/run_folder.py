@@ -116,16 +116,11 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-def list_runs(runs_dir: Path) -> list[dict[str, Any]]:
-    """Spec and status of every run folder, newest first, with ``alive`` from the lock."""
-    out = []
+def read_run_folders(runs_dir: Path) -> list[RunFolder]:
+    """Every run folder (one holding a ``spec.json``) under ``runs_dir``, newest first."""
     if not Path(runs_dir).exists():
-        return out
-    for folder in Path(runs_dir).iterdir():
-        if not (folder / "spec.json").exists():
-            continue
-        run = RunFolder(folder)
-        status = run.read_json("status.json") or {}
-        out.append({"run_id": folder.name, "spec": run.read_json("spec.json"),
-                    "status": status, "alive": run.is_locked()})
-    return sorted(out, key=lambda r: r["status"].get("created_at", 0), reverse=True)
+        return []
+    folders = [RunFolder(path) for path in Path(runs_dir).iterdir()
+               if (path / "spec.json").exists()]
+    return sorted(folders, key=lambda f: (f.read_json("status.json") or {}).get("created_at", 0),
+                  reverse=True)

@@ -1,0 +1,44 @@
+"""How a microdata layout's columns become the ``examinees`` table's columns (SQL)."""
+
+from __future__ import annotations
+
+from enem.areas import AREAS
+from enem.microdata import MicrodataLayout
+
+
+def examinee_select_sql(layout: MicrodataLayout) -> str:
+    """SELECT list (after ``$year``) producing the ``examinees`` columns from the raw CSV."""
+
+    def optional(expression: str, column: str, cast: str) -> str:
+        return expression if layout.has(column) else f"CAST(NULL AS {cast})"
+
+    def small_int(column: str) -> str:
+        return optional(f"TRY_CAST(trim({column}) AS SMALLINT)", column, "SMALLINT")
+
+    if layout.has("TP_ESCOLA"):
+        school = small_int("TP_ESCOLA")
+    elif layout.has("TP_DEPENDENCIA_ADM_ESC"):
+        # RESULTADOS has the school's administration instead: 1–3 public, 4 private; mapped onto
+        # TP_ESCOLA's codes (2 public, 3 private) so subgroups mean the same in every year.
+        school = """CASE TRY_CAST(trim(TP_DEPENDENCIA_ADM_ESC) AS SMALLINT)
+                      WHEN 4 THEN 3 WHEN 1 THEN 2 WHEN 2 THEN 2 WHEN 3 THEN 2 END"""
+    else:
+        school = "CAST(NULL AS SMALLINT)"
+    parts = [
+        f"trim({layout.id_column})",
+        small_int("TP_LINGUA"),
+        optional("trim(SG_UF_PROVA)", "SG_UF_PROVA", "VARCHAR"),
+        school,
+        optional("trim(TP_SEXO)", "TP_SEXO", "VARCHAR"),
+        small_int("TP_COR_RACA"),
+        small_int("TP_FAIXA_ETARIA"),
+        optional("trim(Q006)", "Q006", "VARCHAR"),
+    ]
+    parts += [small_int(f"TP_PRESENCA_{area}") for area in AREAS]
+    parts += [f"TRY_CAST(trim(CO_PROVA_{area}) AS INTEGER)" for area in AREAS]
+    parts += [
+        optional(f"TRY_CAST(trim(NU_NOTA_{area}) AS DOUBLE)", f"NU_NOTA_{area}", "DOUBLE")
+        for area in AREAS
+    ]
+    parts += [f"trim(TX_RESPOSTAS_{area})" for area in AREAS]
+    return ", ".join(parts)
