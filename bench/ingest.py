@@ -1,6 +1,6 @@
 """Ingest benchmark: full ingest + scoring of an INEP-format year vs a bare DuckDB scan.
 
-    python bench/ingest.py [--rows 3900000] [--keep]
+    python -m bench.ingest [--rows 3900000] [--keep]
 
 Writes (once, cached under bench/out/) a synthetic year in INEP's exact format with ``--rows``
 candidates, then times, in this same run:
@@ -19,19 +19,17 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 import duckdb
 
+from demo import generate_demo_files
 from enem.csvfiles import csv_source_sql, read_header
+
+ROOT = Path(__file__).resolve().parent.parent
 
 OUT = ROOT / "bench" / "out"
 
 
 def ensure_files(rows: int, seed: int):
-    from demo import generate_demo_files
-
     target = OUT / f"year_{rows}"
     marker = target / "complete"
     if not marker.exists():
@@ -60,7 +58,6 @@ def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float
     """Run the ingest in a child process; returns (seconds, peak RSS in GB)."""
     db.unlink(missing_ok=True)
     code = (
-        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "from workflows.ingest import ingest_year\n"
         f"s = ingest_year({str(db)!r}, 2023, {str(microdata)!r}, {str(items)!r}, progress=False)\n"
         "print('\\n'.join(s.lines()))\n"

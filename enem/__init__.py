@@ -1,5 +1,9 @@
-"""ENEM (INEP microdata) knowledge: areas, booklet forms, response strings, scoring glue.
+"""INEP's formats and conventions: areas, item files, booklet forms, response strings, scoring.
 
-Everything here turns INEP's file conventions into the arrays that ``analytics`` scores; it holds
-no psychometrics of its own and no database code.
+Everything here turns INEP's files into the arrays ``analytics`` scores and back into scores:
+the items file (``items``), the microdata layouts (``microdata``), response strings
+(``responses``), the official scoring recipe (``scoring``), scoring Arrow batches of candidates
+(``score_batches``), per-item human statistics (``item_statistics``) and ``score-patterns``
+(``patterns``). Files are parsed with DuckDB's in-memory CSV reader (``csvfiles``); nothing here
+opens the project's database. A new INEP convention (a year's quirk, a new file layout) goes here.
 """
