@@ -1,0 +1,131 @@
+"""The runs service (workflows/runs.py) that the command line and the Runs page share."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from cli.run_commands import add_run_parser, spec_from_args
+from inference.plan import RunSpec
+from store.connection import connected
+from store.question_texts import load_question_texts
+from workflows import runs as service
+from workflows.run_execution import execute_run
+from workflows.run_folder import RunFolder
+
+
+@pytest.fixture()
+def demo_db(tmp_path, ingested_2023, demo_files_2023):
+    db = tmp_path / "enem.duckdb"
+    shutil.copy(ingested_2023[0], db)
+    with connected(db) as con:
+        load_question_texts(con, demo_files_2023.questions)
+    return db
+
+
+def _spec(**changes) -> RunSpec:
+    settings = {"model": "random-baseline", "backend": "random", "year": 2023, "areas": ("MT",),
+                "languages": ("pt", "en"), "shots": (0,), "n_shuffles": 4, "seed": 5}
+    return RunSpec(**{**settings, **changes})
+
+
+def _wait_until(predicate, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="enem-llm")
+    add_run_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(words)
+
+
+def test_background_run_finishes_and_lands_in_the_store(demo_db, tmp_path):
+    runs_dir = tmp_path / "runs"
+    spec = _spec()
+    launched = service.start_in_background(spec, demo_db, runs_dir, batch_items=10)
+    assert launched.run_id == spec.run_id and launched.folder == runs_dir / spec.run_id
+    # The worker read the spec the service wrote, so the folder holds exactly this spec.
+    assert RunSpec.from_dict(json.loads((launched.folder / "spec.json").read_text())) == spec
+
+    def finished() -> bool:
+        status = RunFolder(launched.folder).read_json("status.json") or {}
+        return status.get("status") == "finished" and not RunFolder(launched.folder).is_locked()
+
+    _wait_until(finished)
+    [progress] = service.list_runs(runs_dir)
+    assert progress.run_id == spec.run_id and progress.state == "finished"
+    assert progress.units_done == progress.units_total == 2 * 45
+    assert progress.summary() == f"{spec.run_id}: finished, 90/90 items"
+    con = duckdb.connect(str(demo_db), read_only=True)
+    patterns = con.execute("SELECT count(*) FROM model_scores WHERE run_id = ?",
+                           [spec.run_id]).fetchone()[0]
+    con.close()
+    assert patterns == 2 * 4
+    with pytest.raises(service.RunNotRunning, match="is not running"):
+        service.cancel(spec.run_id, runs_dir)
+
+
+def test_a_folder_holding_another_spec_is_refused(demo_db, tmp_path):
+    runs_dir = tmp_path / "runs"
+    spec = _spec()
+    folder = RunFolder(runs_dir / spec.run_id)
+    folder.write_json("spec.json", _spec(seed=6).to_dict())
+    with pytest.raises(ValueError, match="holds a different spec"):
+        service.start_in_background(spec, demo_db, runs_dir)
+
+
+def test_a_run_whose_process_died_is_reported_stopped(demo_db, tmp_path):
+    runs_dir = tmp_path / "runs"
+    spec = _spec()
+    folder = RunFolder(runs_dir / spec.run_id)
+    folder.write_json("spec.json", spec.to_dict())
+    folder.update_status(status="running", units_done=3, units_total=90, pid=999_999)
+    [progress] = service.list_runs(runs_dir)
+    assert not progress.alive and progress.state == service.STOPPED_WORDING
+    assert progress.eta_s is None
+
+
+def test_the_command_line_shown_makes_the_same_run(demo_db):
+    specs = [_spec(),
+             _spec(model="some/model", backend="transformers", shots=(0, 4), n_shuffles=30,
+                   backend_options={"gguf_file": "m.gguf"}, family="fam", model_name="M"),
+             _spec(model="gpt-x", backend="openai", backend_options={"base_url": "http://h/v1"})]
+    for spec in specs:
+        words = shlex.split(service.command_line(spec, demo_db))
+        assert words[0] == "enem-llm"
+        args = _parse(words[1:])
+        assert args.db == str(demo_db)
+        assert spec_from_args(args) == spec
+
+
+def test_the_cli_and_the_service_print_the_same_prompt(demo_db):
+    text = service.prompt_text(demo_db, year=2023, area="MT", position=2, language="en",
+                               shots=1, shuffle=3, n_shuffles=30, seed=0, lc_language=1,
+                               booklet=None)
+    printed = subprocess.run(
+        [sys.executable, "-m", "cli", "prompt", "--db", str(demo_db), "--year", "2023",
+         "--area", "MT", "--position", "2", "--language", "en", "--shots", "1", "--shuffle", "3"],
+        capture_output=True, text=True, check=True).stdout
+    assert printed == text + "\n"
+    assert text.endswith("Answer: (") and text.count("Question:") == 2
+
+
+def test_foreground_and_background_runs_share_one_folder_layout(demo_db, tmp_path):
+    spec = _spec(areas=("CN",), languages=("pt",))
+    execute_run(spec, demo_db, tmp_path / "runs")
+    [progress] = service.list_runs(tmp_path / "runs")
+    assert progress.spec == json.loads(json.dumps(spec.to_dict()))
+    assert progress.state == "finished" and not progress.skipped
