@@ -10,19 +10,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from cli.arguments import add_db
 from cli.run_commands import add_run_parser
 from enem.csvfiles import UnusableFileError
 from enem.items import load_items
 from enem.patterns import score_pattern_file
 from enem.scoring import SCALES, ScoringOptions
-from store.connection import DB_ENV_VAR, connected, database_path
+from store.connection import connected, database_path
 from store.queries import overview
 from workflows.demo_build import build_demo_database
 from workflows.ingest import IngestError, ingest_year
-
-
-def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help=f"DuckDB file (default: ${DB_ENV_VAR} or data/enem.duckdb)")
 
 
 def _add_scoring(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="generate and ingest the synthetic demo year")
-    _add_db(demo)
+    add_db(demo)
     demo.add_argument("--examinees", type=int, default=100_000, help="candidates (default 100k)")
     demo.add_argument("--seed", type=int, default=2023, help="random seed (default 2023)")
     demo.add_argument("--force", action="store_true", help="rebuild even if the database exists")
@@ -99,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
 
     ingest = commands.add_parser("ingest-enem", help="ingest one year of INEP microdata")
-    _add_db(ingest)
+    add_db(ingest)
     ingest.add_argument("--year", type=int, required=True, help="exam year, e.g. 2023")
     ingest.add_argument("--microdata", required=True,
                         help="MICRODADOS_ENEM_YYYY.csv (2009–2023) or RESULTADOS_YYYY.csv (2024+)")
@@ -123,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(commands)
 
     info = commands.add_parser("info", help="what the database holds")
-    _add_db(info)
+    add_db(info)
     info.set_defaults(run=cmd_info)
     return parser
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from cli.arguments import add_db, add_runs_dir
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.plan import RANDOM_BASELINE, RunSpec
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from store.connection import DB_ENV_VAR, connected, database_path
+from store.connection import connected, database_path
 from workflows import runs as runs_service
 from workflows.question_import import QUESTION_FORMATS, import_question_file
 from workflows.results_io import ResultsFormatError, export_run, import_results
@@ -29,8 +30,8 @@ def runs_directory(args: argparse.Namespace) -> Path:
 def add_run_parser(commands) -> None:
     run = commands.add_parser(
         "run", help="administer an exam to a model (resumable; run again to continue)")
-    run.add_argument("--db", help=f"DuckDB file (default: ${DB_ENV_VAR} or data/enem.duckdb)")
-    run.add_argument("--runs-dir", help="where run folders live (default: runs/ beside the db)")
+    add_db(run)
+    add_runs_dir(run)
     run.add_argument("--model", help="local path, hub id or GGUF file (transformers), API model "
                                      "name (openai); default random-baseline for --backend random")
     run.add_argument("--backend", choices=available_backends(), default="transformers")
@@ -61,20 +62,20 @@ def add_run_parser(commands) -> None:
     run.set_defaults(run=cmd_run)
 
     runs = commands.add_parser("runs", help="list model runs and their progress")
-    runs.add_argument("--db")
-    runs.add_argument("--runs-dir")
+    add_db(runs)
+    add_runs_dir(runs)
     runs.set_defaults(run=cmd_runs)
 
     cancel = commands.add_parser("cancel", help="ask a running model run to stop")
     cancel.add_argument("run_id")
-    cancel.add_argument("--db")
-    cancel.add_argument("--runs-dir")
+    add_db(cancel)
+    add_runs_dir(cancel)
     cancel.set_defaults(run=cmd_cancel)
 
     imports = commands.add_parser(
         "import-results", help="load published results (the paper's parquet) or a run export")
     imports.add_argument("path", help="a .parquet file")
-    imports.add_argument("--db")
+    add_db(imports)
     imports.set_defaults(run=cmd_import_results)
 
     questions = commands.add_parser(
@@ -86,17 +87,17 @@ def add_run_parser(commands) -> None:
                            help="booklet the positions refer to (paper-csv, maritaca)")
     questions.add_argument("--area", choices=AREAS, help="area of a paper-csv file")
     questions.add_argument("--year", type=int, help="exam year (maritaca files name it too)")
-    questions.add_argument("--db")
+    add_db(questions)
     questions.set_defaults(run=cmd_import_questions)
 
     export = commands.add_parser("export-run", help="write one run's answers to a parquet file")
     export.add_argument("run_id")
     export.add_argument("output")
-    export.add_argument("--db")
+    add_db(export)
     export.set_defaults(run=cmd_export_run)
 
     prompt = commands.add_parser("prompt", help="print the exact prompt of one item and shuffle")
-    prompt.add_argument("--db")
+    add_db(prompt)
     prompt.add_argument("--year", type=int, required=True)
     prompt.add_argument("--area", required=True, choices=AREAS)
     prompt.add_argument("--position", type=int, required=True, help="sorted position 1..45")

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
+
+from demo import generate_demo_files
+from store.connection import connected
+from store.question_texts import load_question_texts
+from workflows.ingest import ingest_year
 
 SMALL_N = 3000
 
@@ -13,24 +20,18 @@ pytest_plugins = ["tests.page_fixtures"]
 
 @pytest.fixture(scope="session")
 def demo_files_2023(tmp_path_factory):
-    from demo import generate_demo_files
-
     return generate_demo_files(tmp_path_factory.mktemp("demo2023"), year=2023,
                                n_examinees=SMALL_N, seed=7, progress=False)
 
 
 @pytest.fixture(scope="session")
 def demo_files_2019(tmp_path_factory):
-    from demo import generate_demo_files
-
     return generate_demo_files(tmp_path_factory.mktemp("demo2019"), year=2019,
                                n_examinees=SMALL_N, seed=11, progress=False)
 
 
 @pytest.fixture(scope="session")
 def demo_files_2024(tmp_path_factory):
-    from demo import generate_demo_files
-
     return generate_demo_files(tmp_path_factory.mktemp("demo2024"), year=2024,
                                n_examinees=SMALL_N, seed=13, progress=False)
 
@@ -38,9 +39,17 @@ def demo_files_2024(tmp_path_factory):
 @pytest.fixture(scope="session")
 def ingested_2023(tmp_path_factory, demo_files_2023):
     """A database with the small 2023 demo year ingested (treat as read-only)."""
-    from workflows.ingest import ingest_year
-
     db = tmp_path_factory.mktemp("db") / "enem.duckdb"
     summary = ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items,
                           progress=False, source="demo", is_synthetic=True)
     return db, summary
+
+
+@pytest.fixture()
+def demo_db(tmp_path, ingested_2023, demo_files_2023):
+    """A writable copy of the small 2023 year with its question texts (for model runs)."""
+    db = tmp_path / "enem.duckdb"
+    shutil.copy(ingested_2023[0], db)
+    with connected(db) as con:
+        load_question_texts(con, demo_files_2023.questions)
+    return db

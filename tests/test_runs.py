@@ -21,18 +21,6 @@ from workflows.run_folder import RunBusyError, RunFolder
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture()
-def demo_db(tmp_path, ingested_2023, demo_files_2023):
-    from store.connection import connected
-    from store.question_texts import load_question_texts
-
-    db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
-    with connected(db) as con:
-        load_question_texts(con, demo_files_2023.questions)
-    return db
-
-
 def _spec() -> RunSpec:
     return RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT", "LC"),
                    languages=("pt", "en"), shots=(0,), n_shuffles=5, seed=3)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -15,20 +14,9 @@ import pytest
 
 from cli.run_commands import add_run_parser, spec_from_args
 from inference.plan import RunSpec
-from store.connection import connected
-from store.question_texts import load_question_texts
 from workflows import runs as service
 from workflows.run_execution import execute_run
 from workflows.run_folder import RunFolder
-
-
-@pytest.fixture()
-def demo_db(tmp_path, ingested_2023, demo_files_2023):
-    db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
-    with connected(db) as con:
-        load_question_texts(con, demo_files_2023.questions)
-    return db
 
 
 def _spec(**changes) -> RunSpec:
