@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from inference.questions import (
-    PAPER_COLUMNS,
-    Question,
-    QuestionFormatError,
-    load_maritaca_jsonl,
-    load_paper_csv,
+from inference.question_files.maritaca import load_maritaca_jsonl
+from inference.question_files.paper_csv import PAPER_COLUMNS, load_paper_csv
+from inference.question_files.project import (
     load_project_questions,
     question_to_record,
     write_project_questions,
 )
+from inference.questions import Question, QuestionFormatError
 
 
 def make_question(**overrides) -> Question:
@@ -127,7 +125,7 @@ def test_project_jsonl_skip_invalid_logs(tmp_path: Path, caplog):
     good = question_to_record(make_question())
     bad = dict(good, item_id=7, options=["a"])
     path = _write_lines(tmp_path / "s.jsonl", [bad, good])
-    with caplog.at_level(logging.WARNING, logger="inference.questions"):
+    with caplog.at_level(logging.WARNING, logger="inference.question_files"):
         loaded = load_project_questions(path, on_invalid="skip")
     assert loaded == [make_question()]
     assert "line 1" in caplog.text and "exactly 5 options" in caplog.text
