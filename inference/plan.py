@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from enem.areas import AREAS, check_area
+from enem.areas import AREAS, OPTION_LETTERS, check_area
 from enem.items import BookletForm
 from inference.prompts import choose_shot_examples, render_prompt
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
@@ -27,6 +27,12 @@ from inference.shuffles import apply_permutation, option_permutations
 
 #: The model name of the random-choice baseline (the random backend's default model).
 RANDOM_BASELINE = "random-baseline"
+
+
+def model_slug(name: str) -> str:
+    """``name`` lower-cased with every run of other characters than a-z, 0-9 made one ``-``
+    (no leading or trailing ``-``): the model part of a run id."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,7 @@ class RunSpec:
         """``<model slug>-<backend>-<year>-<hash of the spec>``: stable, readable, unique."""
         content = json.dumps(self.to_dict(), sort_keys=True, default=str)
         digest = hashlib.sha256(content.encode()).hexdigest()[:8]
-        slug = re.sub(r"[^a-z0-9]+", "-", self.model_id.lower()).strip("-")[:40]
+        slug = model_slug(self.model_id)[:40]
         return f"{slug or 'model'}-{self.backend}-{self.year}-{digest}"
 
 
@@ -124,7 +130,7 @@ class RunPlan:
 
 def question_from_row(row: pd.Series, year: int, area: str, language: str) -> Question:
     """A Question from a ``question_texts`` row."""
-    options = tuple(str(row[f"option_{x}"]) for x in "abcde")
+    options = tuple(str(row[f"option_{x}"]) for x in OPTION_LETTERS.lower())
     annulled = bool(row.get("annulled", False))
     return Question(year=int(year), area=area, language=language, stem=str(row["stem"]),
                     options=options, key=None if annulled else str(row["key"]),

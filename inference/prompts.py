@@ -1,4 +1,5 @@
-"""Prompts exactly as the paper administers ENEM to a model (REFERENCE.md §4).
+"""Prompts exactly as the paper administers ENEM to a model (docs/methods.md, "Administering
+an exam to a model").
 
 Layout of a k-shot prompt (English; ``\\n`` are newlines, blocks are separated by a blank line)::
 
@@ -26,8 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from enem.areas import AREAS
+from enem.areas import OPTION_LETTERS as LETTERS
 from inference.backends.base import ScoreRequest
-from inference.questions import AREAS, LETTERS, Question
+from inference.protocol import SHOT_SETTINGS
+from inference.questions import Question
 from inference.shuffles import apply_permutation, item_rng, key_permutation, stable_hash
 
 
@@ -65,7 +69,6 @@ TEMPLATES: dict[str, PromptTemplate] = {
         answer_label="Resposta:",
     ),
 }
-SUPPORTED_SHOTS = (0, 1, 4)
 
 
 def template(language: str) -> PromptTemplate:
@@ -210,8 +213,8 @@ def choose_shot_examples(
       the four keys fall on four different letters. The letters and permutations depend only on
       ``seed``, so every item of a run shares one prefix.
     """
-    if shots not in SUPPORTED_SHOTS:
-        raise ValueError(f"shots must be one of {SUPPORTED_SHOTS}, got {shots}")
+    if shots not in SHOT_SETTINGS:
+        raise ValueError(f"shots must be one of {SHOT_SETTINGS}, got {shots}")
     if len(candidates) != len(difficulties):
         raise ValueError(
             f"{len(candidates)} candidates but {len(difficulties)} difficulties"

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-LETTERS = "ABCDE"
-N_OPTIONS = 5
+from enem.areas import N_OPTIONS
+from enem.areas import OPTION_LETTERS as LETTERS
+
 _ALL_PERMUTATIONS = np.array(list(itertools.permutations(range(N_OPTIONS))), dtype=np.int64)
 
 

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from analytics import ItemBank, enem_nota, probability, score_responses
-
-LETTERS = "ABCDE"
+from enem.areas import OPTION_LETTERS as LETTERS
+from inference.protocol import SHOT_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _simulate_pattern(rng: np.random.Generator, model: FakeModel, theta: float,
 def add_test_model_runs(
     db_path: Path, year: int = 2023, shuffles: int = 8, seed: int = 1,
     models: tuple[FakeModel, ...] = TEST_MODELS, languages: tuple[str, ...] = ("pt", "en"),
-    shots: tuple[int, ...] = (0, 1, 4),
+    shots: tuple[int, ...] = SHOT_SETTINGS,
 ) -> pd.DataFrame:
     """Insert synthetic runs of ``models`` into ``db_path``; returns the model_scores rows."""
     rng = np.random.default_rng(seed)

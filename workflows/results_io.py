@@ -18,13 +18,13 @@ import pyarrow.parquet as pq
 
 from enem.areas import OPTION_LETTERS
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
-from inference.plan import RunPlan
+from inference.plan import RunPlan, model_slug
+from inference.protocol import LANGUAGE_ALIASES
 from inference.run_scoring import score_patterns
 from store.model_runs import RESPONSE_COLUMNS, booklet_area, load_form, publish_run, stored_run
 
 EXPORT_METADATA_KEY = b"enem_llm_run"
 PAPER_COLUMNS = ("MODEL_NAME", "LANGUAGE", "SEED", "CO_PROVA", "EXAM_YEAR", "RESPONSE_PATTERN")
-_LANGUAGES = {"portuguese": "pt", "pt": "pt", "pt-br": "pt", "english": "en", "en": "en"}
 
 
 class ResultsFormatError(ValueError):
@@ -85,7 +85,7 @@ def _import_export(con, responses: pd.DataFrame, meta: dict, options) -> str:
 
 def _import_paper(con, frame: pd.DataFrame, options) -> list[str]:
     frame = frame.copy()
-    frame["prompt_language"] = frame["LANGUAGE"].astype(str).str.lower().map(_LANGUAGES)
+    frame["prompt_language"] = frame["LANGUAGE"].astype(str).str.lower().map(LANGUAGE_ALIASES)
     unknown = frame["prompt_language"].isna()
     if unknown.any():
         raise ResultsFormatError(
@@ -96,8 +96,7 @@ def _import_paper(con, frame: pd.DataFrame, options) -> list[str]:
         keys = keys if isinstance(keys, tuple) else (keys,)
         described = dict(zip(group_columns, [None if pd.isna(k) else k for k in keys]))
         digest = hashlib.sha256(json.dumps(described, default=str).encode()).hexdigest()[:8]
-        slug = re.sub(r"[^a-z0-9]+", "-", str(described["MODEL_NAME"]).lower()).strip("-")
-        run_id = f"paper-{slug}-{digest}"
+        run_id = f"paper-{model_slug(str(described['MODEL_NAME']))}-{digest}"
         responses = _paper_responses(con, run_id, run_rows)
         scores = score_patterns(responses, _forms_plan(con, responses), options)
         shots = _shots(described.get("SYSTEM_PROMPT_TYPE"))

@@ -21,7 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-LETTERS = "ABCDE"
+from enem.areas import OPTION_LETTERS as LETTERS
+
 #: ``ItemScores.choice`` value for "the backend saw no letter at all" (treat as a blank answer).
 NO_CHOICE = -1
 

@@ -25,6 +25,8 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
+from enem.areas import OPTION_LETTERS
+
 logger = logging.getLogger(__name__)
 
 CACHE_ENV = "ENEM_MODEL_CACHE"
@@ -223,7 +225,7 @@ def _load_model(model, gguf_file, device, dtype, cache_dir, revision, trust_remo
     )
 
 
-def letter_token_ids(tokenizer: Any, letters: str = "ABCDE") -> tuple[tuple[int, ...], ...]:
+def letter_token_ids(tokenizer: Any, letters: str = OPTION_LETTERS) -> tuple[tuple[int, ...], ...]:
     """Every single token that decodes to exactly one letter, ignoring surrounding whitespace.
 
     For each letter this finds "A", " A" (GPT-2 "ĠA", SentencePiece "▁A"), byte-fallback

@@ -45,13 +45,13 @@ from typing import Any
 import numpy as np
 import openai
 
+from enem.areas import OPTION_LETTERS as LETTERS
 from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
 
 logger = logging.getLogger(__name__)
 
 API_KEY_ENV = "OPENAI_API_KEY"
 LOCAL_DUMMY_KEY = "sk-local-no-auth"
-LETTERS = "ABCDE"
 
 
 class MalformedResponseError(ScoringError):

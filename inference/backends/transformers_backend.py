@@ -51,6 +51,7 @@ import torch
 import transformers
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
+from enem.areas import OPTION_LETTERS
 from inference.backends.base import ItemScores, LetterScores, ScoreRequest, ScoringError
 from inference.backends.hf_loading import LoadedModel, letter_token_ids, load_model
 from inference.min_k import DEFAULT_K_PERCENT, min_k_from_logprobs
@@ -204,10 +205,10 @@ class TransformersScorer:
             "batch_size": self.batch_size,
             "kv_budget_gb": round(self.kv_budget / (1 << 30), 3),
             "avoid_cudnn_attention": self.avoid_cudnn_attention,
-            "letter_token_ids": {L: list(ids) for L, ids in zip("ABCDE", self.letter_ids)},
+            "letter_token_ids": {L: list(ids) for L, ids in zip(OPTION_LETTERS, self.letter_ids)},
             "letter_tokens": {
                 L: [self.tokenizer.convert_ids_to_tokens(i) for i in ids]
-                for L, ids in zip("ABCDE", self.letter_ids)
+                for L, ids in zip(OPTION_LETTERS, self.letter_ids)
             },
             "transformers": transformers.__version__,
             "torch": torch.__version__,
