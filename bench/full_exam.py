@@ -1,7 +1,7 @@
 """Benchmark: a full exam through the real run pipeline (4 areas × 45 items × N shuffles).
 
-    python bench/full_exam.py --model PATH [--shots 4] [--shuffles 30] [--mode shared|plain]
-    python bench/full_exam.py --random-from-config DIR ...   # same architecture, random weights
+    python -m bench.full_exam --model PATH [--shots 4] [--shuffles 30] [--mode shared|plain]
+    python -m bench.full_exam --random-from-config DIR ...   # same architecture, random weights
 
 Builds a small demo database (the exam and question texts are the demo's; the number of
 candidates does not matter here), then times ``execute_run`` end to end: planning, prompt
@@ -14,20 +14,22 @@ Prints seconds, items/s and prompts/s; the device (CUDA when present) is printed
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+from inference.backends import make_scorer
+from inference.plan import RunSpec
+from inference.protocol import SHOT_SETTINGS
+from workflows.demo_build import build_demo_database
+from workflows.run_execution import execute_run
 
 
 def random_model(config_dir: Path, target: Path) -> Path:
     """Save a randomly initialised model of ``config_dir``'s architecture with its tokenizer."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(config_dir)
     model = AutoModelForCausalLM.from_config(config)
@@ -44,19 +46,12 @@ def main() -> None:
     source.add_argument("--model", help="a model folder or hub id transformers can load")
     source.add_argument("--random-from-config", type=Path,
                         help="folder with config.json and tokenizer files")
-    parser.add_argument("--shots", type=int, default=4, choices=(0, 1, 4))
+    parser.add_argument("--shots", type=int, default=4, choices=SHOT_SETTINGS)
     parser.add_argument("--shuffles", type=int, default=30)
     parser.add_argument("--mode", default="shared", choices=("shared", "plain"))
     parser.add_argument("--batch-items", type=int, default=8)
     parser.add_argument("--examinees", type=int, default=5000)
     args = parser.parse_args()
-
-    import torch
-
-    from inference.backends import make_scorer
-    from inference.plan import RunSpec
-    from workflows.demo_build import build_demo_database
-    from workflows.run_execution import execute_run
 
     work = Path(tempfile.mkdtemp(prefix="full_exam_"))
     db = work / "demo.duckdb"

