@@ -18,5 +18,5 @@ any API client (backends load lazily via ``inference.backends.make_scorer``).
 * ``min_k``: the Min-K% Prob contamination probe.
 
 The method (prompt layout, shots, shuffles, letter scoring) is described in docs/methods.md,
-"Administering an exam to a model".
+"Administering an exam to a model"; the contamination probe in "Min-K% Prob".
 """

@@ -1,5 +1,4 @@
-"""Min-K% Prob, the contamination probe (Shi et al., 2023; docs/methods.md, "Administering an
-exam to a model").
+"""Min-K% Prob, the contamination probe (Shi et al., 2023; docs/methods.md, "Min-K% Prob").
 
 For a text x_1..x_n tokenised as the model sees it, take the log-probabilities
 log p(x_t | x_<t) of every token that has a context (all tokens after the first; when the
