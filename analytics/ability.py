@@ -4,13 +4,19 @@ Responses are a float array of shape (n_examinees, n_items): 1.0 correct, 0.0 wr
 item not administered or missing. An entry counts in the likelihood only if the response is finite
 and the item has parameters (``ItemBank.usable``). A 1-D array is one examinee. Every estimator is
 vectorised over examinees: the work is a few matrix products and elementwise passes.
+
+There is one way to ask for θ: build an estimator (:class:`EAPEstimator`, :class:`MAPEstimator`,
+:class:`MLEstimator`, or :func:`make_estimator` by name) and call its ``estimate``. Every
+estimator subclasses :class:`AbilityEstimator`, whose docstring is the contract that
+``scoring.score_responses`` relies on. The formulas are in docs/methods.md, Ability estimation.
 """
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Protocol
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -83,6 +89,9 @@ class QuadratureGrid:
 INEP_GRID = QuadratureGrid(40, (-4.0, 4.0))
 PAPER_GRID = QuadratureGrid(121, (-6.0, 6.0))
 MIRT_LEGACY_GRID = QuadratureGrid(61, (-6.0, 6.0))
+
+THETA_BOUNDS: tuple[float, float] = (-6.0, 6.0)
+"""Default θ interval that MAP and ML search (their ``theta_bounds``)."""
 
 # Spacing of the coarse search that seeds MAP and ML; the likelihood of a 45-item test is
 # smooth on this scale, so its grid maximum sits next to the continuous one.
@@ -170,67 +179,6 @@ def _check_prior(prior_mean: float, prior_sd: float) -> None:
         raise ValueError(f"prior_mean must be finite; got {prior_mean!r}")
     if not (np.isfinite(prior_sd) and prior_sd > 0):
         raise ValueError(f"prior_sd must be finite and positive; got {prior_sd!r}")
-
-
-def eap(
-    responses: ArrayLike,
-    bank: ItemBank,
-    grid: QuadratureGrid = INEP_GRID,
-    prior_mean: float = 0.0,
-    prior_sd: float = 1.0,
-) -> AbilityEstimate:
-    """Expected a posteriori θ on a quadrature grid, with a normal prior.
-
-    w_k ∝ v_k · φ((q_k − μ)/σ) · L(q_k), θ = Σ w_k q_k / Σ w_k,
-    SE = sqrt(Σ w_k q_k² / Σ w_k − θ²) (the posterior SD on the grid), where v_k are the grid's
-    quadrature weights (all equal for the uniform rule).
-
-    Parameters
-    ----------
-    responses : array of shape (n_examinees, n_items)
-        1.0 / 0.0 / NaN.
-    bank : ItemBank
-    grid : QuadratureGrid, default INEP_GRID (40 points on [−4, 4])
-    prior_mean, prior_sd : float
-        μ and σ of the N(μ, σ²) prior.
-
-    Returns
-    -------
-    AbilityEstimate
-        theta and se of shape (n_examinees,).
-
-    Notes
-    -----
-    The posterior is normalised with a log-sum-exp, so long tests do not underflow. An examinee
-    with no counted item gets the grid prior's mean and SD (μ restricted to the grid: finite, and
-    equal to μ only when the grid is symmetric about it). All-correct and all-wrong patterns have
-    finite EAPs (pulled toward the grid ends), unlike ML.
-    """
-    _check_prior(prior_mean, prior_sd)
-    return _eap_counted(counted_responses(responses, bank), grid, prior_mean, prior_sd)
-
-
-def _eap_counted(
-    data: CountedResponses, grid: QuadratureGrid, prior_mean: float, prior_sd: float
-) -> AbilityEstimate:
-    points = grid.points
-    terms = _grid_terms(data.bank, points)
-    log_prior = _log_normal_prior(points, prior_mean, prior_sd) + grid.log_weights
-    theta = np.empty(data.n_examinees)
-    variance = np.empty(data.n_examinees)
-    # One product gives Σw, Σw·q and Σw·q² for every examinee.
-    powers = np.vstack([np.ones_like(points), points, points**2])
-
-    def posterior_moments(rows: slice) -> None:
-        log_post = _log_likelihood_columns(data.rows(rows), terms, log_prior)
-        log_post -= log_post.max(axis=0)
-        total, first, second = sliced_product(powers, np.exp(log_post, out=log_post))
-        theta[rows] = first / total
-        variance[rows] = second / total - theta[rows] ** 2
-
-    for_each_row_block(posterior_moments, data.n_examinees, GRID_BLOCK)
-    # Rounding can leave a tiny negative variance when the posterior sits on one grid point.
-    return AbilityEstimate(theta=theta, se=np.sqrt(np.maximum(variance, 0.0)))
 
 
 class _Derivatives(NamedTuple):
@@ -366,210 +314,239 @@ def _information_at(data: CountedResponses, theta: FloatArray) -> FloatArray:
     return _derivatives(data, theta).information
 
 
-def map_estimate(
-    responses: ArrayLike,
-    bank: ItemBank,
-    prior_mean: float = 0.0,
-    prior_sd: float = 1.0,
-    max_iter: int = 50,
-    tol: float = 1e-8,
-    theta_bounds: tuple[float, float] = (-6.0, 6.0),
-) -> AbilityEstimate:
-    """Maximum a posteriori θ with a N(μ, σ²) prior, restricted to ``theta_bounds``.
+class AbilityEstimator(abc.ABC):
+    """Base class of the θ estimators; its docstring is their whole contract.
 
-    Parameters
+    ``scoring.score_responses`` and ``person_fit.lz_star`` need exactly what is listed here, so
+    a new estimator is a subclass (a frozen dataclass, like the three below) that sets the three
+    attributes and implements ``_estimate_counted``; ``make_estimator`` names the built-in ones.
+
+    Attributes
     ----------
-    responses : array of shape (n_examinees, n_items)
-        1.0 / 0.0 / NaN.
-    bank : ItemBank
-    prior_mean, prior_sd : float
-        μ and σ of the prior.
-    max_iter : int
-        Newton iterations at most.
-    tol : float
-        Convergence when a step moves θ by less than ``tol``.
-    theta_bounds : (float, float)
-        θ is searched in this interval.
+    name : str
+        Class attribute: the method's short name ("eap", "map", "ml"), as ``make_estimator`` and
+        the command line spell it.
+    prior_mean : float
+        μ of the N(μ, σ²) prior. Ignored when ``prior_sd`` is None.
+    prior_sd : float or None
+        σ of the prior, or None for an estimator without one. ``score_responses`` passes both to
+        ``person_fit.lz_star``: None selects the ML correction (r0 = 0), a number the MAP
+        correction with r0(θ) = (μ − θ)/σ² (an approximation for EAP).
 
-    Returns
+    Methods
     -------
-    AbilityEstimate
-        theta and se of shape (n_examinees,); SE = 1/sqrt(I(θ) + 1/σ²).
-
-    Notes
-    -----
-    The search starts at the maximum of the log posterior over a 0.1-spaced grid of the bounds
-    (rather than at the EAP) because that point also brackets the mode, so the safeguarded Newton
-    iteration finds the highest mode even when a 3PL posterior has more than one. An examinee
-    with no counted item gets μ (clipped to the bounds) and SE σ.
+    estimate(responses, bank) -> AbilityEstimate
+        The public way to ask for θ; implemented once, here.
+    _estimate_counted(data) -> AbilityEstimate
+        Abstract: θ and SE from responses already split by ``irt.counted_responses``, shape
+        (n_examinees,) each. It validates the estimator's settings (ValueError) before any work.
+        ``score_responses`` calls it directly, so the split is made once for θ, person fit and
+        CTT.
     """
-    _check_prior(prior_mean, prior_sd)
-    return _map_counted(counted_responses(responses, bank), prior_mean, prior_sd, max_iter, tol,
-                        _check_bounds(theta_bounds))
-
-
-def _map_counted(
-    data: CountedResponses,
-    prior_mean: float,
-    prior_sd: float,
-    max_iter: int,
-    tol: float,
-    bounds: tuple[float, float],
-) -> AbilityEstimate:
-    precision = 1.0 / prior_sd**2
-    start, lower, upper = _grid_start(data, bounds, prior_mean, precision)
-    theta = _newton_in_bracket(data, start, lower, upper, prior_mean, precision, max_iter, tol)
-    se = 1.0 / np.sqrt(_information_at(data, theta) + precision)
-    return AbilityEstimate(theta=theta, se=se)
-
-
-def ml_estimate(
-    responses: ArrayLike,
-    bank: ItemBank,
-    theta_bounds: tuple[float, float] = (-6.0, 6.0),
-    max_iter: int = 100,
-    tol: float = 1e-8,
-) -> AbilityEstimate:
-    """Bounded maximum-likelihood θ.
-
-    Parameters
-    ----------
-    responses : array of shape (n_examinees, n_items)
-        1.0 / 0.0 / NaN.
-    bank : ItemBank
-    theta_bounds : (float, float)
-        The likelihood is maximised over this closed interval.
-    max_iter : int
-        Newton iterations at most.
-    tol : float
-        Convergence when a step moves θ by less than ``tol``.
-
-    Returns
-    -------
-    AbilityEstimate
-        theta and se of shape (n_examinees,); SE = 1/sqrt(I(θ)) (inf where I(θ) = 0).
-
-    Notes
-    -----
-    No finite ML exists for an all-correct or all-wrong pattern (the likelihood is monotone), so
-    those get the upper or lower bound. Examinees with no counted item have no likelihood at all:
-    their θ is NaN and SE inf. The search starts from the best point of a 0.1-spaced grid over the
-    bounds, which brackets the global maximum, then runs a safeguarded Newton iteration.
-    """
-    return _ml_counted(counted_responses(responses, bank), _check_bounds(theta_bounds), max_iter,
-                       tol)
-
-
-def _ml_counted(
-    data: CountedResponses, bounds: tuple[float, float], max_iter: int, tol: float
-) -> AbilityEstimate:
-    start, lower, upper = _grid_start(data, bounds, 0.0, 0.0)
-    theta = _newton_in_bracket(data, start, lower, upper, 0.0, 0.0, max_iter, tol)
-    theta[data.counted.sum(axis=1) == 0] = np.nan
-    info = np.zeros_like(theta)
-    has_theta = np.isfinite(theta)
-    info[has_theta] = _information_at(data.rows(has_theta), theta[has_theta])
-    with np.errstate(divide="ignore"):
-        se = 1.0 / np.sqrt(info)
-    return AbilityEstimate(theta=theta, se=se)
-
-
-class Estimator(Protocol):
-    """What ``scoring.score_responses`` needs from an ability estimator."""
 
     name: ClassVar[str]
+    prior_mean: float
+    prior_sd: float | None
 
-    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate: ...
+    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
+        """θ and its standard error for every response pattern.
+
+        Parameters
+        ----------
+        responses : array of shape (n_examinees, n_items)
+            1.0 / 0.0 / NaN; a 1-D array is one examinee.
+        bank : ItemBank
+
+        Returns
+        -------
+        AbilityEstimate
+            theta and se of shape (n_examinees,).
+
+        Raises
+        ------
+        ValueError
+            If the estimator's settings are invalid (a prior SD that is not positive, bounds
+            with low ≥ high) or ``responses`` does not have ``bank.n_items`` columns.
+        """
+        return self._estimate_counted(counted_responses(responses, bank))
+
+    @abc.abstractmethod
+    def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
+        """θ and SE of shape (n_examinees,) from responses already split into counted entries."""
 
 
 @dataclass(frozen=True)
-class EAPEstimator:
-    """EAP on ``grid`` with a N(prior_mean, prior_sd²) prior; see :func:`eap`."""
+class EAPEstimator(AbilityEstimator):
+    """Expected a posteriori θ on a quadrature grid, with a normal prior.
+
+    w_k ∝ v_k · φ((q_k − μ)/σ) · L(q_k), θ = Σ w_k q_k / Σ w_k,
+    SE = sqrt(Σ w_k q_k² / Σ w_k − θ²) (the posterior SD on the grid), where v_k are the grid's
+    quadrature weights (all equal for the uniform rule).
+
+    Parameters
+    ----------
+    grid : QuadratureGrid, default INEP_GRID (40 points on [−4, 4])
+    prior_mean, prior_sd : float, default 0.0 and 1.0
+        μ and σ of the N(μ, σ²) prior.
+
+    Notes
+    -----
+    The posterior is normalised with a log-sum-exp, so long tests do not underflow. An examinee
+    with no counted item gets the grid prior's mean and SD (μ restricted to the grid: finite, and
+    equal to μ only when the grid is symmetric about it). All-correct and all-wrong patterns have
+    finite EAPs (pulled toward the grid ends), unlike ML.
+    """
 
     grid: QuadratureGrid = INEP_GRID
     prior_mean: float = 0.0
     prior_sd: float = 1.0
     name: ClassVar[str] = "eap"
 
-    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
-        """θ and SE of shape (n_examinees,) for ``responses`` (n_examinees, n_items)."""
-        return eap(responses, bank, self.grid, self.prior_mean, self.prior_sd)
-
-    def estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
-        """Same as ``estimate``, on responses already split by ``irt.counted_responses``."""
+    def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
         _check_prior(self.prior_mean, self.prior_sd)
-        return _eap_counted(data, self.grid, self.prior_mean, self.prior_sd)
+        points = self.grid.points
+        terms = _grid_terms(data.bank, points)
+        log_prior = _log_normal_prior(points, self.prior_mean, self.prior_sd) + self.grid.log_weights
+        theta = np.empty(data.n_examinees)
+        variance = np.empty(data.n_examinees)
+        # One product gives Σw, Σw·q and Σw·q² for every examinee.
+        powers = np.vstack([np.ones_like(points), points, points**2])
+
+        def posterior_moments(rows: slice) -> None:
+            log_post = _log_likelihood_columns(data.rows(rows), terms, log_prior)
+            log_post -= log_post.max(axis=0)
+            total, first, second = sliced_product(powers, np.exp(log_post, out=log_post))
+            theta[rows] = first / total
+            variance[rows] = second / total - theta[rows] ** 2
+
+        for_each_row_block(posterior_moments, data.n_examinees, GRID_BLOCK)
+        # Rounding can leave a tiny negative variance when the posterior sits on one grid point.
+        return AbilityEstimate(theta=theta, se=np.sqrt(np.maximum(variance, 0.0)))
 
 
 @dataclass(frozen=True)
-class MAPEstimator:
-    """MAP with a N(prior_mean, prior_sd²) prior inside ``theta_bounds``; see :func:`map_estimate`."""
+class MAPEstimator(AbilityEstimator):
+    """Maximum a posteriori θ with a N(μ, σ²) prior, restricted to ``theta_bounds``.
+
+    Parameters
+    ----------
+    prior_mean, prior_sd : float, default 0.0 and 1.0
+        μ and σ of the prior.
+    theta_bounds : (float, float), default THETA_BOUNDS (−6, 6)
+        θ is searched in this interval.
+    max_iter : int, default 50
+        Newton iterations at most.
+    tol : float, default 1e-8
+        Convergence when a step moves θ by less than ``tol``.
+
+    Notes
+    -----
+    SE = 1/sqrt(I(θ) + 1/σ²). The search starts at the maximum of the log posterior over a
+    0.1-spaced grid of the bounds (rather than at the EAP) because that point also brackets the
+    mode, so the safeguarded Newton iteration finds the highest mode even when a 3PL posterior
+    has more than one. An examinee with no counted item gets μ (clipped to the bounds) and SE σ.
+    """
 
     prior_mean: float = 0.0
     prior_sd: float = 1.0
-    theta_bounds: tuple[float, float] = (-6.0, 6.0)
+    theta_bounds: tuple[float, float] = THETA_BOUNDS
     max_iter: int = 50
     tol: float = 1e-8
     name: ClassVar[str] = "map"
 
-    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
-        """θ and SE of shape (n_examinees,) for ``responses`` (n_examinees, n_items)."""
-        return map_estimate(responses, bank, self.prior_mean, self.prior_sd, self.max_iter,
-                            self.tol, self.theta_bounds)
-
-    def estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
-        """Same as ``estimate``, on responses already split by ``irt.counted_responses``."""
+    def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
         _check_prior(self.prior_mean, self.prior_sd)
-        return _map_counted(data, self.prior_mean, self.prior_sd, self.max_iter, self.tol,
-                            _check_bounds(self.theta_bounds))
+        bounds = _check_bounds(self.theta_bounds)
+        precision = 1.0 / self.prior_sd**2
+        start, lower, upper = _grid_start(data, bounds, self.prior_mean, precision)
+        theta = _newton_in_bracket(data, start, lower, upper, self.prior_mean, precision,
+                                   self.max_iter, self.tol)
+        se = 1.0 / np.sqrt(_information_at(data, theta) + precision)
+        return AbilityEstimate(theta=theta, se=se)
 
 
 @dataclass(frozen=True)
-class MLEstimator:
-    """Bounded ML inside ``theta_bounds``; see :func:`ml_estimate`. It has no prior
-    (``prior_sd`` is None), which tells ``person_fit.lz_star`` to use the ML correction."""
+class MLEstimator(AbilityEstimator):
+    """Bounded maximum-likelihood θ.
 
-    theta_bounds: tuple[float, float] = (-6.0, 6.0)
+    It has no prior: ``prior_sd`` is None, which tells ``person_fit.lz_star`` to use the ML
+    correction (``prior_mean`` is 0.0 and unused).
+
+    Parameters
+    ----------
+    theta_bounds : (float, float), default THETA_BOUNDS (−6, 6)
+        The likelihood is maximised over this closed interval.
+    max_iter : int, default 100
+        Newton iterations at most.
+    tol : float, default 1e-8
+        Convergence when a step moves θ by less than ``tol``.
+
+    Notes
+    -----
+    SE = 1/sqrt(I(θ)) (inf where I(θ) = 0). No finite ML exists for an all-correct or all-wrong
+    pattern (the likelihood is monotone), so those get the upper or lower bound. Examinees with
+    no counted item have no likelihood at all: their θ is NaN and SE inf. The search starts from
+    the best point of a 0.1-spaced grid over the bounds, which brackets the global maximum, then
+    runs a safeguarded Newton iteration.
+    """
+
+    theta_bounds: tuple[float, float] = THETA_BOUNDS
     max_iter: int = 100
     tol: float = 1e-8
     name: ClassVar[str] = "ml"
     prior_mean: ClassVar[float] = 0.0
     prior_sd: ClassVar[float | None] = None
 
-    def estimate(self, responses: ArrayLike, bank: ItemBank) -> AbilityEstimate:
-        """θ and SE of shape (n_examinees,) for ``responses`` (n_examinees, n_items)."""
-        return ml_estimate(responses, bank, self.theta_bounds, self.max_iter, self.tol)
+    def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
+        bounds = _check_bounds(self.theta_bounds)
+        start, lower, upper = _grid_start(data, bounds, 0.0, 0.0)
+        theta = _newton_in_bracket(data, start, lower, upper, 0.0, 0.0, self.max_iter, self.tol)
+        theta[data.counted.sum(axis=1) == 0] = np.nan
+        info = np.zeros_like(theta)
+        has_theta = np.isfinite(theta)
+        info[has_theta] = _information_at(data.rows(has_theta), theta[has_theta])
+        with np.errstate(divide="ignore"):
+            se = 1.0 / np.sqrt(info)
+        return AbilityEstimate(theta=theta, se=se)
 
-    def estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
-        """Same as ``estimate``, on responses already split by ``irt.counted_responses``."""
-        return _ml_counted(data, _check_bounds(self.theta_bounds), self.max_iter, self.tol)
 
-
-ESTIMATOR_METHODS = ("eap", "map", "ml")
+ESTIMATOR_METHODS: tuple[str, ...] = (EAPEstimator.name, MAPEstimator.name, MLEstimator.name)
+"""The names ``make_estimator`` accepts."""
 
 
 def make_estimator(
     method: str,
-    n_quadrature: int = 40,
-    theta_range: tuple[float, float] = (-4.0, 4.0),
-) -> EAPEstimator | MAPEstimator | MLEstimator:
+    n_quadrature: int = INEP_GRID.n_quadrature,
+    theta_range: tuple[float, float] = INEP_GRID.theta_range,
+) -> AbilityEstimator:
     """An estimator by name, with a N(0, 1) prior where one applies.
 
-    ``theta_range`` is the θ interval of the analysis, as mirt's ``theta_lim``: the quadrature
-    range for "eap" (with ``n_quadrature`` equally spaced points) and the search bounds for
-    "map" and "ml" (which ignore ``n_quadrature``).
+    Parameters
+    ----------
+    method : {"eap", "map", "ml"}
+        Case-insensitive.
+    n_quadrature : int, default 40
+        Equally spaced EAP grid points; ignored by "map" and "ml".
+    theta_range : (float, float), default (−4, 4)
+        The θ interval of the analysis, as mirt's ``theta_lim``: the quadrature range for "eap"
+        and the search bounds for "map" and "ml". The defaults are INEP's grid (``INEP_GRID``).
+
+    Returns
+    -------
+    AbilityEstimator
+        An EAPEstimator, MAPEstimator or MLEstimator.
 
     Raises
     ------
     ValueError
-        If ``method`` is not one of "eap", "map", "ml".
+        If ``method`` is not one of ``ESTIMATOR_METHODS``.
     """
     key = method.lower() if isinstance(method, str) else method
-    if key == "eap":
+    if key == EAPEstimator.name:
         return EAPEstimator(grid=QuadratureGrid(n_quadrature, tuple(theta_range)))
-    if key == "map":
+    if key == MAPEstimator.name:
         return MAPEstimator(theta_bounds=tuple(theta_range))
-    if key == "ml":
+    if key == MLEstimator.name:
         return MLEstimator(theta_bounds=tuple(theta_range))
     raise ValueError(
         f"unknown estimation method {method!r}; choose one of {', '.join(ESTIMATOR_METHODS)}"

@@ -1,4 +1,8 @@
-"""The single entry point that scores response patterns, for humans and models alike."""
+"""The single entry point that scores response patterns, for humans and models alike.
+
+θ by any ``ability.AbilityEstimator``, then person fit at that θ and the number correct; see
+docs/methods.md, Ability estimation and Person fit.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from analytics.ability import EAPEstimator, Estimator
+from analytics.ability import AbilityEstimator, EAPEstimator
 from analytics.irt import FloatArray, ItemBank, counted_responses
 from analytics.person_fit import lz_and_lz_star
 
@@ -36,7 +40,7 @@ class PatternScores:
 def score_responses(
     responses: ArrayLike,
     bank: ItemBank,
-    estimator: Estimator = DEFAULT_ESTIMATOR,
+    estimator: AbilityEstimator = DEFAULT_ESTIMATOR,
 ) -> PatternScores:
     """θ, SE, l_z, l_z* and number correct for every response pattern.
 
@@ -45,8 +49,8 @@ def score_responses(
     responses : array of shape (n_examinees, n_items)
         1.0 correct, 0.0 wrong, NaN not administered; a 1-D array is one examinee.
     bank : ItemBank
-    estimator : EAPEstimator, MAPEstimator or MLEstimator, default EAPEstimator()
-        Anything with ``estimate(responses, bank) -> AbilityEstimate``. Its ``prior_mean`` and
+    estimator : AbilityEstimator, default EAPEstimator()
+        EAPEstimator, MAPEstimator, MLEstimator or any other subclass. Its ``prior_mean`` and
         ``prior_sd`` (None for ML) choose the l_z* correction.
 
     Returns
@@ -60,14 +64,11 @@ def score_responses(
     correct either. l_z* for an EAP θ uses the MAP correction with the estimator's prior (an
     approximation; see ``person_fit.lz_star``).
     """
+    # One split into counted entries serves θ, person fit and CTT alike.
     data = counted_responses(responses, bank)
-    if hasattr(estimator, "estimate_counted"):
-        estimate = estimator.estimate_counted(data)
-    else:
-        estimate = estimator.estimate(responses, bank)
-    prior_mean = getattr(estimator, "prior_mean", 0.0)
-    prior_sd = getattr(estimator, "prior_sd", None)
-    person_lz, person_lz_star = lz_and_lz_star(data, estimate.theta, prior_mean, prior_sd)
+    estimate = estimator._estimate_counted(data)
+    person_lz, person_lz_star = lz_and_lz_star(data, estimate.theta, estimator.prior_mean,
+                                               estimator.prior_sd)
     return PatternScores(
         theta=estimate.theta,
         theta_se=estimate.se,

@@ -12,35 +12,34 @@ times:
   one examinee at a time), compared with our vectorised ML on the same bounds. It is timed on a
   subset and extrapolated linearly to the full matrix.
 
-Usage: python bench/scoring.py [--examinees 200000] [--items 45] [--seed 0]
+Usage, from the repository root: python -m bench.scoring [--examinees 200000] [--items 45] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from analytics import (
+    INEP_GRID,
+    THETA_BOUNDS,
     EAPEstimator,
     ItemBank,
+    MLEstimator,
     QuadratureGrid,
     irt,
     log_likelihood_on_grid,
-    ml_estimate,
     probability,
     score_responses,
 )
 
-GIRTH_GRID = QuadratureGrid(40, (-4.0, 4.0), rule="gauss-legendre")
-CATSIM_BOUNDS = (-6.0, 6.0)  # catsim.irt.THETA_MIN_EXTENDED / THETA_MAX_EXTENDED
+# girth only integrates with Gauss-Legendre nodes: give it INEP's point count and range.
+GIRTH_GRID = QuadratureGrid(INEP_GRID.n_quadrature, INEP_GRID.theta_range, rule="gauss-legendre")
+CATSIM_BOUNDS = THETA_BOUNDS  # catsim.irt.THETA_MIN_EXTENDED / THETA_MAX_EXTENDED
 
 
 @dataclass
@@ -197,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     ours_gl, ours_gl_scores = best_time(
         lambda: score_responses(responses, bank, EAPEstimator(GIRTH_GRID)), args.repeats)
     ours_ml, ours_ml_est = best_time(
-        lambda: ml_estimate(responses, bank, theta_bounds=CATSIM_BOUNDS), args.repeats)
+        lambda: MLEstimator(theta_bounds=CATSIM_BOUNDS).estimate(responses, bank), args.repeats)
     irt.MAX_THREADS = 1
     ours_inep_1, _ = best_time(lambda: score_responses(responses, bank), args.repeats)
     ours_gl_1, _ = best_time(

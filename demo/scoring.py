@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analytics.ability import INEP_GRID, eap
+from analytics.ability import INEP_GRID, EAPEstimator
 from analytics.irt import ItemBank
 from analytics.scales import enem_nota
 from demo.items import AreaBank
@@ -33,7 +33,7 @@ def official_nota(bank: AreaBank, answers: np.ndarray, lingua: np.ndarray) -> np
         keys = (ord("A") + bank.key[cols]).astype(np.uint8)
         scored = (sub == keys[None, :]).astype(np.float64)
         item_bank = ItemBank.from_arrays(bank.a[cols], bank.b[cols], bank.c[cols], scaling=1.0)
-        theta = eap(scored, item_bank, INEP_GRID).theta
+        theta = EAPEstimator(grid=INEP_GRID).estimate(scored, item_bank).theta
         blank = np.all(sub == BLANK, axis=1)
         nota[rows] = enem_nota(theta, bank.area, blank=blank)
     return nota

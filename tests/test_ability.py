@@ -20,13 +20,10 @@ from analytics.ability import (
     MAPEstimator,
     MLEstimator,
     QuadratureGrid,
-    eap,
     log_likelihood_on_grid,
     make_estimator,
-    map_estimate,
-    ml_estimate,
 )
-from analytics.irt import ItemBank, probability
+from analytics.irt import ItemBank, counted_responses, probability
 
 
 def _bank(seed: int = 0, n_items: int = 45, scaling: float = 1.0) -> ItemBank:
@@ -129,7 +126,7 @@ def test_eap_matches_slow_loop_over_grid_points(grid):
     responses = _simulate(bank, 12, seed=4, missing=0.1)
     responses[0] = 1.0
     responses[1] = 0.0
-    got = eap(responses, bank, grid)
+    got = EAPEstimator(grid=grid).estimate(responses, bank)
     for i, pattern in enumerate(responses):
         theta, se = _slow_eap(pattern, bank, grid.points)
         assert got.theta[i] == pytest.approx(theta, abs=1e-12)
@@ -139,7 +136,7 @@ def test_eap_matches_slow_loop_over_grid_points(grid):
 def test_eap_with_non_standard_prior_and_scaling_matches_slow_loop():
     bank = _bank(4, n_items=20, scaling=1.7)
     responses = _simulate(bank, 6, seed=5)
-    got = eap(responses, bank, PAPER_GRID, prior_mean=0.5, prior_sd=1.5)
+    got = EAPEstimator(grid=PAPER_GRID, prior_mean=0.5, prior_sd=1.5).estimate(responses, bank)
     for i, pattern in enumerate(responses):
         theta, se = _slow_eap(pattern, bank, PAPER_GRID.points, 0.5, 1.5)
         assert got.theta[i] == pytest.approx(theta, abs=1e-12)
@@ -150,7 +147,7 @@ def test_fine_grid_eap_matches_continuous_integral():
     bank = _bank(5, n_items=15)
     responses = _simulate(bank, 3, seed=6)
     fine = QuadratureGrid(2001, (-6.0, 6.0))
-    got = eap(responses, bank, fine)
+    got = EAPEstimator(grid=fine).estimate(responses, bank)
     for i, pattern in enumerate(responses):
         def density(q, power, pattern=pattern):
             return q**power * math.exp(-q * q / 2 + _slow_log_likelihood(pattern, bank, q))
@@ -170,7 +167,8 @@ def test_eap_matches_girth_on_its_gauss_legendre_grid():
     responses = _simulate(bank, 200, seed=7, missing=0.05)
     girth_theta = girth.ability_3pl_eap(responses.T, bank.b, bank.a, bank.c)
     grid = QuadratureGrid(41, (-4.5, 4.5), rule="gauss-legendre")
-    np.testing.assert_allclose(eap(responses, bank, grid).theta, girth_theta, atol=1e-10)
+    np.testing.assert_allclose(EAPEstimator(grid=grid).estimate(responses, bank).theta,
+                               girth_theta, atol=1e-10)
 
 
 def test_missing_response_equals_removing_the_item():
@@ -179,9 +177,9 @@ def test_missing_response_equals_removing_the_item():
     with_gap = pattern.copy()
     with_gap[3] = np.nan
     keep = np.arange(10) != 3
-    for estimate in (lambda r, b: eap(r, b, PAPER_GRID), map_estimate, ml_estimate):
-        gap = estimate(with_gap, bank)
-        removed = estimate(pattern[keep], bank.subset(keep))
+    for estimator in (EAPEstimator(grid=PAPER_GRID), MAPEstimator(), MLEstimator()):
+        gap = estimator.estimate(with_gap, bank)
+        removed = estimator.estimate(pattern[keep], bank.subset(keep))
         assert gap.theta[0] == pytest.approx(removed.theta[0], abs=1e-12)
         assert gap.se[0] == pytest.approx(removed.se[0], abs=1e-12)
 
@@ -193,8 +191,8 @@ def test_item_without_parameters_drops_out():
                                      np.where(np.arange(10) == 4, np.nan, bank.b),
                                      np.where(np.arange(10) == 4, np.nan, bank.c))
     keep = np.arange(10) != 4
-    both = eap(np.vstack([pattern, 1 - pattern]), abandoned)
-    want = eap(np.vstack([pattern[keep], 1 - pattern[keep]]), bank.subset(keep))
+    both = EAPEstimator().estimate(np.vstack([pattern, 1 - pattern]), abandoned)
+    want = EAPEstimator().estimate(np.vstack([pattern[keep], 1 - pattern[keep]]), bank.subset(keep))
     np.testing.assert_allclose(both.theta, want.theta, atol=1e-13)
     np.testing.assert_allclose(both.se, want.se, atol=1e-13)
 
@@ -202,26 +200,26 @@ def test_item_without_parameters_drops_out():
 def test_eap_without_counted_items_is_the_grid_prior():
     bank = ItemBank.from_arrays([1.0, np.nan], [0.0, np.nan], [0.2, np.nan])
     responses = np.array([[np.nan, np.nan], [np.nan, 1.0]])
-    got = eap(responses, bank, INEP_GRID)
+    got = EAPEstimator(grid=INEP_GRID).estimate(responses, bank)
     np.testing.assert_allclose(got.theta, 0.0, atol=1e-14)
     q = INEP_GRID.points
     w = np.exp(-q**2 / 2)
     np.testing.assert_allclose(got.se, math.sqrt(w @ q**2 / w.sum()), rtol=1e-12)
-    shifted = eap(responses, bank, INEP_GRID, prior_mean=1.0)
+    shifted = EAPEstimator(grid=INEP_GRID, prior_mean=1.0).estimate(responses, bank)
     w = np.exp(-(q - 1.0) ** 2 / 2)
     np.testing.assert_allclose(shifted.theta, w @ q / w.sum(), rtol=1e-12)
 
 
 def test_eap_extreme_patterns_are_finite_and_inside_the_grid():
     bank = _bank(9)
-    got = eap(np.vstack([np.ones(45), np.zeros(45)]), bank, INEP_GRID)
+    got = EAPEstimator(grid=INEP_GRID).estimate(np.vstack([np.ones(45), np.zeros(45)]), bank)
     assert np.all(np.isfinite(got.theta)) and np.all(np.isfinite(got.se))
     assert -4 < got.theta[1] < got.theta[0] < 4
 
 
 def test_one_dimensional_responses_are_one_examinee():
     bank = _bank(10, n_items=5)
-    got = eap([1, 0, 1, 1, 0], bank)
+    got = EAPEstimator().estimate([1, 0, 1, 1, 0], bank)
     assert got.theta.shape == (1,) and got.se.shape == (1,)
 
 
@@ -230,13 +228,13 @@ def test_scaling_constant_is_the_same_as_scaling_discrimination():
     responses = _simulate(bank, 20, seed=12)
     with_d = ItemBank.from_arrays(bank.a, bank.b, bank.c, scaling=1.7)
     folded = ItemBank.from_arrays(bank.a * 1.7, bank.b, bank.c)
-    np.testing.assert_allclose(eap(responses, with_d).theta, eap(responses, folded).theta,
-                               atol=1e-12)
+    np.testing.assert_allclose(EAPEstimator().estimate(responses, with_d).theta,
+                               EAPEstimator().estimate(responses, folded).theta, atol=1e-12)
 
 
 def test_eap_rejects_bad_prior():
     with pytest.raises(ValueError, match="prior_sd"):
-        eap([1.0], ItemBank.from_arrays([1.0], [0.0]), prior_sd=0.0)
+        EAPEstimator(prior_sd=0.0).estimate([1.0], ItemBank.from_arrays([1.0], [0.0]))
 
 
 # --- MAP and ML against scipy ----------------------------------------------------------------
@@ -252,7 +250,7 @@ def test_map_matches_scipy_per_examinee():
     responses = _simulate(bank, 40, seed=13, missing=0.1)
     responses[0] = 1.0
     responses[1] = 0.0
-    got = map_estimate(responses, bank, prior_mean=0.2, prior_sd=1.3)
+    got = MAPEstimator(prior_mean=0.2, prior_sd=1.3).estimate(responses, bank)
     for i, pattern in enumerate(responses):
         want = _scipy_maximiser(lambda t, p=pattern: _slow_log_likelihood(p, bank, t)
                                 - 0.5 * ((t - 0.2) / 1.3) ** 2)
@@ -265,7 +263,7 @@ def test_map_matches_scipy_per_examinee():
 def test_ml_matches_scipy_per_examinee():
     bank = _bank(14)
     responses = _simulate(bank, 40, seed=15, missing=0.1)
-    got = ml_estimate(responses, bank)
+    got = MLEstimator().estimate(responses, bank)
     for i, pattern in enumerate(responses):
         want = _scipy_maximiser(lambda t, p=pattern: _slow_log_likelihood(p, bank, t))
         assert got.theta[i] == pytest.approx(want, abs=1e-6)
@@ -283,7 +281,7 @@ def test_ml_finds_the_global_maximum_where_a_local_search_can_stop_early():
                                 np.clip(rng.normal(0.17, 0.05, 45), 0.02, 0.4))
     theta = rng.normal(0, 1, 300)
     responses = (rng.random((300, 45)) < probability(theta, bank)).astype(float)
-    got = ml_estimate(responses, bank).theta
+    got = MLEstimator().estimate(responses, bank).theta
     scipy_theta = np.array([_scipy_maximiser(lambda t, p=p: _slow_log_likelihood(p, bank, t))
                             for p in responses])
     ours = np.array([_slow_log_likelihood(p, bank, t) for p, t in zip(responses, got)])
@@ -298,7 +296,7 @@ def test_ml_matches_catsim_numerical_search():
     mixed = responses[(responses.min(axis=1) == 0) & (responses.max(axis=1) == 1)]
     catsim_bank = CatsimItemBank(np.column_stack([bank.a, bank.b, bank.c, np.ones(30)]))
     estimator = NumericalSearchEstimator(method="bounded")
-    got = ml_estimate(mixed, bank)
+    got = MLEstimator().estimate(mixed, bank)
     for i, pattern in enumerate(mixed):
         want = estimator.estimate(item_bank=catsim_bank, administered_items=list(range(30)),
                                   response_vector=[bool(u) for u in pattern], est_theta=0.0)
@@ -309,14 +307,14 @@ def test_ml_matches_catsim_numerical_search():
 def test_ml_extreme_and_empty_patterns():
     bank = _bank(18, n_items=10)
     responses = np.vstack([np.ones(10), np.zeros(10), np.full(10, np.nan)])
-    got = ml_estimate(responses, bank, theta_bounds=(-5.0, 5.0))
+    got = MLEstimator(theta_bounds=(-5.0, 5.0)).estimate(responses, bank)
     assert got.theta[0] == 5.0 and got.theta[1] == -5.0 and np.isnan(got.theta[2])
     assert np.isfinite(got.se[0]) and np.isinf(got.se[2])
 
 
 def test_map_without_counted_items_is_the_prior_mean():
     bank = _bank(19, n_items=5)
-    got = map_estimate(np.full((2, 5), np.nan), bank, prior_mean=0.7, prior_sd=2.0)
+    got = MAPEstimator(prior_mean=0.7, prior_sd=2.0).estimate(np.full((2, 5), np.nan), bank)
     np.testing.assert_allclose(got.theta, 0.7, atol=1e-12)
     np.testing.assert_allclose(got.se, 2.0, rtol=1e-12)
 
@@ -324,28 +322,31 @@ def test_map_without_counted_items_is_the_prior_mean():
 def test_estimators_are_vectorised_consistently():
     bank = _bank(20)
     responses = _simulate(bank, 30, seed=21)
-    for estimate in (eap, map_estimate, ml_estimate):
-        together = estimate(responses, bank)
-        alone = [estimate(row, bank) for row in responses[:5]]
+    for estimator in (EAPEstimator(), MAPEstimator(), MLEstimator()):
+        together = estimator.estimate(responses, bank)
+        alone = [estimator.estimate(row, bank) for row in responses[:5]]
         np.testing.assert_allclose(together.theta[:5], [e.theta[0] for e in alone], atol=1e-12)
 
 
 def test_map_and_ml_reject_bad_bounds():
     bank = _bank(22, n_items=3)
     with pytest.raises(ValueError, match="theta_bounds"):
-        ml_estimate([1, 0, 1], bank, theta_bounds=(1.0, -1.0))
+        MLEstimator(theta_bounds=(1.0, -1.0)).estimate([1, 0, 1], bank)
     with pytest.raises(ValueError, match="theta_bounds"):
-        map_estimate([1, 0, 1], bank, theta_bounds=(0.0, np.inf))
+        MAPEstimator(theta_bounds=(0.0, np.inf)).estimate([1, 0, 1], bank)
 
 
 # --- estimator objects -------------------------------------------------------------------------
 
-def test_estimator_classes_wrap_the_functions():
+def test_estimate_is_the_counted_method_on_counted_responses():
+    # score_responses calls _estimate_counted on responses it has already split; estimate must
+    # give the very same numbers.
     bank = _bank(23)
     responses = _simulate(bank, 10, seed=24)
-    pairs = [(EAPEstimator(PAPER_GRID, 0.1, 1.2), eap(responses, bank, PAPER_GRID, 0.1, 1.2)),
-             (MAPEstimator(prior_sd=2.0), map_estimate(responses, bank, prior_sd=2.0)),
-             (MLEstimator((-4.0, 4.0)), ml_estimate(responses, bank, (-4.0, 4.0)))]
+    data = counted_responses(responses, bank)
+    estimators = [EAPEstimator(PAPER_GRID, 0.1, 1.2), MAPEstimator(prior_sd=2.0),
+                  MLEstimator((-4.0, 4.0))]
+    pairs = [(estimator, estimator._estimate_counted(data)) for estimator in estimators]
     for estimator, want in pairs:
         got = estimator.estimate(responses, bank)
         np.testing.assert_array_equal(got.theta, want.theta)

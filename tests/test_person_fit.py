@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from analytics.ability import eap, map_estimate, ml_estimate
+from analytics.ability import EAPEstimator, MAPEstimator, MLEstimator
 from analytics.irt import ItemBank, probability
 from analytics.person_fit import lz, lz_star
 
@@ -37,7 +37,7 @@ def _counted_items(pattern, bank):
 
 
 def _slow_lz(pattern, theta: float, bank: ItemBank) -> float:
-    """REFERENCE.md l_z, term by term."""
+    """l_z term by term, as docs/methods.md (Person fit) writes it."""
     l0 = e = v = 0.0
     for u, a, b, c in _counted_items(pattern, bank):
         p = _slow_p(theta, a, b, c, bank.scaling)
@@ -117,7 +117,7 @@ def test_lz_rejects_theta_of_the_wrong_shape():
 def test_lz_star_at_ml_theta_matches_slow_loop():
     bank = _bank(6, n_items=30, scaling=1.7)
     responses = _simulate(bank, 25, seed=7, missing=0.1)
-    theta = ml_estimate(responses, bank).theta
+    theta = MLEstimator().estimate(responses, bank).theta
     got = lz_star(responses, theta, bank)
     for i in range(25):
         assert got[i] == pytest.approx(_slow_lz_star(responses[i], theta[i], bank, 0.0),
@@ -127,7 +127,7 @@ def test_lz_star_at_ml_theta_matches_slow_loop():
 def test_lz_star_at_map_theta_matches_slow_loop_with_prior_term():
     bank = _bank(8, n_items=30)
     responses = _simulate(bank, 25, seed=9)
-    theta = map_estimate(responses, bank, prior_mean=0.3, prior_sd=1.4).theta
+    theta = MAPEstimator(prior_mean=0.3, prior_sd=1.4).estimate(responses, bank).theta
     got = lz_star(responses, theta, bank, prior_mean=0.3, prior_sd=1.4)
     for i in range(25):
         r0 = (0.3 - theta[i]) / 1.4**2
@@ -139,7 +139,7 @@ def test_map_theta_solves_the_estimating_equation_with_r0():
     # Snijders' θ̂ solves Σ (u − P) r_i + r0(θ̂) = 0; with r0 = (μ − θ)/σ² that is the MAP.
     bank = _bank(10, n_items=30)
     pattern = _simulate(bank, 1, seed=11)[0]
-    theta = map_estimate(pattern, bank, prior_mean=0.3, prior_sd=1.4).theta[0]
+    theta = MAPEstimator(prior_mean=0.3, prior_sd=1.4).estimate(pattern, bank).theta[0]
     h = 1e-6
     total = (0.3 - theta) / 1.4**2
     for u, a, b, c in _counted_items(pattern, bank):
@@ -152,7 +152,7 @@ def test_map_theta_solves_the_estimating_equation_with_r0():
 def test_lz_star_numerator_at_ml_theta_is_that_of_lz():
     bank = _bank(12, n_items=20)
     responses = _simulate(bank, 10, seed=13)
-    theta = ml_estimate(responses, bank).theta
+    theta = MLEstimator().estimate(responses, bank).theta
     ratio = lz(responses, theta, bank) / lz_star(responses, theta, bank)
     assert np.all(ratio > 0)
 
@@ -160,7 +160,7 @@ def test_lz_star_numerator_at_ml_theta_is_that_of_lz():
 def test_lz_star_is_standard_normal_for_well_fitting_examinees_at_ml_theta():
     bank = _bank(14)
     responses = _simulate(bank, 3000, seed=15)
-    ml = ml_estimate(responses, bank)
+    ml = MLEstimator().estimate(responses, bank)
     interior = np.abs(ml.theta) < 5.9
     star = lz_star(responses, ml.theta, bank)[interior]
     plain = lz(responses, ml.theta, bank)[interior]
@@ -187,5 +187,5 @@ def test_lz_star_at_eap_theta_is_finite():
     bank = _bank(16)
     responses = _simulate(bank, 50, seed=17)
     responses[0] = 1.0
-    theta = eap(responses, bank).theta
+    theta = EAPEstimator().estimate(responses, bank).theta
     assert np.all(np.isfinite(lz_star(responses, theta, bank, prior_sd=1.0)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analytics.ability import INEP_GRID, MAPEstimator, MLEstimator, eap, map_estimate, ml_estimate
+from analytics.ability import INEP_GRID, AbilityEstimator, EAPEstimator, MAPEstimator, MLEstimator
 from analytics.irt import ItemBank, probability
 from analytics.person_fit import lz, lz_star
 from analytics.scoring import PatternScores, score_responses
@@ -29,7 +29,7 @@ def test_default_is_inep_eap_with_person_fit_at_that_theta():
     responses, bank = _setup()
     got = score_responses(responses, bank)
     assert isinstance(got, PatternScores)
-    want = eap(responses, bank, INEP_GRID)
+    want = EAPEstimator(grid=INEP_GRID).estimate(responses, bank)
     np.testing.assert_array_equal(got.theta, want.theta)
     np.testing.assert_array_equal(got.theta_se, want.se)
     np.testing.assert_allclose(got.lz, lz(responses, want.theta, bank), rtol=1e-14)
@@ -51,7 +51,7 @@ def test_ctt_and_n_scored_skip_missing_responses_and_abandoned_items():
 def test_ml_estimator_uses_the_ml_correction():
     responses, bank = _setup(seed=1)
     got = score_responses(responses, bank, MLEstimator())
-    theta = ml_estimate(responses, bank).theta
+    theta = MLEstimator().estimate(responses, bank).theta
     np.testing.assert_array_equal(got.theta, theta)
     np.testing.assert_allclose(got.lz_star, lz_star(responses, theta, bank), rtol=1e-14)
 
@@ -60,23 +60,25 @@ def test_map_estimator_uses_its_prior_for_lz_star():
     responses, bank = _setup(seed=2)
     estimator = MAPEstimator(prior_mean=0.5, prior_sd=2.0)
     got = score_responses(responses, bank, estimator)
-    theta = map_estimate(responses, bank, prior_mean=0.5, prior_sd=2.0).theta
+    theta = MAPEstimator(prior_mean=0.5, prior_sd=2.0).estimate(responses, bank).theta
     np.testing.assert_array_equal(got.theta, theta)
     np.testing.assert_allclose(got.lz_star, lz_star(responses, theta, bank, 0.5, 2.0),
                                rtol=1e-14)
 
 
-def test_any_object_with_estimate_works():
+def test_any_estimator_subclass_works():
     responses, bank = _setup(seed=3)
 
-    class Fixed:
+    class Fixed(AbilityEstimator):
         name = "fixed"
+        prior_mean = 0.0
+        prior_sd = None
 
-        def estimate(self, responses, bank):
-            return eap(responses, bank)
+        def _estimate_counted(self, data):
+            return EAPEstimator()._estimate_counted(data)
 
     np.testing.assert_array_equal(score_responses(responses, bank, Fixed()).theta,
-                                  eap(responses, bank).theta)
+                                  EAPEstimator().estimate(responses, bank).theta)
 
 
 def test_threaded_blocks_give_the_same_numbers(monkeypatch):
