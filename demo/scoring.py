@@ -1,25 +1,40 @@
-"""Official ``NU_NOTA`` of the simulated answer sheets, with the project's analytics package.
+"""Official ``NU_NOTA`` of the simulated answer sheets.
 
-Recipe (REFERENCE.md §2): EAP, D = 1, N(0, 1) prior, 40 points on [−4, 4], abandoned items
-dropped, ``nota = round(k·θ + d, 1)``; a test left entirely blank gets 0.0.
+The recipe is INEP's as ``enem.scoring`` defines it for real years (EAP, D = 1, N(0, 1) prior,
+40 points on [−4, 4], abandoned items dropped, ``nota = round(k·θ + d, 1)``, a test left entirely
+blank gets 0.0; see docs/methods.md, ENEM conventions), so the demo's notas are what ingest
+recomputes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from analytics.ability import INEP_GRID, EAPEstimator
 from analytics.irt import ItemBank
-from analytics.scales import enem_nota
 from demo.items import AreaBank
 from demo.responses import BLANK
+from enem.areas import OPTION_LETTERS
+from enem.scoring import nota_only
+
+# ASCII code of each option letter, indexed by the key's option number 0..4.
+_LETTER_CODES = np.frombuffer(OPTION_LETTERS.encode("ascii"), dtype=np.uint8)
 
 
 def official_nota(bank: AreaBank, answers: np.ndarray, lingua: np.ndarray) -> np.ndarray:
-    """NU_NOTA (n,) float64 of one area from canonical answers (n, m) uint8 ASCII.
+    """NU_NOTA of one area from canonical answers.
 
-    For LC each examinee is scored on the 45 items of their language (``lingua`` (n,) 0/1).
-    ``.`` and ``*`` count as wrong.
+    Parameters
+    ----------
+    bank : AreaBank
+    answers : uint8 array of shape (n, m)
+        ASCII answer marks in the bank's canonical column order.
+    lingua : int array of shape (n,)
+        0 English, 1 Spanish; for LC each examinee is scored on the 45 items of their language.
+
+    Returns
+    -------
+    float64 array of shape (n,)
+        ``.`` and ``*`` count as wrong.
     """
     n = answers.shape[0]
     nota = np.full(n, np.nan)
@@ -30,10 +45,8 @@ def official_nota(bank: AreaBank, answers: np.ndarray, lingua: np.ndarray) -> np
             continue
         cols = bank.form(lang)
         sub = answers[np.ix_(rows, cols)]
-        keys = (ord("A") + bank.key[cols]).astype(np.uint8)
-        scored = (sub == keys[None, :]).astype(np.float64)
-        item_bank = ItemBank.from_arrays(bank.a[cols], bank.b[cols], bank.c[cols], scaling=1.0)
-        theta = EAPEstimator(grid=INEP_GRID).estimate(scored, item_bank).theta
+        scored = (sub == _LETTER_CODES[bank.key[cols]][None, :]).astype(np.float64)
+        item_bank = ItemBank.from_arrays(bank.a[cols], bank.b[cols], bank.c[cols])
         blank = np.all(sub == BLANK, axis=1)
-        nota[rows] = enem_nota(theta, bank.area, blank=blank)
+        nota[rows] = nota_only(scored, item_bank, bank.area, blank=blank)
     return nota

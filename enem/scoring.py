@@ -1,7 +1,8 @@
 """Score candidates of one booklet form: the glue between response matrices and ``analytics``.
 
-Humans (ingest), single patterns (``score-patterns``) and model runs all come through here, so a
-θ means the same thing wherever it is shown.
+Humans (ingest), single patterns (``score-patterns``), model runs and the demo generator all come
+through here, so a θ means the same thing wherever it is shown. INEP's official recipe is written
+once, as the defaults of :class:`ScoringOptions`; see docs/methods.md, ENEM conventions.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from analytics.ability import make_estimator
-from analytics.irt import ItemBank
+from analytics.ability import INEP_GRID, AbilityEstimator, make_estimator
+from analytics.irt import FloatArray, ItemBank
 from analytics.scales import enem_nota, paper_scale
 from analytics.scoring import score_responses
 from enem.items import BookletForm
@@ -23,28 +25,57 @@ SCALES = ("enem", "paper")
 class ScoringOptions:
     """How to score: estimator settings, the constant D and the reporting scale.
 
-    Defaults are INEP's: EAP on 40 points over [−4, 4], D = 1, the ENEM nota.
+    The defaults are INEP's official recipe: EAP with a N(0, 1) prior on 40 equally spaced points
+    over [−4, 4] (``analytics.ability.INEP_GRID``), D = 1, and the ENEM nota round(k·θ + d, 1).
+
+    Parameters
+    ----------
+    method : {"eap", "map", "ml"}, default "eap"
+    n_quadrature : int, default 40
+        EAP grid points.
+    theta_range : (float, float), default (−4, 4)
+        EAP grid range, or the MAP/ML search bounds (see ``analytics.ability.make_estimator``).
+    scaling : float, default 1.0
+        The constant D given to every item bank scored with these options.
+    scale : {"enem", "paper"}, default "enem"
+        Reporting scale of the nota: ENEM's per-area round(k·θ + d, 1), or 100·θ + 500.
     """
 
     method: str = "eap"
-    n_quadrature: int = 40
-    theta_range: tuple[float, float] = (-4.0, 4.0)
+    n_quadrature: int = INEP_GRID.n_quadrature
+    theta_range: tuple[float, float] = INEP_GRID.theta_range
     scaling: float = 1.0
     scale: str = "enem"
 
-    def estimator(self):
+    def estimator(self) -> AbilityEstimator:
+        """The θ estimator these options describe."""
         return make_estimator(self.method, n_quadrature=self.n_quadrature,
                               theta_range=self.theta_range)
 
+    def item_bank(self, bank: ItemBank) -> ItemBank:
+        """``bank`` with these options' scaling constant D (``bank`` itself when it has it)."""
+        if self.scaling == bank.scaling:
+            return bank
+        return ItemBank.from_arrays(bank.a, bank.b, bank.c, scaling=self.scaling)
+
+    def nota(self, theta: ArrayLike, area: str, blank: ArrayLike | None = None) -> FloatArray:
+        """θ (n,) on the reporting scale, shape (n,); a test left entirely blank (``blank``
+        True) gets 0.
+
+        Raises
+        ------
+        ValueError
+            If ``scale`` is not one of ``SCALES`` (or, for "enem", ``area`` is unknown).
+        """
+        if self.scale == "enem":
+            return enem_nota(theta, area, blank=blank)
+        if self.scale == "paper":
+            nota = paper_scale(theta)
+            return nota if blank is None else np.where(blank, 0.0, nota)
+        raise ValueError(f"unknown scale {self.scale!r}; expected one of {', '.join(SCALES)}")
+
 
 DEFAULT_OPTIONS = ScoringOptions()
-
-
-def form_bank(form: BookletForm, scaling: float) -> ItemBank:
-    """The form's item bank with the requested scaling constant D."""
-    if scaling == form.bank.scaling:
-        return form.bank
-    return ItemBank.from_arrays(form.bank.a, form.bank.b, form.bank.c, scaling=scaling)
 
 
 def score_form(
@@ -52,23 +83,28 @@ def score_form(
     form: BookletForm,
     options: ScoringOptions = DEFAULT_OPTIONS,
     blank: np.ndarray | None = None,
-    estimator=None,
+    estimator: AbilityEstimator | None = None,
 ) -> dict[str, np.ndarray]:
     """θ, SE, l_z, l_z*, CTT, items scored and nota for candidates of one form.
 
-    ``responses`` is (n, form.n_items) with 1/0/NaN; ``blank`` (n,) marks tests left entirely
-    blank, whose nota is 0 (θ is still the all-wrong EAP). Returns arrays of shape (n,).
+    Parameters
+    ----------
+    responses : array of shape (n, form.n_items)
+        1.0 / 0.0 / NaN.
+    form : BookletForm
+    options : ScoringOptions, default INEP's recipe
+    blank : bool array of shape (n,), optional
+        Tests left entirely blank, whose nota is 0 (θ is still the all-wrong EAP).
+    estimator : AbilityEstimator, optional
+        ``options.estimator()`` already built, to reuse one across forms.
+
+    Returns
+    -------
+    dict of arrays of shape (n,)
+        "theta", "theta_se", "lz", "lz_star", "ctt", "n_scored" and "nota".
     """
     estimator = estimator or options.estimator()
-    scores = score_responses(responses, form_bank(form, options.scaling), estimator)
-    if options.scale == "enem":
-        nota = enem_nota(scores.theta, form.area, blank=blank)
-    elif options.scale == "paper":
-        nota = paper_scale(scores.theta)
-        if blank is not None:
-            nota = np.where(blank, 0.0, nota)
-    else:
-        raise ValueError(f"unknown scale {options.scale!r}; expected one of {', '.join(SCALES)}")
+    scores = score_responses(responses, options.item_bank(form.bank), estimator)
     return {
         "theta": scores.theta,
         "theta_se": scores.theta_se,
@@ -76,5 +112,36 @@ def score_form(
         "lz_star": scores.lz_star,
         "ctt": scores.ctt,
         "n_scored": scores.n_scored,
-        "nota": nota,
+        "nota": options.nota(scores.theta, form.area, blank),
     }
+
+
+def nota_only(
+    responses: ArrayLike,
+    bank: ItemBank,
+    area: str,
+    blank: ArrayLike | None = None,
+    options: ScoringOptions = DEFAULT_OPTIONS,
+) -> FloatArray:
+    """The nota of each response pattern, by INEP's recipe unless ``options`` say otherwise.
+
+    The same θ and nota as :func:`score_form`, without person fit or CTT: for callers (the demo
+    generator) that publish only ``NU_NOTA``.
+
+    Parameters
+    ----------
+    responses : array of shape (n, bank.n_items)
+        1.0 / 0.0 / NaN.
+    bank : ItemBank
+        Its D is replaced by ``options.scaling``.
+    area : {"CH", "CN", "LC", "MT"}
+    blank : bool array of shape (n,), optional
+        Tests left entirely blank, whose nota is 0.
+    options : ScoringOptions, default INEP's recipe
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    theta = options.estimator().estimate(responses, options.item_bank(bank)).theta
+    return options.nota(theta, area, blank)
