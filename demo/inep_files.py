@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from demo.items import AREAS, LETTERS, ExamBank
+from demo.items import AREAS, ExamBank
+from enem.areas import OPTION_LETTERS
 
 ENCODING = "latin-1"
 _AREA_FILE_ORDER: tuple[str, ...] = ("CN", "CH", "LC", "MT")
@@ -187,7 +188,7 @@ def write_items_file(path: Path, exam: ExamBank, rng: np.random.Generator) -> No
                             str(int(bank.positions[j, i])),
                             area,
                             str(int(bank.item_ids[i])),
-                            LETTERS[int(bank.key[i])],
+                            OPTION_LETTERS[int(bank.key[i])],
                             str(int(bank.skill[i])),
                             "1" if bank.abandoned[i] else "0",
                             bank.reason[i],

@@ -1,6 +1,6 @@
 """Synthetic ENEM item bank and booklets (what ``ITENS_PROVA_YYYY.csv`` describes).
 
-Layout of one exam (REFERENCE.md §2): day 1 is LC (positions 1–45) and CH (46–90), day 2 is
+Layout of one exam (see docs/methods.md, ENEM conventions): day 1 is LC (positions 1–45) and CH (46–90), day 2 is
 CN (91–135) and MT (136–180). LC holds 50 items: positions 1–5 exist twice, once with English
 items (``TP_LINGUA = 0``) and once with Spanish items (``TP_LINGUA = 1``).
 
@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from enem.areas import OPTION_LETTERS
+
 AREAS: tuple[str, ...] = ("LC", "CH", "CN", "MT")
 """Areas in booklet order (day 1: LC, CH; day 2: CN, MT)."""
 
@@ -29,7 +31,6 @@ N_ITEMS = 45
 N_BOOKLETS = 4
 """Booklets (colours) per area; every booklet of an area holds the same items."""
 N_LANGUAGE_ITEMS = 5
-LETTERS = "ABCDE"
 
 # Mean difficulty per area (mean over the exam ≈ 1.2, as in INEP's published parameters).
 _B_MEAN: dict[str, float] = {"LC": 0.9, "CH": 1.0, "CN": 1.5, "MT": 1.4}
@@ -107,7 +108,7 @@ class AreaBank:
     def key_string(self, booklet: int, lingua: int, fifty: bool = False) -> str:
         """``TX_GABARITO`` of a booklet, same layout as :meth:`char_order`."""
         order = self.char_order(booklet, lingua, fifty)
-        return "".join(LETTERS[k] for k in self.key[order])
+        return "".join(OPTION_LETTERS[k] for k in self.key[order])
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from demo.items import AREAS, LETTERS, AreaBank, ExamBank
+from demo.items import AREAS, AreaBank, ExamBank
 from demo.question_core import LANGS, Draft, Template
 from demo.questions import LANGUAGE_TEMPLATES, TEMPLATES
+from enem.areas import OPTION_LETTERS
 
 SOURCE = "demo-synthetic"
 
@@ -36,7 +37,7 @@ class DemoQuestion:
 
     @property
     def key_letter(self) -> str:
-        return LETTERS[self.key]
+        return OPTION_LETTERS[self.key]
 
     def records(self, year: int) -> list[dict[str, object]]:
         """The two JSONL objects (pt, en)."""
