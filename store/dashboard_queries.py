@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
+from store.schema import TABLES
+
 #: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
 _MODEL_FILTER = """
     m.year = $year
@@ -107,8 +109,6 @@ def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def table_counts(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> pd.DataFrame:
     """Row counts of the named tables (names come from the schema, never from users)."""
-    from store.schema import TABLES
-
     rows = []
     for table in tables:
         if table not in TABLES:

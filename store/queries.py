@@ -53,3 +53,14 @@ def model_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     """(distinct models, runs) in the store."""
     row = con.execute("SELECT count(DISTINCT model_id), count(*) FROM model_runs").fetchone()
     return int(row[0]), int(row[1])
+
+
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Names of the tables in the open database (to tell a project database from another)."""
+    return {row[0] for row in con.execute(
+        "SELECT table_name FROM information_schema.tables").fetchall()}
+
+
+def ingest_count(con: duckdb.DuckDBPyConnection) -> int:
+    """How many ingests the database records (0: nothing has been loaded yet)."""
+    return int(con.execute("SELECT count(*) FROM ingests").fetchone()[0])
