@@ -1,113 +1,35 @@
-"""Streamlit entry point: the home page. Run with ``streamlit run app.py``.
+"""Streamlit entry point and frame of the dashboard. Run with ``streamlit run app.py``.
 
-On first start with no database it builds the synthetic demo year (about half a minute).
-The other views live in ``pages/``; every page shares the sidebar of ``dashboard.state``.
+Every script run goes through here: on first start with no database the Home page builds the
+synthetic demo year (about half a minute); then the navigation picks the page, the shared
+sidebar filters are drawn once (``dashboard.state``), and the page runs. The views are listed in
+``dashboard.navigation`` and live one file each under ``pages/``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.data import fetch, fetch_shared
-from dashboard.figures import THETA_TITLE, area_grid, empty_panel, panel, show_figure
-from dashboard.palette import HUMAN_COLOUR, model_styles, with_alpha
-from dashboard.state import require_database, sidebar_filters
+from dashboard.navigation import is_home, navigation
+from dashboard.state import run_page
 from store.connection import database_path
-
-st.set_page_config(page_title="ENEM × LLM: does the score mean the same?", layout="wide")
+from workflows.demo_build import build_fresh_demo_database
 
 
 @st.cache_resource(show_spinner=False)
 def ensure_database(db_path: Path) -> Path:
     """Build the demo database at ``db_path`` once when none exists there; returns the path."""
     if not db_path.exists():
-        from workflows.demo_build import build_fresh_demo_database
-
         with st.spinner("First start: generating and ingesting the synthetic demo year…"):
             build_fresh_demo_database(db_path, progress=False)
     return db_path
 
 
-ensure_database(database_path())
-st.title("When an LLM passes ENEM, does its score mean what it means for a human?")
-require_database()
-filters = sidebar_filters()
-overview = fetch_shared("overview")
-synthetic = fetch_shared("is_synthetic")
-catalogue = filters.catalogue
-
-if synthetic:
-    st.info("You are looking at the **synthetic demo**: generated candidates and the project's own "
-            "demo questions in INEP's file formats. No real exam content or real person is shown.")
-else:
-    st.caption("Real INEP microdata, ingested with `enem-llm ingest-enem` (see the Data "
-               "page for files and row counts).")
-
-booklets = fetch("booklet_catalogue", filters.year)
-columns = st.columns(6)
-columns[0].metric("Years loaded", len(overview), help=", ".join(map(str, overview["year"])))
-columns[1].metric(f"Areas in {filters.year}", booklets["area"].nunique(),
-                  help=", ".join(sorted(booklets["area"].unique())))
-columns[2].metric("Candidates", f"{int(overview['candidates'].sum()):,}")
-columns[3].metric("Items", f"{int(overview['items'].sum()):,}")
-columns[4].metric("Models", len(catalogue))
-columns[5].metric("Runs", int(catalogue["runs"].sum()) if len(catalogue) else 0)
-st.dataframe(overview, hide_index=True, width="stretch")
-
-st.subheader(f"Model θ against the human θ distribution — {filters.year}")
-points = fetch("model_points", filters.year, None, None, filters.language, filters.shots,
-               list(filters.models))
-if points.empty:
-    st.info(filters.no_runs_message())
-styles = model_styles(points["model_id"].unique()) if len(points) else {}
-figure = area_grid(filters.areas, columns=2, row_height=300, vertical_spacing=0.2)
-legend_shown: set[str] = set()
-exported = []
-for index, area in enumerate(filters.areas):
-    row, col = panel(index, 2)
-    hist = fetch("human_theta_histogram", filters.year, area, filters.booklet_for(area),
-                 filters.group_kind, filters.group_value)
-    figure.update_xaxes(title_text=THETA_TITLE, row=row, col=col)
-    figure.update_yaxes(title_text="% of candidates per 0.1 θ", row=row, col=col)
-    if hist.empty:
-        empty_panel(figure, row, col, f"no scored candidates in {area}")
-        continue
-    share = 100.0 * hist["n"] / hist["n"].sum()
-    figure.add_trace(go.Bar(x=hist["theta_bin"] + 0.05, y=share, width=0.1, name="humans",
-                            marker_color=with_alpha(HUMAN_COLOUR, 0.55),
-                            showlegend="humans" not in legend_shown, legendgroup="humans",
-                            hovertemplate="θ %{x:.2f}: %{y:.2f}% of candidates<extra></extra>"),
-                     row=row, col=col)
-    legend_shown.add("humans")
-    exported.append(hist.assign(area=area, share_percent=share, kind="humans"))
-    top = float(share.max())
-    for offset, (model_id, group) in enumerate(
-            points[points["area"] == area].groupby("model_id", sort=True)):
-        colour, symbol = styles[model_id]
-        figure.add_trace(go.Scatter(
-            x=group["theta"], y=[top * (1.1 + 0.12 * offset)] * len(group), mode="markers",
-            marker={"color": with_alpha(colour, 0.7), "symbol": symbol, "size": 7},
-            name=model_id, legendgroup=model_id, showlegend=model_id not in legend_shown,
-            customdata=group[["run_id", "shuffle", "theta_se", "lz", "ctt"]].to_numpy(object),
-            hovertemplate=(f"<b>{model_id}</b><br>θ = %{{x:.3f}} (SE %{{customdata[2]:.3f}})"
-                           "<br>shuffle %{customdata[1]} · l_z %{customdata[3]:.2f} · "
-                           "CTT %{customdata[4]}<extra></extra>")), row=row, col=col)
-        legend_shown.add(model_id)
-        exported.append(group.assign(kind="model"))
-figure.update_layout(barmode="overlay")
-table = pd.concat(exported, ignore_index=True) if exported else pd.DataFrame()
-show_figure(
-    figure, key="home.theta", file_stem=f"theta_overview_{filters.year}",
-    image_format=filters.image_format, data=table,
-    caption=(f"Grey bars: share of {filters.group_label} per 0.1-wide θ bin; coloured markers "
-             f"above them: each model's θ per shuffle ({filters.prompt_label}). A marker right "
-             "of the crowd means the model scores like a top human on this area."),
-)
-st.markdown(
-    "Pages: **Accuracy vs ability** (CTT vs θ), **Person fit** (l_z vs θ), **Response "
-    "patterns**, **Test information**, **Discrimination**, **Item explorer** and **Data** "
-    "(what was ingested). The sidebar filters apply to every page and live in the URL.")
+page = navigation()
+# Only the Home page builds the demo, as before the frame existed: a deep link into another
+# page of a fresh install explains that there is no database and points to Home.
+if is_home(page):
+    ensure_database(database_path())
+run_page(page)

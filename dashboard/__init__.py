@@ -1,6 +1,18 @@
-"""Shared pieces of the Streamlit pages: sidebar filters and URL state, cached data access,
-figure helpers, the colour-blind-safe palette, downloads and small pure summaries.
+"""The dashboard's shared pieces; ``app.py`` is the frame and ``pages/`` holds one file per view.
 
-Pages stay thin: they read through :mod:`dashboard.data`, compute psychometrics with
-:mod:`analytics`, and draw with the helpers in :mod:`dashboard.figures`.
+How a page works: ``app.py`` picks the page (:mod:`dashboard.navigation`), draws the sidebar
+filters once (:mod:`dashboard.state`, mirrored in the URL) and runs the page, which reads the
+selection with ``open_page(title)``. The page fetches rows through the cached query functions
+of :mod:`dashboard.queries` (one per query in ``store/``; no SQL here), gets any descriptive
+statistic from :mod:`dashboard.summaries`, which calls :mod:`analytics` for the psychometrics
+(pages and this package compute none themselves), and draws with :mod:`dashboard.figures` and
+:mod:`dashboard.palette` (:mod:`dashboard.contours` draws the curve around a model's points).
+
+Where new things go:
+
+- a new page: a file under ``pages/`` plus one line in ``dashboard.navigation.VIEWS``;
+- a new query: a function in ``store/dashboard_queries.py`` (SQL lives only in ``store``), then
+  its cached twin of the same name in ``dashboard/queries.py``;
+- a new statistic: the formula in ``analytics``, its on-screen summary in
+  ``dashboard/summaries.py``.
 """

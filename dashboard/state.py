@@ -2,11 +2,13 @@
 
 How the state works:
 
+- ``app.py`` draws the sidebar once per script run, before the page (:func:`run_page`); the
+  page then gets the selection from :func:`open_page` (the Filters computed in this same run,
+  handed over in session state), so no page draws it again.
 - Each filter has a *persistent* session key (``filter.<name>``) and a *widget* key
   (``sidebar.<name>``). Before a widget is drawn its key is seeded from the persistent value
-  (checked against the options this database offers), and after it is drawn the persistent value
-  is updated from it. Persistent keys are ordinary session state, so they survive moving between
-  pages even though each page draws its own sidebar.
+  (checked against the options this database offers, which change with the year), and after it
+  is drawn the persistent value is updated from it.
 - On the first run of a browser session the persistent values are read from the URL's query
   parameters; after every run the current filters are written back to the URL, so copying the
   address shares the view (e.g. ``?year=2023&area=CN&area=MT&lang=en&shots=4&model=x``).
@@ -20,12 +22,14 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
-from dashboard.data import DatabaseState, database_state, fetch
+from dashboard import queries
+from dashboard.data import DatabaseState, database_state
+from dashboard.navigation import navigation
 from enem.areas import AREA_NAMES, AREAS
+from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES, SHOT_SETTINGS
 
-LANGUAGES: dict[str, str] = {"pt": "Portuguese (pt)", "en": "English (en)"}
-SHOTS: tuple[int, ...] = (0, 1, 4)
 TUNING: dict[str, str] = {"all": "all", "instruct": "instruction-tuned", "base": "base"}
 SCHOOL_TYPES: dict[str, str] = {"1": "not answered", "2": "public", "3": "private",
                                 "4": "abroad", "?": "unknown"}
@@ -37,6 +41,8 @@ ALL_BOOKLETS = 0
 URL_KEYS: tuple[str, ...] = ("year", "area", "booklet", "lang", "shots", "family", "tuning",
                              "model", "group")
 _INITIALISED = "filter._from_url"
+#: Session key of the Filters that ``draw_sidebar`` computed in this run (None: no database).
+_CURRENT = "filter._current"
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,8 @@ class Filters:
 def selected_model_points(filters: Filters) -> pd.DataFrame:
     """Every scored shuffle of the selected models in the selected areas (one row per pattern)."""
     return pd.concat(
-        [fetch("model_points", filters.year, area, filters.booklet_for(area), filters.language,
-               filters.shots, list(filters.models)) for area in filters.areas],
+        [queries.model_points(filters.year, area, filters.booklet_for(area), filters.language,
+                              filters.shots, filters.models) for area in filters.areas],
         ignore_index=True,
     )
 
@@ -176,15 +182,49 @@ def _keep(name: str) -> Any:
     return value
 
 
-def sidebar_filters() -> Filters:
-    """Draw the shared sidebar and return the selection. Stops the page (with an explanation)
-    when the database is missing or empty."""
-    require_database()
+def open_page(title: str) -> Filters:
+    """Start a page: draw its title and return the sidebar's selection of this run. Stops the
+    page (with an explanation under the title) when the database is missing or empty, in which
+    case ``app.py`` drew no sidebar."""
+    if _CURRENT not in st.session_state:
+        # app.py did not run: when the first request a fresh server gets is a deep link,
+        # Streamlit runs the page file on its own (the legacy meaning of a pages/ folder, given
+        # up once st.navigation has been called). Run the frame from here, with the page inside
+        # it, in this same run (a rerun would drop a button's click), then end this outer run.
+        run_page(navigation())
+        st.stop()
+    st.title(title)
+    # Taken, not read: each run's page must find the filters of that run or none.
+    filters = st.session_state.pop(_CURRENT)
+    if filters is None:
+        require_database()
+    return filters
+
+
+def run_page(page: StreamlitPage) -> None:
+    """The frame's last steps (``app.py``): draw the shared sidebar once, then run ``page``."""
+    draw_sidebar()
+    page.run()
+
+
+def draw_sidebar() -> Filters | None:
+    """Draw the shared sidebar and keep the selection for the page's :func:`open_page`; None,
+    and no sidebar, when the database cannot be shown."""
+    st.session_state[_CURRENT] = None
+    state = database_state()
+    if not state.usable or not state.has_humans:
+        return None
+    filters = _sidebar()
+    st.session_state[_CURRENT] = filters
+    return filters
+
+
+def _sidebar() -> Filters:
     _read_url_once()
     side = st.sidebar
     side.header("Filters")
 
-    years = fetch("loaded_years")
+    years = queries.loaded_years()
     key = _seed("year", years, years[-1], lambda v: int(v[0]))
     year = int(side.selectbox("Year", years, key=key, help="ENEM edition"))
     _keep("year")
@@ -195,7 +235,7 @@ def sidebar_filters() -> Filters:
                      help="Empty means every area")
     areas = tuple(a for a in AREAS if a in _keep("area")) or AREAS
 
-    booklets = fetch("booklet_catalogue", year)
+    booklets = queries.booklet_catalogue(year)
     booklets = booklets[booklets["area"].isin(areas)]
     labels = {ALL_BOOKLETS: "All booklets"}
     for row in booklets.itertuples():
@@ -210,12 +250,12 @@ def sidebar_filters() -> Filters:
     if booklet is not None:
         booklet_area = str(booklets.loc[booklets["booklet_id"] == booklet, "area"].iloc[0])
 
-    key = _seed("lang", list(LANGUAGES), "pt", lambda v: v[0])
-    language = side.radio("Prompt language", list(LANGUAGES), key=key, horizontal=True,
-                          format_func=LANGUAGES.get)
+    key = _seed("lang", PROMPT_LANGUAGES, PROMPT_LANGUAGES[0], lambda v: v[0])
+    language = side.radio("Prompt language", PROMPT_LANGUAGES, key=key, horizontal=True,
+                          format_func=PROMPT_LANGUAGE_NAMES.get)
     _keep("lang")
-    key = _seed("shots", list(SHOTS), 0, lambda v: int(v[0]))
-    shots = int(side.radio("Prompt shots", list(SHOTS), key=key, horizontal=True,
+    key = _seed("shots", SHOT_SETTINGS, SHOT_SETTINGS[0], lambda v: int(v[0]))
+    shots = int(side.radio("Prompt shots", SHOT_SETTINGS, key=key, horizontal=True,
                            format_func=lambda s: f"{s}-shot"))
     _keep("shots")
 
@@ -232,12 +272,12 @@ def sidebar_filters() -> Filters:
     return Filters(year=year, areas=tuple(areas), booklet=booklet, booklet_area=booklet_area,
                    language=language, shots=shots, models=tuple(models), group_kind=group_kind,
                    group_value=group_value, image_format=image_format,
-                   catalogue=fetch("model_catalogue"))
+                   catalogue=queries.model_catalogue())
 
 
 def _model_filters(side, year: int) -> list[str]:
     """Family, tuning and model pickers; returns the resolved model ids (empty = none exist)."""
-    catalogue = fetch("model_catalogue")
+    catalogue = queries.model_catalogue()
     side.subheader("Models")
     if catalogue.empty:
         side.caption("No model runs in the database yet.")
@@ -265,7 +305,7 @@ def _model_filters(side, year: int) -> list[str]:
 
 def _group_filter(side, year: int) -> tuple[str, str]:
     """The human subgroup picker; returns (group_kind, group_value)."""
-    groups = fetch("human_groups", year)
+    groups = queries.human_groups(year)
     options = ["all:all"] + [f"{r.group_kind}:{r.group_value}" for r in groups.itertuples()]
     sizes = {f"{r.group_kind}:{r.group_value}": int(r.candidates) for r in groups.itertuples()}
 

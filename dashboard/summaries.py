@@ -1,7 +1,9 @@
-"""Small descriptive summaries the pages show next to the figures (no IRT here).
+"""What the pages show next to the figures, computed here so that pages compute nothing.
 
-Human distributions arrive as histograms (lower bin edge, count); percentiles are read from them
-with linear interpolation inside a bin, so they are exact to within one bin width.
+The psychometrics (IRT curves, the discrimination index) come from :mod:`analytics`; this module
+applies them to the rows the pages fetch and adds descriptive summaries. Human distributions
+arrive as histograms (lower bin edge, count); percentiles are read from them with linear
+interpolation inside a bin, so they are exact to within one bin width.
 """
 
 from __future__ import annotations
@@ -13,10 +15,33 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from analytics.ctt import discrimination_index
+from analytics.irt import (
+    ItemBank,
+    item_information,
+    probability,
+    standard_error_curve,
+    test_information,
+)
 
 #: A model's θ is flagged as untrustworthy when at least this share of its response patterns has
 #: an l_z below the humans' 5th percentile (i.e. is less coherent than 95% of candidates).
 UNTRUSTED_SHARE = 0.5
+
+#: The θ values item and test curves are drawn at (the θ axis the pages show).
+THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
+
+
+def information_curves(items: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Test information I(θ) and SE(θ) = 1/√I(θ) over :data:`THETA_GRID` of a form's items
+    (columns a, b, c)."""
+    bank = ItemBank.from_arrays(items["a"], items["b"], items["c"])
+    return test_information(THETA_GRID, bank), standard_error_curve(THETA_GRID, bank)
+
+
+def item_curves(a: float, b: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """Probability correct P(θ) and information I(θ) of one 3PL item over :data:`THETA_GRID`."""
+    bank = ItemBank.from_arrays([a], [b], [c])
+    return probability(THETA_GRID, bank)[:, 0], item_information(THETA_GRID, bank)[:, 0]
 
 
 def _cumulative(lower_edges: ArrayLike, counts: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

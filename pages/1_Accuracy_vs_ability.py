@@ -11,18 +11,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard.data import fetch
+from dashboard import queries
 from dashboard.figures import CTT_TITLE, humans_and_models_grid, show_figure
-from dashboard.state import note_missing_runs, selected_model_points, sidebar_filters
+from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import histogram_percentile, model_ability_table
 
-st.set_page_config(page_title="Accuracy vs ability", layout="wide")
-st.title("Accuracy vs ability: CTT score against θ")
-filters = sidebar_filters()
+filters = open_page("Accuracy vs ability: CTT score against θ")
 
 densities = {
-    area: fetch("human_theta_ctt", filters.year, area, filters.booklet_for(area),
-                filters.group_kind, filters.group_value)
+    area: queries.human_theta_ctt(filters.year, area, filters.booklet_for(area),
+                                  filters.group_kind, filters.group_value)
     for area in filters.areas
 }
 points = selected_model_points(filters)
@@ -49,8 +47,9 @@ if table.empty:
 else:
     percentiles = []
     for row in table.itertuples():
-        hist = fetch("human_theta_histogram", filters.year, row.area,
-                     filters.booklet_for(row.area), filters.group_kind, filters.group_value)
+        hist = queries.human_theta_histogram(filters.year, row.area,
+                                             filters.booklet_for(row.area), filters.group_kind,
+                                             filters.group_value)
         value = histogram_percentile(hist["theta_bin"], hist["n"], 0.1, [row.mean_theta])[0]
         percentiles.append(value)
     table["human_percentile"] = np.round(percentiles, 1)

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.data import fetch
+from dashboard import queries
 from dashboard.figures import (
     LZ_TITLE,
     area_grid,
@@ -22,16 +22,14 @@ from dashboard.figures import (
     show_figure,
 )
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, model_styles, with_alpha
-from dashboard.state import note_missing_runs, selected_model_points, sidebar_filters
+from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import UNTRUSTED_SHARE, fit_verdict, histogram_quantile
 
-st.set_page_config(page_title="Person fit", layout="wide")
-st.title("Person fit: l_z against θ")
-filters = sidebar_filters()
+filters = open_page("Person fit: l_z against θ")
 
 densities = {
-    area: fetch("human_theta_lz", filters.year, area, filters.booklet_for(area),
-                filters.group_kind, filters.group_value)
+    area: queries.human_theta_lz(filters.year, area, filters.booklet_for(area),
+                                 filters.group_kind, filters.group_value)
     for area in filters.areas
 }
 marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()

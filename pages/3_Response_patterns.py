@@ -11,39 +11,37 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dashboard.data import fetch
+from dashboard import queries
 from dashboard.figures import area_title, show_figure
+from dashboard.navigation import ITEM_EXPLORER
 from dashboard.palette import CORRECT_SCALE
-from dashboard.state import LANGUAGES, note_missing_runs, sidebar_filters
+from dashboard.state import note_missing_runs, open_page
+from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
 
-EXPLORER = "pages/6_Item_explorer.py"
-
-st.set_page_config(page_title="Response patterns", layout="wide")
-st.title("Response patterns: models × items sorted by difficulty")
-filters = sidebar_filters()
+filters = open_page("Response patterns: models × items sorted by difficulty")
 st.caption("Both prompt languages are shown side by side; the sidebar's number of shots, models "
            "and booklet apply.")
 
 clicked: tuple[str, int] | None = None
 answered = [area for area in filters.areas
-            if len(fetch("model_item_correct", filters.year, area, None, filters.shots,
-                         list(filters.models)))]
+            if len(queries.model_item_correct(filters.year, area, None, filters.shots,
+                                              filters.models))]
 note_missing_runs(filters, pd.DataFrame({"area": answered}), language="pt or en")
 for area in answered:
-    items = fetch("area_items", filters.year, area)
-    cells = fetch("model_item_correct", filters.year, area, None, filters.shots,
-                  list(filters.models))
+    items = queries.area_items(filters.year, area)
+    cells = queries.model_item_correct(filters.year, area, None, filters.shots,
+                                       filters.models)
     cells = cells.merge(items[["item_id", "b", "a", "skill", "first_position"]], on="item_id",
                         how="left")
     order = (cells.drop_duplicates("item_id")
              .sort_values(["b", "item_id"], na_position="last")["item_id"].astype(str).tolist())
     cells["fraction"] = cells["correct"] / cells["answers"]
     figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                           subplot_titles=[LANGUAGES[lang] for lang in LANGUAGES])
+                           subplot_titles=[PROMPT_LANGUAGE_NAMES[lang] for lang in PROMPT_LANGUAGES])
     models = sorted(cells["model_id"].unique())
-    for col, language in enumerate(LANGUAGES, start=1):
-        part = fetch("model_item_correct", filters.year, area, language, filters.shots,
-                     list(filters.models))
+    for col, language in enumerate(PROMPT_LANGUAGES, start=1):
+        part = queries.model_item_correct(filters.year, area, language, filters.shots,
+                                          filters.models)
         part = part.merge(items[["item_id", "b"]], on="item_id", how="left")
         part["fraction"] = part["correct"] / part["answers"]
         grid = (part.assign(item=part["item_id"].astype(str))
@@ -95,7 +93,7 @@ st.subheader("Open an item in the item explorer")
 left, right = st.columns([3, 1])
 descriptions: dict[tuple[str, int], str] = {}
 for area in filters.areas:
-    frame = fetch("area_items", filters.year, area).sort_values("b", na_position="last")
+    frame = queries.area_items(filters.year, area).sort_values("b", na_position="last")
     for row in frame.itertuples():
         descriptions[(area, int(row.item_id))] = f"{area} · item {row.item_id} · b = {row.b:.2f}"
 options = list(descriptions)
@@ -104,4 +102,4 @@ choice = left.selectbox("Item (sorted by b within each area)", options,
 if right.button("Open in the item explorer", key="patterns.open", width="stretch"):
     clicked = choice
 if clicked is not None:
-    st.switch_page(EXPLORER, query_params={"item": str(clicked[1]), "area": clicked[0]})
+    st.switch_page(ITEM_EXPLORER.file, query_params={"item": str(clicked[1]), "area": clicked[0]})

@@ -13,19 +13,19 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from analytics.irt import ItemBank, standard_error_curve, test_information
-from dashboard.data import fetch
+from dashboard import queries
 from dashboard.figures import THETA_TITLE, area_title, show_figure
 from dashboard.palette import INFORMATIVE_FILL, OKABE_ITO, model_styles, with_alpha
-from dashboard.state import note_missing_runs, selected_model_points, sidebar_filters
-from dashboard.summaries import information_verdict, informative_intervals
+from dashboard.state import note_missing_runs, open_page, selected_model_points
+from dashboard.summaries import (
+    THETA_GRID,
+    information_curves,
+    information_verdict,
+    informative_intervals,
+)
+from enem.areas import LANGUAGE_NAMES
 
-THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
-LC_LANGUAGES = {0: "English", 1: "Spanish"}
-
-st.set_page_config(page_title="Test information", layout="wide")
-st.title("Test information: where the exam can measure, and where the models are")
-filters = sidebar_filters()
+filters = open_page("Test information: where the exam can measure, and where the models are")
 
 left, right = st.columns(2)
 max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1.0, 0.4, 0.05,
@@ -34,9 +34,9 @@ max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1
 points = selected_model_points(filters)
 lc_models = points.loc[points["area"] == "LC", "item_language"].dropna() if len(points) else []
 lc_default = int(pd.Series(lc_models).mode().iloc[0]) if len(lc_models) else 0
-lc_language = right.radio("LC foreign-language items", list(LC_LANGUAGES), horizontal=True,
-                          index=list(LC_LANGUAGES).index(lc_default), key="information.lc",
-                          format_func=LC_LANGUAGES.get)
+lc_language = right.radio("LC foreign-language items", list(LANGUAGE_NAMES), horizontal=True,
+                          index=list(LANGUAGE_NAMES).index(lc_default), key="information.lc",
+                          format_func=LANGUAGE_NAMES.get)
 note_missing_runs(filters, points)
 
 columns = 2 if len(filters.areas) > 1 else 1
@@ -55,13 +55,11 @@ curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
     top, col = 2 * (index // columns) + 1, index % columns + 1
-    booklet = filters.booklet_for(area) or fetch("main_booklet", filters.year, area)
+    booklet = filters.booklet_for(area) or queries.main_booklet(filters.year, area)
     if booklet is None:
         continue
-    items = fetch("form_items", filters.year, booklet, lc_language if area == "LC" else None)
-    bank = ItemBank.from_arrays(items["a"], items["b"], items["c"])
-    information = test_information(THETA_GRID, bank)
-    se = standard_error_curve(THETA_GRID, bank)
+    items = queries.form_items(filters.year, booklet, lc_language if area == "LC" else None)
+    information, se = information_curves(items)
     intervals = informative_intervals(THETA_GRID, se <= max_se)
     curves.append(pd.DataFrame({"area": area, "booklet_id": booklet, "theta": THETA_GRID,
                                 "information": information, "se": se}))

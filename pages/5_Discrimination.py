@@ -13,10 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.data import fetch
+from dashboard import queries
 from dashboard.figures import area_grid, panel, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, REFERENCE_COLOUR, with_alpha
-from dashboard.state import note_missing_runs, sidebar_filters
+from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import model_item_di
 
 GOOD_DI = 0.2
@@ -24,9 +24,7 @@ GROUP_FRACTION = 0.25
 BIN_WIDTH = 0.1
 BIN_EDGES = np.round(np.arange(-1.0, 1.0001, BIN_WIDTH), 6)
 
-st.set_page_config(page_title="Discrimination", layout="wide")
-st.title("Discrimination: humans vs models, item by item")
-filters = sidebar_filters()
+filters = open_page("Discrimination: humans vs models, item by item")
 
 
 def bin_of(values: pd.Series) -> pd.Series:
@@ -40,9 +38,9 @@ def bin_of(values: pd.Series) -> pd.Series:
 tables = []
 patterns_per_area = {}
 for area in filters.areas:
-    items = fetch("area_items", filters.year, area)
-    long = fetch("model_pattern_matrix", filters.year, area, filters.booklet_for(area),
-                 filters.language, filters.shots, list(filters.models))
+    items = queries.area_items(filters.year, area)
+    long = queries.model_pattern_matrix(filters.year, area, filters.booklet_for(area),
+                                        filters.language, filters.shots, filters.models)
     model_di, patterns_per_area[area] = model_item_di(long, GROUP_FRACTION)
     model_di = model_di.reindex(items["item_id"])
     tables.append(pd.DataFrame({

@@ -12,23 +12,30 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from analytics.irt import ItemBank, item_information, probability
-from dashboard.data import fetch
+from dashboard import queries
 from dashboard.figures import THETA_TITLE, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, model_styles, with_alpha
-from dashboard.state import note_missing_runs, sidebar_filters
-from dashboard.summaries import model_item_di
-from enem.areas import AREA_NAMES, AREAS
+from dashboard.state import note_missing_runs, open_page
+from dashboard.summaries import THETA_GRID, item_curves, model_item_di
+from enem.areas import (
+    AREA_NAMES,
+    AREAS,
+    BLANK_MARK,
+    LANGUAGE_NAMES,
+    MULTIPLE_MARK,
+    OPTION_LETTERS,
+)
+from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
 
-THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
 ICC_BIN_WIDTH = 0.25
-OPTION_NAMES = {"A": "A", "B": "B", "C": "C", "D": "D", "E": "E", ".": "blank",
-                "*": "multiple", "?": "no answer"}
-LANGUAGE_NAMES = {"pt": "Portuguese", "en": "English"}
+#: What humans can mark (the options, blank, several marks), in the order the bars are drawn.
+HUMAN_MARKS = [*OPTION_LETTERS, BLANK_MARK, MULTIPLE_MARK]
+#: A model's choice is "?" when it gave no usable answer.
+NO_ANSWER = "?"
+OPTION_NAMES = {**{letter: letter for letter in OPTION_LETTERS}, BLANK_MARK: "blank",
+                MULTIPLE_MARK: "multiple", NO_ANSWER: "no answer"}
 
-st.set_page_config(page_title="Item explorer", layout="wide")
-st.title("Item explorer")
-filters = sidebar_filters()
+filters = open_page("Item explorer")
 
 # The URL wins when it names an item other than the one this page last wrote there.
 url_item, url_area = st.query_params.get("item"), st.query_params.get("area")
@@ -41,14 +48,14 @@ if url_item and url_item != st.session_state.get("explorer.written"):
 left, right = st.columns([1, 3])
 area = left.selectbox("Area", list(AREAS), key="explorer.area",
                       format_func=lambda a: f"{a} — {AREA_NAMES[a]}")
-items = fetch("area_items", filters.year, area)
+items = queries.area_items(filters.year, area)
 if items.empty:
     st.info(f"No items of {area} in {filters.year}: ingest that year's ITENS_PROVA file.")
     st.stop()
 labels = {}
 for row in items.itertuples():
-    language = "" if pd.isna(row.item_language) else (" (English)" if row.item_language == 0
-                                                      else " (Spanish)")
+    language = ("" if pd.isna(row.item_language)
+                else f" ({LANGUAGE_NAMES[int(row.item_language)]})")
     b = "abandoned" if row.abandoned else f"b = {row.b:.2f}"
     labels[int(row.item_id)] = f"position {row.first_position} · item {row.item_id}{language} · {b}"
 wanted = st.session_state.pop("explorer.wanted", None)
@@ -63,8 +70,10 @@ st.query_params["area"] = area
 st.session_state["explorer.written"] = str(item_id)
 
 item = items[items["item_id"] == item_id].iloc[0]
-texts = fetch("item_texts", filters.year, item_id)
-texts = texts.assign(order=texts["language"].map({"pt": 0, "en": 1}).fillna(2)).sort_values("order")
+texts = queries.item_texts(filters.year, item_id)
+prompt_order = {language: index for index, language in enumerate(PROMPT_LANGUAGES)}
+texts = texts.assign(order=texts["language"].map(prompt_order).fillna(len(prompt_order)))
+texts = texts.sort_values("order")
 st.subheader(f"Item {item_id} — {AREA_NAMES[area]}")
 facts = st.columns(6)
 facts[0].metric("Key", item["key"] or "—")
@@ -83,21 +92,21 @@ else:
     text_columns = st.columns(len(texts))
     for column, row in zip(text_columns, texts.itertuples()):
         with column:
-            st.markdown(f"**{LANGUAGE_NAMES.get(row.language, row.language)}** "
+            st.markdown(f"**{PROMPT_LANGUAGE_NAMES.get(row.language, row.language)}** "
                         f"· source: {row.source}")
             st.markdown(row.stem)
-            for letter in "ABCDE":
+            for letter in OPTION_LETTERS:
                 option = getattr(row, f"option_{letter.lower()}")
                 mark = " ✔ (key)" if letter == row.key else ""
                 st.markdown(f"- **({letter})** {option}{mark}")
 
-models = list(filters.models)
-model_theta = fetch("model_item_theta", filters.year, item_id, filters.language, filters.shots,
-                    models)
-choices = fetch("model_item_choices", filters.year, item_id, filters.language, filters.shots,
-                models)
-long = fetch("model_pattern_matrix", filters.year, area, None, filters.language, filters.shots,
-             models)
+models = filters.models
+model_theta = queries.model_item_theta(filters.year, item_id, filters.language, filters.shots,
+                                       models)
+choices = queries.model_item_choices(filters.year, item_id, filters.language, filters.shots,
+                                     models)
+long = queries.model_pattern_matrix(filters.year, area, None, filters.language, filters.shots,
+                                    models)
 model_di, n_patterns = model_item_di(long)
 note_missing_runs(filters, pd.DataFrame({"area": [area] if len(model_theta) else []}), (area,))
 
@@ -112,12 +121,10 @@ stats[2].metric("Humans who saw it", "—" if pd.isna(item["n"]) else f"{int(ite
 # Item characteristic curve and information.
 curve = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                       subplot_titles=["Item characteristic curve", "Item information"])
-empirical = fetch("item_icc", filters.year, item_id)
+empirical = queries.item_icc(filters.year, item_id)
 export = []
 if not item["abandoned"]:
-    bank = ItemBank.from_arrays([item["a"]], [item["b"]], [item["c"]])
-    p = probability(THETA_GRID, bank)[:, 0]
-    info = item_information(THETA_GRID, bank)[:, 0]
+    p, info = item_curves(item["a"], item["b"], item["c"])
     curve.add_trace(go.Scatter(x=THETA_GRID, y=p, name="3PL P(θ)", line={
         "color": OKABE_ITO[0], "width": 2}, hovertemplate="θ %{x:.2f}: P = %{y:.3f}<extra></extra>"),
         row=1, col=1)
@@ -166,20 +173,19 @@ show_figure(
 )
 
 # Which option do they pick?
-human_options = fetch("item_option_counts", filters.year, item_id)
-order = ["A", "B", "C", "D", "E", ".", "*"]
+human_options = queries.item_option_counts(filters.year, item_id)
 bars = go.Figure()
 rows = []
 if len(human_options):
-    counts = human_options.set_index("option")["n"].reindex(order, fill_value=0)
+    counts = human_options.set_index("option")["n"].reindex(HUMAN_MARKS, fill_value=0)
     share = counts / max(counts.sum(), 1)
-    bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in order], y=share, name="humans",
+    bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in HUMAN_MARKS], y=share, name="humans",
                           marker_color=with_alpha(HUMAN_COLOUR, 0.7),
                           hovertemplate="humans: %{y:.1%} chose %{x}<extra></extra>"))
-    rows.append(pd.DataFrame({"who": "humans", "option": order, "n": counts.to_numpy(),
+    rows.append(pd.DataFrame({"who": "humans", "option": HUMAN_MARKS, "n": counts.to_numpy(),
                               "share": share.to_numpy()}))
 for model_id, group in (choices.groupby("model_id", sort=True) if len(choices) else []):
-    counts = group.set_index("choice")["n"].reindex(order + ["?"], fill_value=0)
+    counts = group.set_index("choice")["n"].reindex([*HUMAN_MARKS, NO_ANSWER], fill_value=0)
     share = counts / max(counts.sum(), 1)
     colour, _ = model_styles(choices["model_id"].unique())[model_id]
     bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in counts.index], y=share, name=model_id,

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.data import database_state, fetch
-from dashboard.state import require_database, sidebar_filters
+from dashboard import queries
+from dashboard.data import database_state
+from dashboard.state import open_page
 
 COUNTED_TABLES = ("examinees", "scores", "items", "booklets", "item_stats", "item_icc",
                   "option_counts", "agg_theta_ctt", "agg_theta_lz", "question_texts", "rejects",
                   "models", "model_runs", "model_responses", "model_scores", "min_k_prob")
 
-st.set_page_config(page_title="Data", layout="wide")
-st.title("Data: what is loaded and what was rejected")
-require_database()
-filters = sidebar_filters()
+filters = open_page("Data: what is loaded and what was rejected")
 st.caption(f"Database file: `{database_state().path}`")
 
 st.subheader("Ingests")
-history = fetch("ingest_history")
+history = queries.ingest_history()
 st.dataframe(history, hide_index=True, width="stretch", column_config={
     "live": st.column_config.CheckboxColumn("live", help="the newest ingest of its year"),
     "is_synthetic": st.column_config.CheckboxColumn("synthetic demo"),
@@ -28,12 +26,12 @@ st.caption("One row per ingest, newest first; re-ingesting a year replaces its r
            "so only the newest ingest of each year is live.")
 
 st.subheader("Rows per table")
-counts = fetch("table_counts", list(COUNTED_TABLES))
+counts = queries.table_counts(COUNTED_TABLES)
 st.dataframe(counts, hide_index=True, column_config={
     "rows": st.column_config.NumberColumn("rows", format="localized")})
 
 st.subheader("Rejected rows")
-summary = fetch("reject_summary")
+summary = queries.reject_summary()
 if summary.empty:
     st.success("Nothing was rejected: every row of every ingested file could be used.")
 else:
@@ -42,8 +40,8 @@ else:
                                         .unique())
     reason = st.selectbox(f"Show rejected rows of {filters.year} for", reasons,
                           key="data.reason")
-    sample = fetch("reject_sample", filters.year, None if reason == "every reason" else reason,
-                   200)
+    sample = queries.reject_sample(filters.year, None if reason == "every reason" else reason,
+                                   200)
     st.dataframe(sample, hide_index=True, width="stretch")
     st.caption("At most 200 rows are shown; `kind` says whether a CSV line, a candidate's area "
                "record or an item row was set aside, and `reason` why.")
@@ -52,7 +50,7 @@ else:
                        on_click="ignore", key="data.rejects.csv")
 
 st.subheader("Model runs")
-runs = fetch("model_run_table")
+runs = queries.model_run_table()
 if runs.empty:
     st.info("No model runs yet — launch one on the Runs page; its rows appear here while it "
             "writes.")

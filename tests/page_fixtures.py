@@ -17,13 +17,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from store.schema import ensure_schema
+from tests.model_fixtures import copy_with_test_runs
+from workflows.demo_build import build_demo_database
+
 PAGES_EXAMINEES = 5000
 
 
 @pytest.fixture(scope="session")
 def pages_demo_db(tmp_path_factory) -> Path:
-    from workflows.demo_build import build_demo_database
-
     folder = tmp_path_factory.mktemp("pages_demo")
     path = folder / "demo.duckdb"
     build_demo_database(path, n_examinees=PAGES_EXAMINEES, seed=2023, files_dir=folder / "files",
@@ -44,16 +46,12 @@ def pages_no_runs_db(tmp_path_factory, pages_demo_db) -> Path:
 
 @pytest.fixture(scope="session")
 def pages_models_db(tmp_path_factory, pages_demo_db) -> Path:
-    from tests.model_fixtures import copy_with_test_runs
-
     target = tmp_path_factory.mktemp("pages_models") / "models.duckdb"
     return copy_with_test_runs(pages_demo_db, target)
 
 
 @pytest.fixture(scope="session")
 def pages_empty_db(tmp_path_factory) -> Path:
-    from store.schema import ensure_schema
-
     path = tmp_path_factory.mktemp("pages_empty") / "empty.duckdb"
     con = duckdb.connect(str(path))
     ensure_schema(con)

@@ -2,7 +2,8 @@
 headless Chromium (Debian's ``/usr/bin/chromium``) through Playwright.
 
 Checks that no page shows an exception or error box, that its charts were drawn by plotly.js in
-the browser, and that a sidebar change reaches the URL. Screenshots go to
+the browser, that a sidebar change reaches the URL, and that a deep link as the very first
+request of a fresh server shows the app's own navigation. Screenshots go to
 ``test-artifacts/browser/``. This test FAILS (never skips) when Playwright or Chromium is
 missing: ``.ci/run`` installs both.
 """
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,6 +42,9 @@ PAGES: dict[str, tuple[str, int, str]] = {
 if (ROOT / "pages" / "8_Runs.py").exists():
     PAGES["Runs"] = ("runs", 0, "Model runs")
 PAGE_TIMEOUT_MS = 60_000
+#: The navigation menu, in order (the home page used to show as "app").
+NAVIGATION = ["Home", "Accuracy vs ability", "Person fit", "Response patterns",
+              "Test information", "Discrimination", "Item explorer", "Data", "Runs"]
 
 
 def _free_port() -> int:
@@ -60,12 +66,12 @@ def _require_browser():
     return sync_playwright
 
 
-@pytest.fixture(scope="module")
-def server(pages_models_db):
-    """The real Streamlit server on the test database with synthetic test model runs."""
+@contextmanager
+def _serving(db: Path, log_name: str) -> Iterator[str]:
+    """A real Streamlit server of ``app.py`` on ``db``; yields its base URL."""
     port = _free_port()
-    env = {**os.environ, "ENEM_DB": str(pages_models_db)}
-    log = (ARTIFACTS.parent / "streamlit-server.log")
+    env = {**os.environ, "ENEM_DB": str(db)}
+    log = ARTIFACTS.parent / log_name
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as output:
         process = subprocess.Popen(
@@ -97,19 +103,39 @@ def server(pages_models_db):
 
 
 @pytest.fixture(scope="module")
-def browser_page(server):
+def server(pages_models_db):
+    """The real Streamlit server on the test database with synthetic test model runs."""
+    with _serving(pages_models_db, "streamlit-server.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser():
     sync_playwright = _require_browser()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 2200})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.errors = errors
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
-            yield page
+            yield chromium
         finally:
-            browser.close()
+            chromium.close()
+
+
+def _new_page(browser):
+    page = browser.new_page(viewport={"width": 1440, "height": 2200})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.errors = errors
+    return page
+
+
+@pytest.fixture(scope="module")
+def browser_page(server, browser):
+    page = _new_page(browser)
+    try:
+        yield page
+    finally:
+        page.close()
 
 
 def _wait_until_rendered(page, charts: int) -> None:
@@ -124,6 +150,12 @@ def _wait_until_rendered(page, charts: int) -> None:
         "!document.querySelector('[data-testid=\"stStatusWidget\"]')",
         timeout=PAGE_TIMEOUT_MS)
     page.wait_for_timeout(800)
+
+
+def _navigation(page) -> list[str]:
+    """The page names of the sidebar's navigation menu, in order."""
+    return [text.strip() for text in
+            page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -185,3 +217,30 @@ def test_clicking_a_heatmap_cell_opens_the_item(server, browser_page):
     browser_page.wait_for_function("window.location.search.includes('item=')",
                                    timeout=PAGE_TIMEOUT_MS)
     assert browser_page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_db, browser):
+    """The first request a fresh server ever gets is a shared link into a page: Streamlit must
+    run it through app.py (navigation, sidebar, filters from the URL), not as a lone file of
+    the pages/ folder."""
+    page = _new_page(browser)
+    try:
+        with _serving(pages_models_db, "streamlit-fresh-server.log") as fresh:
+            page.goto(f"{fresh}/Person_fit?year=2023&area=MT&lang=en", timeout=PAGE_TIMEOUT_MS)
+            _wait_until_rendered(page, 2)
+            page.screenshot(path=str(ARTIFACTS / "fresh_deep_link_person_fit.png"),
+                            full_page=True)
+            deep = _navigation(page)
+            assert page.locator("h1").first.inner_text().startswith("Person fit")
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            assert sidebar.get_by_text("MT — Mathematics").count() >= 1
+            assert "lang=en" in page.evaluate("window.location.search")
+            assert page.locator('[data-testid="stException"]').count() == 0
+            page.goto(f"{fresh}/", timeout=PAGE_TIMEOUT_MS)
+            _wait_until_rendered(page, 1)
+            root = _navigation(page)
+        assert not page.errors, page.errors
+    finally:
+        page.close()
+    assert deep == root
+    assert root == NAVIGATION

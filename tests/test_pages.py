@@ -1,23 +1,29 @@
 """Every dashboard page under Streamlit's AppTest: on the demo with synthetic test model runs,
 on the demo without runs, on an empty database and with no database; and the shared filters
-(sidebar, URL, page switches) change what is shown."""
+(sidebar, URL, page switches) change what is shown. Every page is run through the app's frame
+(``app.py``: navigation and the sidebar drawn once), as a browser would."""
 
 from __future__ import annotations
 
 import base64
 import json
+import shutil
+import time
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from workflows.runs import list_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
 
 #: page file → (title start, plotly charts with model runs, dataframes with model runs)
 PAGES: dict[str, tuple[str, int, int]] = {
-    "app.py": ("When an LLM passes ENEM", 1, 1),
+    "pages/home.py": ("When an LLM passes ENEM", 1, 1),
     "pages/1_Accuracy_vs_ability.py": ("Accuracy vs ability", 1, 1),
     "pages/2_Person_fit.py": ("Person fit", 2, 1),
     "pages/3_Response_patterns.py": ("Response patterns", 4, 0),
@@ -26,23 +32,28 @@ PAGES: dict[str, tuple[str, int, int]] = {
     "pages/6_Item_explorer.py": ("Item explorer", 2, 0),
     "pages/7_Data.py": ("Data", 0, 3),
 }
-MODEL_PAGES = [p for p in PAGES if p not in ("app.py", "pages/7_Data.py")]
+HOME = "pages/home.py"
+RUNS = "pages/8_Runs.py"
+MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/7_Data.py")]
 #: Pages that draw models one by one (Discrimination pools them into one population).
 PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/5_Discrimination.py"]
 
 
 def run_page(page: str, query: dict[str, str | list[str]] | None = None) -> AppTest:
-    """Run one page as its own script (the app's entry point for app.py)."""
-    app = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
+    """Open ``page`` directly, as a deep link (its URL with ``query``) into the app does.
+
+    Switching before the first run works because each page's url_path is the name Streamlit
+    derives from its file name."""
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     for key, value in (query or {}).items():
         app.query_params[key] = value
-    return app.run()
+    return app.switch_page(page).run()
 
 
 def run_via_home(page: str) -> AppTest:
     """Open the home page, then switch to ``page`` like a user clicking the navigation."""
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
-    return app.switch_page(page).run() if page != "app.py" else app
+    return app.switch_page(page).run() if page != HOME else app
 
 
 def charts(app: AppTest) -> list[dict]:
@@ -118,7 +129,7 @@ def test_page_explains_missing_model_runs(no_runs_db, page):
     app = run_via_home(page)
     assert_clean(app)
     assert app.title
-    if page in MODEL_PAGES or page == "app.py":
+    if page in MODEL_PAGES or page == HOME:
         assert "No model runs for 2023" in messages(app)
         assert "launch one on the Runs page" in messages(app)
     if page not in ("pages/7_Data.py", "pages/3_Response_patterns.py"):
@@ -133,7 +144,7 @@ def test_page_explains_an_empty_database(empty_db, page):
     assert not charts(app)
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p != "app.py"])
+@pytest.mark.parametrize("page", [p for p in PAGES if p != HOME])
 def test_page_explains_a_missing_database(monkeypatch, tmp_path, page):
     monkeypatch.setenv("ENEM_DB", str(tmp_path / "nothing-here.duckdb"))
     app = run_page(page)
@@ -250,8 +261,6 @@ def test_response_patterns_open_the_item_explorer(models_db):
 
 
 def test_item_explorer_shows_the_item_from_the_url(models_db, pages_models_db):
-    import duckdb
-
     con = duckdb.connect(str(pages_models_db), read_only=True)
     item_id, key = con.execute(
         "SELECT item_id, key FROM items WHERE area = 'MT' AND NOT abandoned ORDER BY item_id "
@@ -303,7 +312,7 @@ def test_data_page_lists_ingests_counts_and_runs(models_db):
 
 
 def test_home_page_says_it_is_the_synthetic_demo(models_db):
-    app = run_page("app.py")
+    app = run_page(HOME)
     assert "synthetic demo" in messages(app)
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Candidates"] == "5,000" and int(metrics["Models"]) >= 3
@@ -315,3 +324,44 @@ def test_the_demo_own_runs_are_shown(demo_db):
     assert "random-baseline" in set(app.dataframe[0].value["model_id"])
     names = {trace.get("name") for trace in charts(app)[0]["data"]}
     assert "random-baseline" in names
+
+
+def _labelled(widgets, label: str):
+    """The one widget of a list with this label (the Runs form's widgets have no keys)."""
+    [widget] = [w for w in widgets if w.label == label]
+    return widget
+
+
+def test_runs_page_launches_follows_and_lists_a_run(monkeypatch, tmp_path, pages_demo_db):
+    db = tmp_path / "runs_page.duckdb"
+    shutil.copyfile(pages_demo_db, db)
+    monkeypatch.setenv("ENEM_DB", str(db))
+    app = run_page(RUNS)
+    assert_clean(app)
+    assert app.title[0].value == "Model runs"
+    command, prompt = app.code[0].value, app.code[1].value
+    assert command.startswith(f"enem-llm run --db {db} --backend ")
+    assert prompt.rstrip().endswith("(")
+    assert "No runs launched from this machine yet" in messages(app)
+
+    _labelled(app.main.selectbox, "Backend").set_value("random")
+    _labelled(app.main.multiselect, "Areas").set_value(["MT"])
+    _labelled(app.main.number_input, "Option shuffles per item").set_value(2)
+    _labelled(app.button, "Launch").click().run()
+    assert_clean(app)
+    assert "Started random-baseline-random-2023-" in messages(app)
+    assert app.code[0].value.startswith(
+        f"enem-llm run --db {db} --backend random --year 2023 --areas MT --languages pt "
+        "--shots 0 --shuffles 2 --seed 0")
+
+    runs_dir = db.parent / "runs"
+    deadline = time.monotonic() + 120
+    while not [run for run in list_runs(runs_dir) if run.state == "finished" and not run.alive]:
+        assert time.monotonic() < deadline, [run.summary() for run in list_runs(runs_dir)]
+        time.sleep(0.2)
+    [run] = list_runs(runs_dir)
+    app.run()
+    assert_clean(app)
+    assert any(f"**{run.run_id}** — finished" in m.value for m in app.markdown)
+    stored = app.dataframe[0].value
+    assert run.run_id in set(stored["run_id"])

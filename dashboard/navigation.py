@@ -1,0 +1,57 @@
+"""The dashboard's views: one file each under ``pages/``, in navigation order.
+
+``app.py`` turns :data:`VIEWS` into ``st.Page`` objects for ``st.navigation``; pages that link to
+another page and the page benchmark read the same list. A new view: add its file under
+``pages/`` and one line here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.navigation.page import StreamlitPage
+
+
+@dataclass(frozen=True)
+class View:
+    """One page of the dashboard: its file (relative to ``app.py``), navigation title and URL."""
+
+    file: str
+    title: str
+    #: The URL path: the one Streamlit derived from the file name before the app had a
+    #: navigation frame, set explicitly so that shared links keep working.
+    url_path: str
+
+
+#: The default page, served at the root URL (its url_path only names it internally).
+HOME = View("pages/home.py", "Home", "home")
+ITEM_EXPLORER = View("pages/6_Item_explorer.py", "Item explorer", "Item_explorer")
+RUNS = View("pages/8_Runs.py", "Runs", "Runs")
+
+VIEWS: tuple[View, ...] = (
+    HOME,
+    View("pages/1_Accuracy_vs_ability.py", "Accuracy vs ability", "Accuracy_vs_ability"),
+    View("pages/2_Person_fit.py", "Person fit", "Person_fit"),
+    View("pages/3_Response_patterns.py", "Response patterns", "Response_patterns"),
+    View("pages/4_Test_information.py", "Test information", "Test_information"),
+    View("pages/5_Discrimination.py", "Discrimination", "Discrimination"),
+    ITEM_EXPLORER,
+    View("pages/7_Data.py", "Data", "Data"),
+    RUNS,
+)
+
+
+def navigation() -> StreamlitPage:
+    """Set the wide layout, draw the navigation menu and return the page this run shows (Home
+    when the URL names none). ``st.Page`` needs a running script, so the pages are built here,
+    not at import. Each browser tab is titled by its page's navigation title."""
+    st.set_page_config(layout="wide")
+    pages = [st.Page(view.file, title=view.title, url_path=view.url_path, default=view is HOME)
+             for view in VIEWS]
+    return st.navigation(pages)
+
+
+def is_home(page: StreamlitPage) -> bool:
+    """Whether ``page`` is the Home page (the default page is served at the root URL)."""
+    return page.url_path == ""
