@@ -10,12 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from analytics import ESTIMATOR_METHODS
 from cli.arguments import add_db
 from cli.run_commands import add_run_parser
 from enem.csvfiles import UnusableFileError
 from enem.items import load_items
 from enem.patterns import score_pattern_file
-from enem.scoring import SCALES, ScoringOptions
+from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
 from store.connection import connected, database_path
 from store.queries import overview
 from workflows.demo_build import build_demo_database
@@ -24,15 +25,15 @@ from workflows.ingest import IngestError, ingest_year
 
 def _add_scoring(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("scoring (defaults are INEP's official recipe)")
-    group.add_argument("--method", choices=("eap", "map", "ml"), default="eap",
-                       help="ability estimator (default eap)")
-    group.add_argument("--grid-points", type=int, default=40,
+    group.add_argument("--method", choices=ESTIMATOR_METHODS, default=DEFAULT_OPTIONS.method,
+                       help=f"ability estimator (default {DEFAULT_OPTIONS.method})")
+    group.add_argument("--grid-points", type=int, default=DEFAULT_OPTIONS.n_quadrature,
                        help="EAP quadrature points (INEP 40; the paper 121)")
-    group.add_argument("--grid-range", type=float, nargs=2, default=(-4.0, 4.0),
+    group.add_argument("--grid-range", type=float, nargs=2, default=DEFAULT_OPTIONS.theta_range,
                        metavar=("LOW", "HIGH"), help="EAP grid range (INEP -4 4; the paper -6 6)")
-    group.add_argument("--scaling", type=float, default=1.0,
+    group.add_argument("--scaling", type=float, default=DEFAULT_OPTIONS.scaling,
                        help="scaling constant D of the item bank (ENEM 1; TIMSS-style 1.7)")
-    group.add_argument("--scale", choices=SCALES, default="enem",
+    group.add_argument("--scale", choices=SCALES, default=DEFAULT_OPTIONS.scale,
                        help="NOTA scale: enem = round(k·θ+d, 1) per area; paper = 100·θ+500")
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from demo.items import AreaBank
+from enem.areas import BLANK_MARK, MULTIPLE_MARK, OPTION_LETTERS, UNCHOSEN_MARK
 
-BLANK = ord(".")
-MULTIPLE = ord("*")
-UNCHOSEN = ord("9")
-A = ord("A")
+BLANK = ord(BLANK_MARK)
+MULTIPLE = ord(MULTIPLE_MARK)
+UNCHOSEN = ord(UNCHOSEN_MARK)
+A = ord(OPTION_LETTERS[0])
 P_OMIT = 0.004
 P_MULTIPLE = 0.003
 
