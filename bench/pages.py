@@ -1,11 +1,12 @@
 """Page-render benchmark: every dashboard page on a full-size year, cold and warm.
 
-    python bench/pages.py [--rows 3900000] [--repeat 3]
+    .venv/bin/python -m bench.pages [--rows 3900000] [--repeat 3]
 
 Builds once (cached under bench/out/): a synthetic year in INEP's format with ``--rows``
 candidates, ingested like real data, plus synthetic TEST model runs (``tests/model_fixtures.py``:
 six fake models × 4 areas × pt/en × 0/1/4 shots × 30 shuffles — clearly labelled test data).
-Then runs each page with Streamlit's AppTest, i.e. the whole server-side script:
+Then runs each page with Streamlit's AppTest through the app's frame (``app.py``: navigation,
+the sidebar drawn once, then the page), i.e. the whole server-side script of one request:
   cold: every st.cache_data cleared first (DuckDB still has the file in the OS page cache);
   warm: the same page run again with its cached queries.
 Targets: warm ≤ 1 s, cold ≤ 3 s per page. Prints a table and writes bench/out/pages.json.
@@ -21,14 +22,21 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+import streamlit as st
+from streamlit.testing.v1 import AppTest
 
+from dashboard.navigation import RUNS, VIEWS
+from demo import generate_demo_files
+from store.connection import connected
+from store.dashboard_queries import table_counts
+from store.question_texts import load_question_texts
+from tests.model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
+from workflows.ingest import ingest_year
+
+ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-PAGES = ("app.py", "pages/1_Accuracy_vs_ability.py", "pages/2_Person_fit.py",
-         "pages/3_Response_patterns.py", "pages/4_Test_information.py",
-         "pages/5_Discrimination.py", "pages/6_Item_explorer.py", "pages/7_Data.py")
+#: Every view the app defines except Runs (it polls run folders and starts processes).
+PAGES = tuple(view.file for view in VIEWS if view is not RUNS)
 WARM_TARGET, COLD_TARGET = 1.0, 3.0
 
 
@@ -38,12 +46,6 @@ def build_database(rows: int, seed: int) -> Path:
     marker = OUT / f"pages_{rows}.complete"
     if marker.exists() and db.exists():
         return db
-    from demo import generate_demo_files
-    from store.connection import connected
-    from store.question_texts import load_question_texts
-    from tests.model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
-    from workflows.ingest import ingest_year
-
     files_dir = OUT / f"year_{rows}"
     if not (files_dir / "complete").exists():
         print(f"writing a {rows:,}-candidate INEP-format year to {files_dir} (once) …", flush=True)
@@ -67,12 +69,9 @@ def build_database(rows: int, seed: int) -> Path:
 
 
 def time_page(page: str, repeat: int) -> tuple[float, float]:
-    """(cold seconds, median warm seconds) of one page."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-
+    """(cold seconds, median warm seconds) of one page, opened as a link to it would open it."""
     st.cache_data.clear()
-    app = AppTest.from_file(str(ROOT / page), default_timeout=300)
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).switch_page(page)
     started = time.perf_counter()
     app.run()
     cold = time.perf_counter() - started
@@ -95,12 +94,9 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     db = build_database(args.rows, args.seed)
     os.environ["ENEM_DB"] = str(db)
-    import duckdb
-
-    con = duckdb.connect(str(db), read_only=True)
-    scored = con.execute("SELECT count(*) FROM scores").fetchall()[0][0]
-    patterns = con.execute("SELECT count(*) FROM model_scores").fetchall()[0][0]
-    con.close()
+    with connected(db, read_only=True) as con:
+        rows = table_counts(con, ["scores", "model_scores"]).set_index("table")["rows"]
+    scored, patterns = int(rows["scores"]), int(rows["model_scores"])
     print(f"database: {db} ({db.stat().st_size / 1e9:.2f} GB), {scored:,} scored area records, "
           f"{patterns:,} model patterns")
     time_page("pages/7_Data.py", 0)  # imports and first connection, not counted
