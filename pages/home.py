@@ -86,5 +86,6 @@ show_figure(
 )
 st.markdown(
     "Pages: **Accuracy vs ability** (CTT vs θ), **Person fit** (l_z vs θ), **Response "
-    "patterns**, **Test information**, **Discrimination**, **Item explorer** and **Data** "
-    "(what was ingested). The sidebar filters apply to every page and live in the URL.")
+    "patterns**, **Test information**, **Discrimination**, **Item explorer**, **Data** (what "
+    "was ingested) and **Runs** (launch and follow model runs). The sidebar filters apply to "
+    "every page and live in the URL.")
