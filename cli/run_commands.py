@@ -13,7 +13,7 @@ from tqdm import tqdm
 from cli.arguments import add_db, add_runs_dir
 from enem.areas import AREAS
 from inference.backends import available_backends
-from inference.plan import RANDOM_BASELINE, RunSpec
+from inference.plan import RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected, database_path
 from workflows import runs as runs_service
@@ -113,7 +113,7 @@ def add_run_parser(commands) -> None:
 
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
     """The run spec the ``run`` flags describe."""
-    model = args.model or (RANDOM_BASELINE if args.backend == "random" else None)
+    model = model_or_default(args.backend, args.model)
     if not model:
         raise SystemExit("error: --model is required for this backend")
     options = {k: v for k, v in (("gguf_file", args.gguf_file), ("device", args.device),

@@ -29,6 +29,12 @@ from inference.shuffles import apply_permutation, option_permutations
 RANDOM_BASELINE = "random-baseline"
 
 
+def model_or_default(backend: str, model: str | None) -> str:
+    """The model a run asks: ``model`` when given, the random baseline's name for the random
+    backend, else "" (no model: the caller must ask for one)."""
+    return model or (RANDOM_BASELINE if backend == "random" else "")
+
+
 def model_slug(name: str) -> str:
     """``name`` lower-cased with every run of other characters than a-z, 0-9 made one ``-``
     (no leading or trailing ``-``): the model part of a run id."""

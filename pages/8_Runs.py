@@ -13,7 +13,7 @@ from dashboard.data import database_state
 from dashboard.state import open_page
 from enem.areas import AREAS
 from inference.backends import available_backends
-from inference.plan import RANDOM_BASELINE, RunSpec
+from inference.plan import RANDOM_BASELINE, RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.runs import (
     SKIPPED_WORDING,
@@ -62,7 +62,7 @@ with st.form("launch"):
     launched = st.form_submit_button("Launch", type="primary")
 
 # The form's values as the run they describe; the random backend needs no model name.
-spec = RunSpec(model=model or (RANDOM_BASELINE if backend == "random" else ""), backend=backend,
+spec = RunSpec(model=model_or_default(backend, model), backend=backend,
                year=filters.year, areas=tuple(areas), languages=tuple(languages),
                shots=tuple(shots), n_shuffles=int(shuffles), seed=int(seed),
                backend_options={key: value for key, value in (("gguf_file", gguf_file),

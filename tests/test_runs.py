@@ -13,8 +13,14 @@ import duckdb
 import numpy as np
 import pytest
 
-from inference.plan import RunSpec
+from inference.backends import make_scorer
+from inference.plan import RunSpec, build_plan
+from inference.prompts import build_request
+from inference.shuffles import option_permutations, to_original_probs
+from store.connection import connected
+from store.model_runs import ExamReader
 from tests.inep_reference import slow_eap
+from tests.tiny_model import build_tiny_model
 from workflows.run_execution import execute_run
 from workflows.run_folder import RunBusyError, RunFolder
 
@@ -163,14 +169,6 @@ def test_prompt_command_prints_the_exact_prompt(demo_db):
 
 
 def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path):
-    from inference.backends import make_scorer
-    from inference.plan import build_plan
-    from inference.prompts import build_request
-    from inference.shuffles import option_permutations, to_original_probs
-    from store.connection import connected
-    from store.model_runs import ExamReader
-    from tests.tiny_model import build_tiny_model
-
     folder = build_tiny_model(tmp_path / "tiny")
     spec = RunSpec(model=str(folder), backend="transformers", year=2023, areas=("MT",),
                    languages=("en",), shots=(1,), n_shuffles=3, seed=4, model_name="tiny")
@@ -208,10 +206,6 @@ def test_two_runs_at_once_both_land(demo_db, tmp_path):
 
 
 def test_plan_records_where_the_shot_examples_came_from(demo_db):
-    from inference.plan import build_plan
-    from store.connection import connected
-    from store.model_runs import ExamReader
-
     zero_shot = _spec()
     four_shot = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
                         languages=("en",), shots=(4,), n_shuffles=2, seed=3)

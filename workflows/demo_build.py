@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from demo import generate_demo_files
-from inference.plan import RunSpec
+from inference.plan import RANDOM_BASELINE, RunSpec
 from store.connection import PROJECT_ROOT, connected
 from store.question_texts import load_question_texts
 from workflows.ingest import IngestSummary, ingest_year
@@ -70,7 +70,7 @@ def add_demo_runs(con) -> list[str]:
 
 def run_random_baseline(db_path: Path, year: int, runs_dir: Path) -> None:
     """The random-choice baseline on every area, both prompt languages, 0-shot."""
-    spec = RunSpec(model="random-baseline", backend="random", year=year,
+    spec = RunSpec(model=RANDOM_BASELINE, backend="random", year=year,
                    languages=("pt", "en"), shots=(0,), n_shuffles=RANDOM_BASELINE_SHUFFLES,
                    seed=year, family="baseline", instruction_tuned=False)
     execute_run(spec, db_path, runs_dir, batch_items=45)
