@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import duckdb
 import pandas as pd
 import pytest
@@ -13,17 +11,6 @@ from store.connection import connected
 from tests.inep_reference import booklet_items, read_rows, slow_eap
 from workflows.results_io import ResultsFormatError, export_run, import_results
 from workflows.run_execution import execute_run
-
-
-@pytest.fixture()
-def demo_db(tmp_path, ingested_2023, demo_files_2023):
-    from store.question_texts import load_question_texts
-
-    db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
-    with connected(db) as con:
-        load_question_texts(con, demo_files_2023.questions)
-    return db
 
 
 def _paper_rows(demo_files, n_seeds=3):

@@ -4,7 +4,6 @@ label, description, IU, ledor``, numbered over the whole printed exam. Read with
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -18,6 +17,7 @@ from inference.question_files.records import (
     clean_text,
     collect,
     int_field,
+    json_object,
     make_question,
 )
 from inference.questions import Question, QuestionFormatError
@@ -74,15 +74,7 @@ def load_maritaca_jsonl(
 
     def build(lineno: int, line: str) -> Question:
         where = f"line {lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise QuestionFormatError(f"invalid JSON ({exc.msg})", path, where) from None
-        if not isinstance(obj, dict):
-            raise QuestionFormatError("each line must be a JSON object", path, where)
-        missing = [k for k in ("id", "exam", "question", "alternatives", "label") if k not in obj]
-        if missing:
-            raise QuestionFormatError(f"missing field(s): {', '.join(missing)}", path, where)
+        obj = json_object(line, ("id", "exam", "question", "alternatives", "label"), path, where)
         ident = str(obj["id"])
         match = re.search(r"(\d+)", ident)
         if not match:

@@ -16,6 +16,7 @@ from inference.question_files.records import (
     clean_text,
     collect,
     filter_language,
+    json_object,
     make_question,
 )
 from inference.questions import Question, QuestionFormatError
@@ -26,15 +27,7 @@ _PROJECT_REQUIRED = ("year", "area", "language", "stem", "options", "key", "annu
 
 def _project_record(path: Path, lineno: int, line: str) -> Question:
     where = f"line {lineno}"
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise QuestionFormatError(f"invalid JSON ({exc.msg})", path, where) from None
-    if not isinstance(obj, dict):
-        raise QuestionFormatError("each line must be a JSON object", path, where)
-    missing = [name for name in _PROJECT_REQUIRED if name not in obj]
-    if missing:
-        raise QuestionFormatError(f"missing field(s): {', '.join(missing)}", path, where)
+    obj = json_object(line, _PROJECT_REQUIRED, path, where)
     unknown = sorted(set(obj) - set(_PROJECT_FIELDS))
     if unknown:
         raise QuestionFormatError(f"unknown field(s): {', '.join(unknown)}", path, where)

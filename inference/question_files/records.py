@@ -3,6 +3,7 @@ location, and raising on or skipping invalid records."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -34,6 +35,20 @@ def make_question(path: Path, where: str, /, **kwargs: Any) -> Question:
         raise QuestionFormatError(exc.problem, path, where) from None
     except TypeError as exc:
         raise QuestionFormatError(str(exc), path, where) from None
+
+
+def json_object(line: str, required: Iterable[str], path: Path, where: str) -> dict[str, Any]:
+    """One JSON Lines record as a dict holding every ``required`` field, or QuestionFormatError."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise QuestionFormatError(f"invalid JSON ({exc.msg})", path, where) from None
+    if not isinstance(obj, dict):
+        raise QuestionFormatError("each line must be a JSON object", path, where)
+    missing = [name for name in required if name not in obj]
+    if missing:
+        raise QuestionFormatError(f"missing field(s): {', '.join(missing)}", path, where)
+    return obj
 
 
 def int_field(value: Any, name: str, path: Path, where: str) -> int:
