@@ -135,7 +135,7 @@ def command_line(spec: RunSpec, db_path: Path) -> str:
              "--year", str(spec.year), "--areas", *spec.areas, "--languages", *spec.languages,
              "--shots", *map(str, spec.shots), "--shuffles", str(spec.n_shuffles),
              "--seed", str(spec.seed)]
-    if spec.model != RANDOM_BASELINE or spec.backend != "random":
+    if spec.model and (spec.model != RANDOM_BASELINE or spec.backend != "random"):
         words += ["--model", spec.model]
     for flag, value in (("--gguf-file", spec.backend_options.get("gguf_file")),
                         ("--base-url", spec.backend_options.get("base_url")),
