@@ -48,8 +48,12 @@ def area_grid(areas: Sequence[str], columns: int = 2, row_height: int = 340,
     figure = make_subplots(rows=rows, cols=columns, subplot_titles=[area_title(a) for a in areas],
                            horizontal_spacing=0.08, shared_yaxes=shared_yaxes,
                            vertical_spacing=vertical_spacing if rows > 1 else 0.0)
-    figure.update_layout(height=row_height * rows + 80, margin={"t": 60, "b": 50, "l": 60, "r": 20},
-                         legend={"orientation": "h", "yanchor": "bottom", "y": 1.04, "x": 0})
+    height, margin = row_height * rows + 80, {"t": 60, "b": 50, "l": 60, "r": 20}
+    # The legend sits a fixed 30 px above the plotting area, clear of the panel titles whatever
+    # the number of rows (paper coordinates scale with the plotting area's height).
+    legend_y = 1.0 + 30.0 / (height - margin["t"] - margin["b"])
+    figure.update_layout(height=height, margin=margin,
+                         legend={"orientation": "h", "yanchor": "bottom", "y": legend_y, "x": 0})
     return figure
 
 
