@@ -86,12 +86,13 @@ class QuadratureGrid:
         return np.log(weights)
 
 
-INEP_GRID = QuadratureGrid(40, (-4.0, 4.0))
-PAPER_GRID = QuadratureGrid(121, (-6.0, 6.0))
-MIRT_LEGACY_GRID = QuadratureGrid(61, (-6.0, 6.0))
-
 THETA_BOUNDS: tuple[float, float] = (-6.0, 6.0)
-"""Default θ interval that MAP and ML search (their ``theta_bounds``)."""
+"""The wide θ interval: mirt's ``theta_lim`` for the paper's grids, and the default interval
+MAP and ML search (their ``theta_bounds``)."""
+
+INEP_GRID = QuadratureGrid(40, (-4.0, 4.0))
+PAPER_GRID = QuadratureGrid(121, THETA_BOUNDS)
+MIRT_LEGACY_GRID = QuadratureGrid(61, THETA_BOUNDS)
 
 # Spacing of the coarse search that seeds MAP and ML; the likelihood of a 45-item test is
 # smooth on this scale, so its grid maximum sits next to the continuous one.
