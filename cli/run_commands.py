@@ -192,7 +192,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     try:
         print(runs_service.cancel(args.run_id, runs_directory(args)))
     except runs_service.RunNotRunning as error:
-        print(error)
+        print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
 
