@@ -1,6 +1,6 @@
 """The ``enem-llm`` command line: ``enem-llm COMMAND --help`` explains each command.
 
-Commands: demo, ingest-enem, score-patterns, info here; run, runs, cancel, prompt,
+Commands: demo, ingest-enem, ingest-items, score-patterns, info here; run, runs, cancel, prompt,
 import-results, export-run and import-questions in ``cli.run_commands``.
 """
 
@@ -18,9 +18,9 @@ from enem.items import load_items
 from enem.patterns import score_pattern_file
 from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
 from store.connection import connected, database_path
-from store.queries import overview
+from store.queries import overview, year_booklets
 from workflows.demo_build import build_demo_database
-from workflows.ingest import IngestError, ingest_year
+from workflows.ingest import IngestError, ingest_items, ingest_year
 
 
 def _add_scoring(parser: argparse.ArgumentParser) -> None:
@@ -58,9 +58,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    options = _options(args)
     summary = ingest_year(database_path(args.db), args.year, Path(args.microdata),
-                          Path(args.items), encoding=args.encoding, progress=not args.quiet)
+                          Path(args.items), encoding=args.encoding, progress=not args.quiet,
+                          options=options)
     print("\n".join(summary.lines()))
+    print(f"  scoring: {options.describe()}")
+    return 0
+
+
+def cmd_ingest_items(args: argparse.Namespace) -> int:
+    options = _options(args)
+    ingest_items(database_path(args.db), args.year, Path(args.items), encoding=args.encoding,
+                 options=options)
+    with connected(database_path(args.db), read_only=True) as con:
+        booklets = year_booklets(con, args.year)
+    valid = booklets[booklets["valid"]]
+    print(f"year {args.year}: items of {len(valid)} booklets stored "
+          f"({', '.join(f'{a} {n}' for a, n in valid.groupby('area').size().items())}); "
+          "no candidates (items-only)")
+    for row in booklets[~booklets["valid"]].itertuples():
+        print(f"  booklet {row.booklet_id} not scoreable: {row.problem}")
+    print(f"  scoring: {options.describe()}")
     return 0
 
 
@@ -104,7 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
     ingest.add_argument("--encoding", default="latin-1", help="file encoding (INEP: latin-1)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_scoring(ingest)
     ingest.set_defaults(run=cmd_ingest)
+
+    items_only = commands.add_parser(
+        "ingest-items", help="store one year's item parameters only (no microdata needed)")
+    add_db(items_only)
+    items_only.add_argument("--year", type=int, required=True, help="exam year, e.g. 2022")
+    items_only.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
+    items_only.add_argument("--encoding", default="latin-1", help="file encoding (INEP: latin-1)")
+    _add_scoring(items_only)
+    items_only.set_defaults(run=cmd_ingest_items)
 
     patterns = commands.add_parser(
         "score-patterns", help="score a CSV of response patterns (θ, SE, l_z, CTT, nota)")

@@ -47,6 +47,27 @@ class ScoringOptions:
     scaling: float = 1.0
     scale: str = "enem"
 
+    def as_dict(self) -> dict:
+        """The settings as plain JSON-ready values (stored beside every scored year and run)."""
+        return {"method": self.method, "n_quadrature": self.n_quadrature,
+                "theta_range": list(self.theta_range), "scaling": self.scaling,
+                "scale": self.scale}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> ScoringOptions:
+        """The inverse of :meth:`as_dict`."""
+        return cls(method=values["method"], n_quadrature=int(values["n_quadrature"]),
+                   theta_range=tuple(float(v) for v in values["theta_range"]),
+                   scaling=float(values["scaling"]), scale=values["scale"])
+
+    def describe(self) -> str:
+        """One line for captions: ``EAP, 40 points on [−4, 4], D = 1, ENEM nota``."""
+        low, high = self.theta_range
+        how = (f"{self.method.upper()}, {self.n_quadrature} points on [{low:g}, {high:g}]"
+               if self.method == "eap" else f"{self.method.upper()} within [{low:g}, {high:g}]")
+        scale = "ENEM nota" if self.scale == "enem" else "100·θ + 500"
+        return f"{how}, D = {self.scaling:g}, {scale}"
+
     def estimator(self) -> AbilityEstimator:
         """The θ estimator these options describe."""
         return make_estimator(self.method, n_quadrature=self.n_quadrature,

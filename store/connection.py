@@ -65,10 +65,12 @@ def connected(path: Path, read_only: bool = False):
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows) -> None:
-    """Append a pandas DataFrame or Arrow table to ``table`` (columns in table order).
+    """Append a pandas DataFrame or Arrow table to ``table``, matching columns by name.
+
+    Table columns the rows do not carry are left NULL; a column the table lacks is an error.
 
     DuckDB finds ``_incoming_rows`` among this function's locals (a replacement scan); the
     private name can never be mistaken for a table.
     """
     _incoming_rows = rows
-    con.execute(f"INSERT INTO {table} SELECT * FROM _incoming_rows").fetchall()
+    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming_rows").fetchall()

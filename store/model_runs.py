@@ -24,6 +24,25 @@ SCORE_COLUMNS = (
     "run_id", "year", "area", "booklet_id", "item_language", "prompt_language", "shots",
     "shuffle", "response_pattern", "theta", "theta_se", "lz", "lz_star", "ctt", "n_scored", "nota",
 )
+#: Score columns only imported results carry: the sampling seed of a repetition and the
+#: published θ, SE and l_z kept beside the project's own re-scoring.
+PUBLISHED_SCORE_COLUMNS = ("sampling_seed", "published_theta", "published_se", "published_lz")
+#: How a run's repetitions differ: option orders (our runs, the paper's shuffle file) or
+#: sampling seeds with the options in their original order (the paper's main file).
+REPETITION_KINDS = {"shuffle": "shuffles", "seed": "seeds"}
+
+
+def run_label(model_id: str, prompt_type: str, n_repetitions: int | None,
+              repetition: str = "shuffle") -> str:
+    """How pages name a run: ``llama2-13b · few-shot · 30 seeds``."""
+    count = f"{n_repetitions} {REPETITION_KINDS.get(repetition, repetition)}" \
+        if n_repetitions else REPETITION_KINDS.get(repetition, repetition)
+    return " · ".join(part for part in (model_id, prompt_type, count) if part)
+
+
+def shots_prompt_type(shots) -> str:
+    """The prompt type of one of our runs from its shot settings: ``0-shot``, ``0/1/4-shot``."""
+    return "/".join(str(s) for s in shots) + "-shot" if len(shots) else ""
 
 
 def default_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int:
@@ -130,18 +149,29 @@ def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
             [model["model_id"], model.get("family"), model.get("size"),
              model.get("instruction_tuned"), model.get("notes")],
         )
+        repetition = run.get("repetition") or "shuffle"
+        prompt_type = run.get("prompt_type") or shots_prompt_type(
+            [s for s in run["shots"] if s is not None])
+        years = run.get("years") or [run["year"]]
         con.execute(
-            """INSERT INTO model_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            """INSERT INTO model_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                                              ?, ?, ?, ?, ?, ?, ?)""",
             [run_id, model["model_id"], run["backend"], run["origin"], run["year"],
              ",".join(run["areas"]), ",".join(run["languages"]),
              ",".join(str(s) for s in run["shots"]), run.get("n_shuffles"), run.get("seed"),
              run["status"], run.get("created_at"), run.get("finished_at"), run.get("error"),
-             json.dumps(run.get("options", {}), sort_keys=True, default=str)],
+             json.dumps(run.get("options", {}), sort_keys=True, default=str),
+             ",".join(str(y) for y in years), repetition, prompt_type, run.get("temperature"),
+             run.get("source"),
+             json.dumps(run["scoring"], sort_keys=True) if run.get("scoring") else None,
+             run.get("label") or run_label(model["model_id"], prompt_type, run.get("n_shuffles"),
+                                           repetition)],
         )
         if len(responses):
             insert_rows(con, "model_responses", responses[list(RESPONSE_COLUMNS)])
         if len(scores):
-            insert_rows(con, "model_scores", scores[list(SCORE_COLUMNS)])
+            extra = [c for c in PUBLISHED_SCORE_COLUMNS if c in scores]
+            insert_rows(con, "model_scores", scores[list(SCORE_COLUMNS) + extra])
         if min_k is not None and len(min_k):
             con.execute(
                 "DELETE FROM min_k_prob WHERE model_id = ? AND year = ?",

@@ -64,3 +64,12 @@ def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
 def ingest_count(con: duckdb.DuckDBPyConnection) -> int:
     """How many ingests the database records (0: nothing has been loaded yet)."""
     return int(con.execute("SELECT count(*) FROM ingests").fetchone()[0])
+
+
+def year_booklets(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
+    """The booklets of one year: booklet_id, area, colour, n_items, valid, problem, note."""
+    return con.execute(
+        """SELECT booklet_id, area, colour, n_items, valid, problem, note FROM booklets
+           WHERE year = ? ORDER BY area, booklet_id""",
+        [year],
+    ).df()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCORE_COLUMNS = """
     theta DOUBLE, theta_se DOUBLE, lz DOUBLE, lz_star DOUBLE,
@@ -24,17 +24,25 @@ TABLES: dict[str, str] = {
         microdata_file VARCHAR, items_file VARCHAR, encoding VARCHAR,
         started_at TIMESTAMP, finished_at TIMESTAMP, seconds DOUBLE,
         rows_read BIGINT, records_present BIGINT, patterns_scored BIGINT, rows_rejected BIGINT,
-        nota_checked BIGINT, nota_matched BIGINT, is_synthetic BOOLEAN
+        nota_checked BIGINT, nota_matched BIGINT, is_synthetic BOOLEAN,
+        scoring VARCHAR, items_only BOOLEAN
     """,
     "booklets": """
         year INTEGER, booklet_id INTEGER, area VARCHAR, colour VARCHAR, n_items SMALLINT,
-        n_abandoned SMALLINT, valid BOOLEAN, problem VARCHAR, PRIMARY KEY (year, booklet_id)
+        n_abandoned SMALLINT, valid BOOLEAN, problem VARCHAR, note VARCHAR,
+        PRIMARY KEY (year, booklet_id)
+    """,
+    # Per booklet of an ingest: candidates present, scored, and how many official notas the
+    # published parameters reproduce to the decimal.
+    "booklet_audit": """
+        year INTEGER, booklet_id INTEGER, area VARCHAR, present BIGINT, scored BIGINT,
+        nota_checked BIGINT, nota_matched BIGINT, PRIMARY KEY (year, booklet_id)
     """,
     "items": """
         year INTEGER, booklet_id INTEGER, area VARCHAR, item_language SMALLINT,
         position SMALLINT, co_posicao INTEGER, item_id BIGINT, key VARCHAR, skill INTEGER,
         a DOUBLE, b DOUBLE, c DOUBLE, abandoned BOOLEAN, abandon_reason VARCHAR, adapted BOOLEAN,
-        colour VARCHAR, problem VARCHAR
+        colour VARCHAR, problem VARCHAR, version SMALLINT
     """,
     # Wide: one row per candidate, the four areas side by side as in the microdata; the view
     # area_records gives the long form.
@@ -87,7 +95,8 @@ TABLES: dict[str, str] = {
         run_id VARCHAR PRIMARY KEY, model_id VARCHAR, backend VARCHAR, origin VARCHAR,
         year INTEGER, areas VARCHAR, languages VARCHAR, shots VARCHAR, n_shuffles INTEGER,
         seed BIGINT, status VARCHAR, created_at TIMESTAMP, finished_at TIMESTAMP,
-        error VARCHAR, options VARCHAR
+        error VARCHAR, options VARCHAR, years VARCHAR, repetition VARCHAR,
+        prompt_type VARCHAR, temperature DOUBLE, source VARCHAR, scoring VARCHAR, label VARCHAR
     """,
     # One row per (item, prompt variant, shuffle) a model answered; letters are original ones.
     "model_responses": """
@@ -100,7 +109,13 @@ TABLES: dict[str, str] = {
     "model_scores": f"""
         run_id VARCHAR, year INTEGER, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
         prompt_language VARCHAR, shots SMALLINT, shuffle INTEGER, response_pattern VARCHAR,
-        {_SCORE_COLUMNS}
+        {_SCORE_COLUMNS}, sampling_seed BIGINT, published_theta DOUBLE, published_se DOUBLE,
+        published_lz DOUBLE
+    """,
+    # Derived from the question texts (and correctable by hand): what an item contains.
+    "item_attributes": """
+        year INTEGER, item_id BIGINT, has_image BOOLEAN, numbers_in_statement BOOLEAN,
+        numbers_in_options BOOLEAN, source VARCHAR, PRIMARY KEY (year, item_id)
     """,
     "min_k_prob": """
         model_id VARCHAR, year INTEGER, item_id BIGINT, language VARCHAR, k_percent DOUBLE,
@@ -120,7 +135,7 @@ VIEWS: dict[str, str] = {
 
 #: Tables whose rows belong to one ENEM year and are replaced when that year is re-ingested.
 YEAR_TABLES: tuple[str, ...] = (
-    "booklets", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
+    "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
     "agg_theta_ctt", "agg_theta_lz",
 )
 
@@ -139,8 +154,24 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         )
     for name, columns in TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
+        _add_missing_columns(con, name, columns)
     for name, body in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
     )
+
+
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, name: str, columns: str) -> None:
+    """Bring a table made by an older schema up to date: append the columns it lacks.
+
+    New columns are only ever added at the end of a table's definition, so an upgraded file
+    has the same column order as a new one (``insert_rows`` relies on it).
+    """
+    have = {row[0] for row in con.execute(f"DESCRIBE {name}").fetchall()}
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _declared_{name} ({columns})")
+    declared = con.execute(f"DESCRIBE _declared_{name}").fetchall()
+    con.execute(f"DROP TABLE _declared_{name}")
+    for column, column_type, *_ in declared:
+        if column not in have:
+            con.execute(f"ALTER TABLE {name} ADD COLUMN {column} {column_type}")

@@ -48,6 +48,11 @@ def clear_year(con: duckdb.DuckDBPyConnection, year: int) -> int:
     return con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchone()[0]
 
 
+def holds_candidates(con: duckdb.DuckDBPyConnection, year: int) -> bool:
+    """True when ``year`` has examinees from a microdata ingest."""
+    return con.execute("SELECT count(*) > 0 FROM examinees WHERE year = ?", [year]).fetchone()[0]
+
+
 def write_items(con: duckdb.DuckDBPyConnection, year: int, items: ItemsTable,
                 ingest_id: int) -> None:
     """Insert the year's items and booklets; unusable item rows also go to ``rejects``."""
@@ -160,8 +165,8 @@ def record_ingest(con: duckdb.DuckDBPyConnection, ingest_id: int, row: dict) -> 
                                       $encoding, now() - to_seconds($seconds), now(), $seconds,
                                       $rows_read, $records_present, $patterns_scored,
                                       $rows_rejected, $nota_checked, $nota_matched,
-                                      $is_synthetic)""",
-        {"ingest_id": ingest_id, **row},
+                                      $is_synthetic, $scoring, $items_only)""",
+        {"ingest_id": ingest_id, "scoring": None, "items_only": False, **row},
     )
 
 

@@ -106,12 +106,15 @@ def add_test_model_runs(
                         [model.model_id, model.family, model.size, model.instruction_tuned,
                          "synthetic test fixture, not a real model"])
             con.execute(
-                """INSERT OR REPLACE INTO model_runs VALUES
-                   (?, ?, 'fixture', 'test-fixture', ?, ?, ?, ?, ?, ?, 'finished', ?, ?, NULL,
-                    '{}')""",
+                """INSERT OR REPLACE INTO model_runs
+                   (run_id, model_id, backend, origin, year, areas, languages, shots, n_shuffles,
+                    seed, status, created_at, finished_at, error, options, years, repetition,
+                    label)
+                   VALUES (?, ?, 'fixture', 'test-fixture', ?, ?, ?, ?, ?, ?, 'finished', ?, ?,
+                           NULL, '{}', CAST(? AS VARCHAR), 'shuffle', ? || ' · fixture')""",
                 [run_id, model.model_id, year, ",".join(sorted(forms)), ",".join(languages),
                  ",".join(map(str, shots)), shuffles, seed, datetime(2026, 1, 1),
-                 datetime(2026, 1, 1, 1)])
+                 datetime(2026, 1, 1, 1), year, model.model_id])
             for area, form in forms.items():
                 usable = form["a"].notna().to_numpy()
                 bank = ItemBank.from_arrays(form["a"], form["b"], form["c"])
@@ -156,8 +159,8 @@ def add_test_model_runs(
         scored = pd.concat(score_rows, ignore_index=True)
         con.register("fixture_responses", pd.concat(response_rows, ignore_index=True))
         con.register("fixture_scores", scored)
-        con.execute("INSERT INTO model_responses SELECT * FROM fixture_responses")
-        con.execute("INSERT INTO model_scores SELECT * FROM fixture_scores")
+        con.execute("INSERT INTO model_responses BY NAME SELECT * FROM fixture_responses")
+        con.execute("INSERT INTO model_scores BY NAME SELECT * FROM fixture_scores")
     finally:
         con.close()
     return scored

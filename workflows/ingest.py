@@ -8,6 +8,7 @@ be used at all are refused before the database is touched. The SQL lives in
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from store.connection import insert_rows, open_database
 from store.histograms import build_histograms
 
 BATCH_ROWS = 250_000
+#: The ``ingests.layout`` of a year stored from its item file alone.
+ITEMS_ONLY_LAYOUT = "items-only"
 
 
 class IngestError(RuntimeError):
@@ -115,7 +118,7 @@ def ingest_year(
             "records_present": summary.records_present,
             "patterns_scored": summary.patterns_scored, "rows_rejected": summary.rows_rejected,
             "nota_checked": summary.nota_checked, "nota_matched": summary.nota_matched,
-            "is_synthetic": is_synthetic})
+            "is_synthetic": is_synthetic, "scoring": json.dumps(options.as_dict())})
         con.execute("COMMIT")
     except BaseException as error:
         con.execute("ROLLBACK")
@@ -123,6 +126,52 @@ def ingest_year(
         if isinstance(error, (IngestError, UnusableFileError, KeyboardInterrupt)):
             raise
         raise IngestError(f"ingest of {year} stopped and was rolled back: {error}") from error
+    con.close()
+    return summary
+
+
+def ingest_items(
+    db_path: Path,
+    year: int,
+    items_file: Path,
+    encoding: str = "latin-1",
+    source: str = "inep",
+    options: ScoringOptions = DEFAULT_OPTIONS,
+) -> IngestSummary:
+    """Store one year's booklets and item parameters without candidates (no microdata).
+
+    Enough to import published model results or run a model on that year; pages then show the
+    models without the human background. Refuses (IngestError, nothing written) a year that
+    already holds candidates: replacing their items alone would leave their scores orphaned.
+    """
+    started = time.monotonic()
+    items = load_items(Path(items_file), encoding)
+    if not items.forms:
+        raise UnusableFileError(f"{items_file}: no booklet can be scored: {_first_problems(items)}")
+    con = open_database(Path(db_path))
+    summary = IngestSummary(year=year, layout=ITEMS_ONLY_LAYOUT)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        if year_tables.holds_candidates(con, year):
+            raise IngestError(
+                f"year {year} already holds candidates from a microdata ingest; "
+                "`ingest-enem` replaces its items and candidates together")
+        ingest_id = year_tables.clear_year(con, year)
+        year_tables.write_items(con, year, items, ingest_id)
+        summary.seconds = time.monotonic() - started
+        year_tables.record_ingest(con, ingest_id, {
+            "year": year, "source": source, "layout": ITEMS_ONLY_LAYOUT, "microdata": None,
+            "items": str(items_file), "encoding": encoding, "seconds": summary.seconds,
+            "rows_read": 0, "records_present": 0, "patterns_scored": 0, "rows_rejected": 0,
+            "nota_checked": 0, "nota_matched": 0, "is_synthetic": False,
+            "scoring": json.dumps(options.as_dict()), "items_only": True})
+        con.execute("COMMIT")
+    except BaseException as error:
+        con.execute("ROLLBACK")
+        con.close()
+        if isinstance(error, (IngestError, UnusableFileError, KeyboardInterrupt)):
+            raise
+        raise IngestError(f"items ingest of {year} stopped and was rolled back: {error}") from error
     con.close()
     return summary
 
