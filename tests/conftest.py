@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
 from demo import generate_demo_files
 from store.connection import connected
 from store.question_texts import load_question_texts
-from workflows.ingest import ingest_year
+from workflows.ingest import ingest_items, ingest_year
 
 SMALL_N = 3000
+#: Real public files (INEP item files, the paper's results and exam texts); see its README.
+REAL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
+REAL_YEARS = (2019, 2020, 2021, 2022)
 
 # Page tests' session fixtures live in their own module; registering it here builds each of
 # their databases once per session instead of once per importing module.
@@ -53,3 +57,23 @@ def demo_db(tmp_path, ingested_2023, demo_files_2023):
     with connected(db) as con:
         load_question_texts(con, demo_files_2023.questions)
     return db
+
+
+@pytest.fixture(scope="session")
+def real_data() -> Path:
+    """The shared folder of real public files; tests that need it say so when it is absent."""
+    if not REAL_DATA.is_dir():
+        pytest.skip(f"skipped: the real public files are not at {REAL_DATA} (CI has them)")
+    return REAL_DATA
+
+
+@pytest.fixture(scope="session")
+def real_items_db(tmp_path_factory, real_data) -> Path:
+    """A store holding only the real item files of 2019–2022 (items-only ingests).
+
+    Session-wide and shared: copy it (``shutil.copy``) before writing to it.
+    """
+    path = tmp_path_factory.mktemp("real_items") / "real.duckdb"
+    for year in REAL_YEARS:
+        ingest_items(path, year, real_data / "items" / f"ITENS_PROVA_{year}.csv")
+    return path
