@@ -31,7 +31,7 @@ _POINT_HOVER = (
     "<br>shuffle %{customdata[4]}<br>θ = %{customdata[5]:.3f} (SE %{customdata[6]:.3f})"
     "<br>l_z = %{customdata[7]:.2f}<br>CTT = %{customdata[8]}<extra></extra>"
 )
-_POINT_COLUMNS = ("model_id", "run_id", "prompt_language", "shots", "shuffle", "theta",
+_POINT_COLUMNS = ("model", "run_id", "prompt_language", "shots", "shuffle", "theta",
                   "theta_se", "lz", "ctt")
 
 
@@ -94,19 +94,19 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
                        size: int = 6) -> list[go.Scatter]:
     """One marker per response pattern, one trace per model (hover: model, run, shuffle, θ, SE,
     l_z, CTT). ``legend_shown`` collects models already in the legend, so each appears once."""
-    styles = styles or model_styles(points["model_id"].unique())
+    styles = styles or model_styles(points["model"].unique())
     traces = []
-    for model_id, group in points.groupby("model_id", sort=True):
-        colour, symbol = styles[model_id]
+    for model, group in points.groupby("model", sort=True):
+        colour, symbol = styles[model]
         traces.append(go.Scatter(
-            x=group[x], y=group[y], mode="markers", name=model_id, legendgroup=model_id,
-            showlegend=model_id not in legend_shown,
+            x=group[x], y=group[y], mode="markers", name=model, legendgroup=model,
+            showlegend=model not in legend_shown,
             marker={"color": with_alpha(colour, 0.75), "symbol": symbol, "size": size,
                         "line": {"color": "white", "width": 0.5}},
             customdata=group[list(_POINT_COLUMNS)].to_numpy(dtype=object),
             hovertemplate=_POINT_HOVER,
         ))
-        legend_shown.add(model_id)
+        legend_shown.add(model)
     return traces
 
 
@@ -114,17 +114,17 @@ def model_region_traces(points: pd.DataFrame, x: str, y: str,
                         styles: dict[str, tuple[str, str]] | None = None,
                         coverage: float = COVERAGE) -> list[go.Scatter]:
     """A closed curve around the central ``coverage`` of each model's points."""
-    styles = styles or model_styles(points["model_id"].unique())
+    styles = styles or model_styles(points["model"].unique())
     traces = []
-    for model_id, group in points.groupby("model_id", sort=True):
+    for model, group in points.groupby("model", sort=True):
         region = central_region(group[x], group[y], coverage)
         if region is None:
             continue
-        colour, _ = styles[model_id]
+        colour, _ = styles[model]
         traces.append(go.Scatter(
-            x=region[0], y=region[1], mode="lines", legendgroup=model_id, showlegend=False,
+            x=region[0], y=region[1], mode="lines", legendgroup=model, showlegend=False,
             line={"color": colour, "width": 2}, fill="toself", fillcolor=with_alpha(colour, 0.08),
-            name=f"{model_id}: central {coverage:.0%}", hoverinfo="name",
+            name=f"{model}: central {coverage:.0%}", hoverinfo="name",
         ))
     return traces
 
@@ -178,7 +178,7 @@ def humans_and_models_grid(
     as a density (``densities[area]`` with theta_bin, ``y_bin``, n), models as markers plus the
     closed curve around the central ``coverage`` of each model's markers."""
     figure = area_grid(areas, columns=2)
-    styles = model_styles(points["model_id"].unique()) if len(points) else {}
+    styles = model_styles(points["model"].unique()) if len(points) else {}
     legend_shown: set[str] = set()
     for index, area in enumerate(areas):
         row, col = panel(index, 2)

@@ -40,10 +40,10 @@ def model_styles(model_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """A stable (colour, symbol) per model: sorted ids, colours first, then symbols."""
     styles = {}
     colours = OKABE_ITO[:7]
-    for index, model_id in enumerate(sorted(set(model_ids))):
+    for index, model in enumerate(sorted(set(model_ids))):
         colour = colours[index % len(colours)]
         symbol = SYMBOLS[(index // len(colours)) % len(SYMBOLS)]
-        styles[model_id] = (colour, symbol)
+        styles[model] = (colour, symbol)
     return styles
 
 

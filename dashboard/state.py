@@ -117,10 +117,10 @@ def group_label(kind: str, value: str) -> str:
 
 
 def model_label(row: pd.Series) -> str:
-    """'family · model_id (instruction-tuned)' for the model pickers."""
+    """'family · run series (instruction-tuned)' for the model pickers."""
     tuned = row.get("instruction_tuned")
     kind = "" if pd.isna(tuned) else (" (instruction-tuned)" if tuned else " (base)")
-    return f"{row['family']} · {row['model_id']}{kind}"
+    return f"{row['family']} · {row['model']}{kind}"
 
 
 def require_database() -> DatabaseState:
@@ -276,7 +276,10 @@ def _sidebar() -> Filters:
 
 
 def _model_filters(side, year: int) -> list[str]:
-    """Family, tuning and model pickers; returns the resolved model ids (empty = none exist)."""
+    """Family, tuning and model pickers; returns the resolved run series (empty = none exist).
+
+    A series is a model run under one setting (``llama2-13b · few-shot · 30 seeds``), so two
+    ways of running one model stay apart on every page."""
     catalogue = queries.model_catalogue()
     side.subheader("Models")
     if catalogue.empty:
@@ -295,7 +298,7 @@ def _model_filters(side, year: int) -> list[str]:
     pool = in_year[in_year["family"].isin(chosen_families)]
     if tuning != "all":
         pool = pool[pool["instruction_tuned"].fillna(False).astype(bool) == (tuning == "instruct")]
-    labels = {row["model_id"]: model_label(row) for _, row in pool.iterrows()}
+    labels = {row["model"]: model_label(row) for _, row in pool.iterrows()}
     key = _seed("model", list(labels), [], lambda v: v, multi=True)
     side.multiselect("Models", list(labels), key=key, format_func=labels.get,
                      placeholder="All models above", help="Grouped by family; empty means all")

@@ -87,9 +87,9 @@ def histogram_quantile(
 def model_ability_table(points: pd.DataFrame) -> pd.DataFrame:
     """Per model and area: patterns, mean and SD of CTT and θ, mean SE, mean and SD of l_z."""
     if points.empty:
-        return pd.DataFrame(columns=["model_id", "area", "patterns", "mean_ctt", "sd_ctt",
+        return pd.DataFrame(columns=["model", "area", "patterns", "mean_ctt", "sd_ctt",
                                      "mean_theta", "sd_theta", "mean_se", "mean_lz", "sd_lz"])
-    grouped = points.groupby(["model_id", "area"], sort=True)
+    grouped = points.groupby(["model", "area"], sort=True)
     table = grouped.agg(
         patterns=("theta", "size"),
         mean_ctt=("ctt", "mean"), sd_ctt=("ctt", "std"),

@@ -56,7 +56,7 @@ else:
     st.dataframe(
         table, hide_index=True, width="stretch",
         column_config={
-            "model_id": "model", "patterns": st.column_config.NumberColumn(
+            "model": "model", "patterns": st.column_config.NumberColumn(
                 "patterns", help="response patterns: runs × shuffles"),
             "mean_ctt": st.column_config.NumberColumn("mean CTT", format="%.1f"),
             "sd_ctt": st.column_config.NumberColumn("SD CTT", format="%.2f"),

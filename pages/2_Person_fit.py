@@ -60,7 +60,7 @@ show_figure(
 
 st.subheader("The human l_z distribution for reference")
 reference = area_grid(filters.areas, columns=2, row_height=280, vertical_spacing=0.22)
-styles = model_styles(points["model_id"].unique()) if len(points) else {}
+styles = model_styles(points["model"].unique()) if len(points) else {}
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
@@ -76,18 +76,18 @@ for index, area in enumerate(filters.areas):
     else:
         top = 1.0
     in_area = points[points["area"] == area] if len(points) else points
-    for offset, (model_id, group) in enumerate(in_area.groupby("model_id", sort=True)
+    for offset, (model, group) in enumerate(in_area.groupby("model", sort=True)
                                                if len(in_area) else []):
-        colour, symbol = styles[model_id]
+        colour, symbol = styles[model]
         reference.add_trace(go.Scatter(
             x=group["lz"], y=[top * (1.1 + 0.12 * offset)] * len(group), mode="markers",
-            name=model_id, legendgroup=model_id, showlegend=model_id not in legend_shown,
+            name=model, legendgroup=model, showlegend=model not in legend_shown,
             marker={"color": with_alpha(colour, 0.7), "symbol": symbol, "size": 7},
             customdata=group[["shuffle", "theta", "theta_se"]].to_numpy(object),
-            hovertemplate=(f"<b>{model_id}</b><br>l_z = %{{x:.2f}}<br>shuffle %{{customdata[0]}}"
+            hovertemplate=(f"<b>{model}</b><br>l_z = %{{x:.2f}}<br>shuffle %{{customdata[0]}}"
                            " · θ %{customdata[1]:.3f} (SE %{customdata[2]:.3f})<extra></extra>"),
         ), row=row, col=col)
-        legend_shown.add(model_id)
+        legend_shown.add(model)
     if np.isfinite(human_p5[area]):
         reference.add_vline(x=human_p5[area], line={"color": REFERENCE_COLOUR, "dash": "dash",
                                                         "width": 1}, row=row, col=col)
@@ -107,10 +107,10 @@ if points.empty:
     st.caption("The table fills in once the selection has model runs.")
 else:
     rows = []
-    for (model_id, area), group in points.groupby(["model_id", "area"], sort=True):
+    for (model, area), group in points.groupby(["model", "area"], sort=True):
         verdict = fit_verdict(group["lz"], human_p5.get(area, np.nan))
         rows.append({
-            "model": model_id, "area": area, "patterns": len(group),
+            "model": model, "area": area, "patterns": len(group),
             "mean_theta": group["theta"].mean(), "mean_lz": group["lz"].mean(),
             "mean_lz_star": group["lz_star"].mean(), "human_p5_lz": human_p5.get(area),
             "share_below_p5": verdict.share_below,

@@ -38,17 +38,17 @@ for area in answered:
     cells["fraction"] = cells["correct"] / cells["answers"]
     figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                            subplot_titles=[PROMPT_LANGUAGE_NAMES[lang] for lang in PROMPT_LANGUAGES])
-    models = sorted(cells["model_id"].unique())
+    models = sorted(cells["model"].unique())
     for col, language in enumerate(PROMPT_LANGUAGES, start=1):
         part = queries.model_item_correct(filters.year, area, language, filters.shots,
                                           filters.models)
         part = part.merge(items[["item_id", "b"]], on="item_id", how="left")
         part["fraction"] = part["correct"] / part["answers"]
         grid = (part.assign(item=part["item_id"].astype(str))
-                .pivot_table(index="model_id", columns="item", values="fraction")
+                .pivot_table(index="model", columns="item", values="fraction")
                 .reindex(index=models, columns=order))
         answers = (part.assign(item=part["item_id"].astype(str))
-                   .pivot_table(index="model_id", columns="item", values="answers")
+                   .pivot_table(index="model", columns="item", values="answers")
                    .reindex(index=models, columns=order).fillna(0))
         b_values = items.set_index(items["item_id"].astype(str))["b"].reindex(order)
         hover_b = [[b_values.iloc[j] for j in range(len(order))] for _ in models]

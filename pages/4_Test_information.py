@@ -50,7 +50,7 @@ for block in range(blocks):
 figure = make_subplots(rows=2 * blocks, cols=columns, specs=specs, subplot_titles=titles,
                        shared_xaxes="columns", vertical_spacing=0.06, horizontal_spacing=0.16,
                        row_heights=[0.55, 0.45] * blocks)
-styles = model_styles(points["model_id"].unique()) if len(points) else {}
+styles = model_styles(points["model"].unique()) if len(points) else {}
 curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
@@ -83,30 +83,30 @@ for index, area in enumerate(filters.areas):
     figure.update_xaxes(title_text=THETA_TITLE, range=[THETA_GRID[0], THETA_GRID[-1]],
                         row=top + 1, col=col)
     in_area = points[points["area"] == area] if len(points) else points
-    for model_id, group in (in_area.groupby("model_id", sort=True) if len(in_area) else []):
-        colour, symbol = styles[model_id]
+    for model, group in (in_area.groupby("model", sort=True) if len(in_area) else []):
+        colour, symbol = styles[model]
         mean_theta = float(group["theta"].mean())
         se_pattern = float(np.sqrt(np.mean(group["theta_se"] ** 2)))
         low, high = mean_theta - 1.96 * se_pattern, mean_theta + 1.96 * se_pattern
         figure.add_trace(go.Scatter(
-            x=group["theta"], y=[model_id] * len(group), mode="markers", showlegend=False,
+            x=group["theta"], y=[model] * len(group), mode="markers", showlegend=False,
             marker={"color": with_alpha(colour, 0.35), "size": 5, "symbol": symbol},
-            legendgroup=model_id, customdata=group[["shuffle", "theta_se", "lz", "ctt"]]
-            .to_numpy(object), name=model_id,
-            hovertemplate=(f"<b>{model_id}</b> shuffle %{{customdata[0]}}<br>θ = %{{x:.3f}} "
+            legendgroup=model, customdata=group[["shuffle", "theta_se", "lz", "ctt"]]
+            .to_numpy(object), name=model,
+            hovertemplate=(f"<b>{model}</b> shuffle %{{customdata[0]}}<br>θ = %{{x:.3f}} "
                            "(SE %{customdata[1]:.3f})<br>l_z %{customdata[2]:.2f} · CTT "
                            "%{customdata[3]}<extra></extra>")), row=top + 1, col=col)
         figure.add_trace(go.Scatter(
-            x=[mean_theta], y=[model_id], mode="markers", name=model_id, legendgroup=model_id,
-            showlegend=model_id not in legend_shown,
+            x=[mean_theta], y=[model], mode="markers", name=model, legendgroup=model,
+            showlegend=model not in legend_shown,
             marker={"color": colour, "size": 10, "symbol": symbol, "line": {"color": "black", "width": 1}},
             error_x={"type": "data", "symmetric": False, "array": [high - mean_theta],
                          "arrayminus": [mean_theta - low], "color": colour, "thickness": 2},
-            hovertemplate=(f"<b>{model_id}</b><br>mean θ = %{{x:.3f}}<br>95% interval "
+            hovertemplate=(f"<b>{model}</b><br>mean θ = %{{x:.3f}}<br>95% interval "
                            f"[{low:.2f}, {high:.2f}]<extra></extra>")), row=top + 1, col=col)
-        legend_shown.add(model_id)
+        legend_shown.add(model)
         se_here = float(np.interp(mean_theta, THETA_GRID, se))
-        verdicts.append({"model": model_id, "area": area, "booklet": booklet,
+        verdicts.append({"model": model, "area": area, "booklet": booklet,
                          "patterns": len(group), "mean_theta": mean_theta,
                          "ci_low": low, "ci_high": high, "exam_se_at_theta": se_here,
                          "verdict": information_verdict(mean_theta, low, high, intervals,

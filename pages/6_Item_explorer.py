@@ -145,13 +145,13 @@ if len(empirical):
                        "%{customdata[1]:,} of %{customdata[0]:,} candidates<extra></extra>"),
     ), row=1, col=1)
     export.append(empirical.assign(kind="humans", theta=centre, p=share))
-styles = model_styles(model_theta["model_id"]) if len(model_theta) else {}
+styles = model_styles(model_theta["model"]) if len(model_theta) else {}
 for row in model_theta.itertuples():
-    colour, symbol = styles[row.model_id]
+    colour, symbol = styles[row.model]
     curve.add_trace(go.Scatter(
-        x=[row.mean_theta], y=[row.fraction_correct], mode="markers", name=row.model_id,
+        x=[row.mean_theta], y=[row.fraction_correct], mode="markers", name=row.model,
         marker={"color": colour, "symbol": symbol, "size": 12, "line": {"color": "black", "width": 1}},
-        hovertemplate=(f"<b>{row.model_id}</b><br>mean θ = %{{x:.3f}}<br>correct in "
+        hovertemplate=(f"<b>{row.model}</b><br>mean θ = %{{x:.3f}}<br>correct in "
                        f"%{{y:.0%}} of {row.patterns} patterns<extra></extra>"),
     ), row=1, col=1)
 if len(model_theta):
@@ -184,14 +184,14 @@ if len(human_options):
                           hovertemplate="humans: %{y:.1%} chose %{x}<extra></extra>"))
     rows.append(pd.DataFrame({"who": "humans", "option": HUMAN_MARKS, "n": counts.to_numpy(),
                               "share": share.to_numpy()}))
-for model_id, group in (choices.groupby("model_id", sort=True) if len(choices) else []):
+for model, group in (choices.groupby("model", sort=True) if len(choices) else []):
     counts = group.set_index("choice")["n"].reindex([*HUMAN_MARKS, NO_ANSWER], fill_value=0)
     share = counts / max(counts.sum(), 1)
-    colour, _ = model_styles(choices["model_id"].unique())[model_id]
-    bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in counts.index], y=share, name=model_id,
+    colour, _ = model_styles(choices["model"].unique())[model]
+    bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in counts.index], y=share, name=model,
                           marker_color=colour,
-                          hovertemplate=f"{model_id}: %{{y:.1%}} chose %{{x}}<extra></extra>"))
-    rows.append(pd.DataFrame({"who": model_id, "option": counts.index, "n": counts.to_numpy(),
+                          hovertemplate=f"{model}: %{{y:.1%}} chose %{{x}}<extra></extra>"))
+    rows.append(pd.DataFrame({"who": model, "option": counts.index, "n": counts.to_numpy(),
                               "share": share.to_numpy()}))
 bars.update_layout(barmode="group", height=380, margin={"t": 40, "b": 50, "l": 60, "r": 20},
                    xaxis_title=f"option (key: {item['key']})",

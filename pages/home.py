@@ -40,7 +40,7 @@ points = queries.model_points(filters.year, None, None, filters.language, filter
                               filters.models)
 if points.empty:
     st.info(filters.no_runs_message())
-styles = model_styles(points["model_id"].unique()) if len(points) else {}
+styles = model_styles(points["model"].unique()) if len(points) else {}
 figure = area_grid(filters.areas, columns=2, row_height=300, vertical_spacing=0.2)
 legend_shown: set[str] = set()
 exported = []
@@ -62,18 +62,18 @@ for index, area in enumerate(filters.areas):
     legend_shown.add("humans")
     exported.append(hist.assign(area=area, share_percent=share, kind="humans"))
     top = float(share.max())
-    for offset, (model_id, group) in enumerate(
-            points[points["area"] == area].groupby("model_id", sort=True)):
-        colour, symbol = styles[model_id]
+    for offset, (model, group) in enumerate(
+            points[points["area"] == area].groupby("model", sort=True)):
+        colour, symbol = styles[model]
         figure.add_trace(go.Scatter(
             x=group["theta"], y=[top * (1.1 + 0.12 * offset)] * len(group), mode="markers",
             marker={"color": with_alpha(colour, 0.7), "symbol": symbol, "size": 7},
-            name=model_id, legendgroup=model_id, showlegend=model_id not in legend_shown,
+            name=model, legendgroup=model, showlegend=model not in legend_shown,
             customdata=group[["run_id", "shuffle", "theta_se", "lz", "ctt"]].to_numpy(object),
-            hovertemplate=(f"<b>{model_id}</b><br>θ = %{{x:.3f}} (SE %{{customdata[2]:.3f}})"
+            hovertemplate=(f"<b>{model}</b><br>θ = %{{x:.3f}} (SE %{{customdata[2]:.3f}})"
                            "<br>shuffle %{customdata[1]} · l_z %{customdata[3]:.2f} · "
                            "CTT %{customdata[4]}<extra></extra>")), row=row, col=col)
-        legend_shown.add(model_id)
+        legend_shown.add(model)
         exported.append(group.assign(kind="model"))
 figure.update_layout(barmode="overlay")
 table = pd.concat(exported, ignore_index=True) if exported else pd.DataFrame()

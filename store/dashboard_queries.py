@@ -10,7 +10,10 @@ Conventions for the filter arguments:
 - ``booklet``: a ``CO_PROVA`` or None for every booklet of the area;
 - ``group_kind`` / ``group_value``: ``'all'/'all'``, ``'state'/'SP'`` or ``'school_type'/'2'``,
   the subgroups the histograms were built for;
-- ``models``: a list of ``model_id`` (an empty list selects none);
+- ``models``: a list of run series (``model_runs.label``, e.g. ``llama2-13b · few-shot ·
+  30 seeds``; the model id for runs stored without one). Pages compare series, so two runs of
+  one model made differently (seeds vs shuffles, another prompt type) are never pooled. An
+  empty list selects none;
 - ``language``: the prompt language of model runs ('pt' or 'en'), None for both;
 - ``shots``: 0, 1 or 4, None for every number of shots.
 """
@@ -24,6 +27,9 @@ import pandas as pd
 
 from store.schema import TABLES
 
+#: The series a run belongs to on every page: its label (model · prompt type · repetitions).
+_SERIES = "coalesce(r.label, r.model_id)"
+
 #: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
 _MODEL_FILTER = """
     m.year = $year
@@ -31,7 +37,7 @@ _MODEL_FILTER = """
     AND ($booklet IS NULL OR m.booklet_id = $booklet)
     AND ($language IS NULL OR m.prompt_language = $language)
     AND ($shots IS NULL OR m.shots = $shots)
-    AND list_contains($models, r.model_id)
+    AND list_contains($models, coalesce(r.label, r.model_id))
 """
 
 
@@ -90,20 +96,28 @@ def human_groups(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
 
 
 def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every model with runs: model_id, family, size, instruction_tuned, runs, years, patterns."""
+    """Every run series (see the module notes): model (the series label), model_id, family,
+    size, instruction_tuned, repetition, runs, years (comma-separated), patterns."""
     return con.execute(
-        """WITH patterns AS (SELECT run_id, count(*) AS n FROM model_scores GROUP BY run_id)
-           SELECT r.model_id,
+        f"""WITH patterns AS (SELECT run_id, count(*) AS n FROM model_scores GROUP BY run_id),
+                runs AS (SELECT r.*, {_SERIES} AS model FROM model_runs r),
+                series_years AS (
+                    SELECT model, string_agg(DISTINCT year, ', ' ORDER BY year) AS years
+                    FROM (SELECT model, unnest(string_split(
+                              coalesce(years, CAST(year AS VARCHAR)), ',')) AS year FROM runs)
+                    GROUP BY model)
+           SELECT r.model, any_value(r.model_id) AS model_id,
                   coalesce(any_value(mo.family), 'unknown family') AS family,
                   any_value(mo.size) AS size,
                   any_value(mo.instruction_tuned) AS instruction_tuned,
-                  count(DISTINCT r.run_id)::INTEGER AS runs,
-                  string_agg(DISTINCT CAST(r.year AS VARCHAR), ', ') AS years,
+                  coalesce(any_value(r.repetition), 'shuffle') AS repetition,
+                  count(DISTINCT r.run_id)::INTEGER AS runs, any_value(sy.years) AS years,
                   coalesce(sum(p.n), 0)::BIGINT AS patterns
-           FROM model_runs r
+           FROM runs r
            LEFT JOIN models mo USING (model_id)
            LEFT JOIN patterns p USING (run_id)
-           GROUP BY r.model_id ORDER BY family, r.model_id"""
+           LEFT JOIN series_years sy USING (model)
+           GROUP BY r.model ORDER BY family, r.model"""
     ).df()
 
 
@@ -313,18 +327,18 @@ def model_points(
 ) -> pd.DataFrame:
     """One row per model response pattern (run × prompt variant × shuffle) in the selection.
 
-    Columns: model_id, family, instruction_tuned, run_id, area, booklet_id, item_language,
+    Columns: model (the run series), family, instruction_tuned, run_id, area, booklet_id, item_language,
     prompt_language, shots, shuffle, theta, theta_se, lz, lz_star, ctt, n_scored, nota.
     """
     return con.execute(
-        f"""SELECT r.model_id, coalesce(mo.family, 'unknown family') AS family,
+        f"""SELECT {_SERIES} AS model, coalesce(mo.family, 'unknown family') AS family,
                    mo.instruction_tuned, m.run_id, m.area, m.booklet_id, m.item_language,
                    m.prompt_language, m.shots, m.shuffle, m.theta, m.theta_se, m.lz,
                    m.lz_star, m.ctt, m.n_scored, m.nota
             FROM model_scores m JOIN model_runs r USING (run_id)
             LEFT JOIN models mo ON mo.model_id = r.model_id
             WHERE {_MODEL_FILTER}
-            ORDER BY r.model_id, m.area, m.run_id, m.prompt_language, m.shots, m.shuffle""",
+            ORDER BY model, m.area, m.run_id, m.prompt_language, m.shots, m.shuffle""",
         _model_params(year, area, booklet, language, shots, models),
     ).df()
 
@@ -333,13 +347,13 @@ def model_item_correct(
     con: duckdb.DuckDBPyConnection, year: int, area: str, language: str | None,
     shots: int | None, models: Sequence[str],
 ) -> pd.DataFrame:
-    """Per model and item: answers (shuffles × variants × runs) and how many were correct."""
+    """Per run series (``model``) and item: answers (shuffles × variants × runs) and how many were correct."""
     return con.execute(
-        f"""SELECT r.model_id, m.item_id, count(*)::INTEGER AS answers,
+        f"""SELECT {_SERIES} AS model, m.item_id, count(*)::INTEGER AS answers,
                    sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             WHERE {_MODEL_FILTER}
-            GROUP BY r.model_id, m.item_id""",
+            GROUP BY model, m.item_id""",
         _model_params(year, area, None, language, shots, models),
     ).df()
 
@@ -350,12 +364,13 @@ def model_pattern_matrix(
 ) -> pd.DataFrame:
     """Long form of every model response pattern with its θ, for discrimination indices.
 
-    One row per (pattern, item): pattern (a stable text key), model_id, theta, item_id, correct.
+    One row per (pattern, item): pattern (a stable text key), model (the run series), theta,
+    item_id, correct.
     """
     return con.execute(
         f"""SELECT concat_ws('|', m.run_id, m.prompt_language, m.shots, m.shuffle, m.booklet_id,
                              coalesce(CAST(s.item_language AS VARCHAR), '')) AS pattern,
-                   r.model_id, s.theta, m.item_id,
+                   {_SERIES} AS model, s.theta, m.item_id,
                    CASE WHEN m.correct THEN 1.0 ELSE 0.0 END AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             JOIN model_scores s ON {_PATTERN_JOIN}
@@ -369,18 +384,17 @@ def model_item_choices(
     con: duckdb.DuckDBPyConnection, year: int, item_id: int, language: str | None,
     shots: int | None, models: Sequence[str],
 ) -> pd.DataFrame:
-    """Per model: how often it chose each original letter on one item, and how often correctly.
-
-    Columns: model_id, choice, n, correct.
+    """Per run series: how often it chose each original letter on one item, and how often
+    correctly. Columns: model, choice, n, correct.
     """
     params = _model_params(year, None, None, language, shots, models)
     params["item"] = int(item_id)
     return con.execute(
-        f"""SELECT r.model_id, coalesce(m.choice, '?') AS choice, count(*)::INTEGER AS n,
+        f"""SELECT {_SERIES} AS model, coalesce(m.choice, '?') AS choice, count(*)::INTEGER AS n,
                    sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             WHERE {_MODEL_FILTER} AND m.item_id = $item
-            GROUP BY r.model_id, choice ORDER BY r.model_id, choice""",
+            GROUP BY model, choice ORDER BY model, choice""",
         params,
     ).df()
 
@@ -389,17 +403,17 @@ def model_item_theta(
     con: duckdb.DuckDBPyConnection, year: int, item_id: int, language: str | None,
     shots: int | None, models: Sequence[str],
 ) -> pd.DataFrame:
-    """Per model, over the response patterns that contain the item: mean θ, patterns, and the
-    fraction of them that answered it correctly. Columns: model_id, patterns, mean_theta,
+    """Per run series, over the response patterns that contain the item: mean θ, patterns, and
+    the fraction of them that answered it correctly. Columns: model, patterns, mean_theta,
     fraction_correct."""
     params = _model_params(year, None, None, language, shots, models)
     params["item"] = int(item_id)
     return con.execute(
-        f"""SELECT r.model_id, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,
+        f"""SELECT {_SERIES} AS model, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,
                    avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS fraction_correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             JOIN model_scores s ON {_PATTERN_JOIN}
             WHERE {_MODEL_FILTER} AND m.item_id = $item
-            GROUP BY r.model_id ORDER BY r.model_id""",
+            GROUP BY model ORDER BY model""",
         params,
     ).df()

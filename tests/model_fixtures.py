@@ -111,7 +111,7 @@ def add_test_model_runs(
                     seed, status, created_at, finished_at, error, options, years, repetition,
                     label)
                    VALUES (?, ?, 'fixture', 'test-fixture', ?, ?, ?, ?, ?, ?, 'finished', ?, ?,
-                           NULL, '{}', CAST(? AS VARCHAR), 'shuffle', ? || ' · fixture')""",
+                           NULL, '{}', CAST(? AS VARCHAR), 'shuffle', ?)""",
                 [run_id, model.model_id, year, ",".join(sorted(forms)), ",".join(languages),
                  ",".join(map(str, shots)), shuffles, seed, datetime(2026, 1, 1),
                  datetime(2026, 1, 1, 1), year, model.model_id])

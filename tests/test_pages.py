@@ -166,25 +166,28 @@ def test_area_filter_changes_panels_and_table(models_db):
 
 def test_language_and_shots_change_model_points(models_db):
     app = run_page("pages/1_Accuracy_vs_ability.py")
-    portuguese = app.dataframe[0].value.set_index(["model_id", "area"])["mean_theta"]
+    portuguese = app.dataframe[0].value.set_index(["model", "area"])["mean_theta"]
     app.sidebar.radio(key="sidebar.lang").set_value("en").run()
-    english = app.dataframe[0].value.set_index(["model_id", "area"])["mean_theta"]
+    english = app.dataframe[0].value.set_index(["model", "area"])["mean_theta"]
     assert_clean(app)
     assert not portuguese.equals(english)
     assert app.query_params["lang"] == "en"
     app.sidebar.radio(key="sidebar.shots").set_value(4).run()
-    four_shot = app.dataframe[0].value.set_index(["model_id", "area"])["mean_theta"]
+    four_shot = app.dataframe[0].value.set_index(["model", "area"])["mean_theta"]
     assert not four_shot.equals(english)
 
 
 def test_model_family_and_tuning_filters(models_db):
     app = run_page("pages/2_Person_fit.py")
     # The demo ships a real SmolLM2-135M-Instruct run (demo/runs) beside the test runs.
+    # Pages compare run series, named model · prompt type · repetitions.
+    smollm = "SmolLM2-135M-Instruct · 0-shot · 30 shuffles"
     assert set(app.dataframe[0].value["model"]) == {"test-strong-it", "test-odd-base",
-                                                     "test-random-baseline", "random-baseline",
-                                                     "SmolLM2-135M-Instruct"}
+                                                     "test-random-baseline",
+                                                     "random-baseline · 0-shot · 30 shuffles",
+                                                     smollm}
     app.sidebar.radio(key="sidebar.tuning").set_value("instruct").run()
-    assert set(app.dataframe[0].value["model"]) == {"test-strong-it", "SmolLM2-135M-Instruct"}
+    assert set(app.dataframe[0].value["model"]) == {"test-strong-it", smollm}
     app.sidebar.radio(key="sidebar.tuning").set_value("all").run()
     app.sidebar.multiselect(key="sidebar.family").set_value(["testfam-beta"]).run()
     assert set(app.dataframe[0].value["model"]) == {"test-odd-base"}
@@ -321,9 +324,10 @@ def test_home_page_says_it_is_the_synthetic_demo(models_db):
 def test_the_demo_own_runs_are_shown(demo_db):
     app = run_page("pages/1_Accuracy_vs_ability.py")
     assert_clean(app)
-    assert "random-baseline" in set(app.dataframe[0].value["model_id"])
+    series = "random-baseline · 0-shot · 30 shuffles"
+    assert series in set(app.dataframe[0].value["model"])
     names = {trace.get("name") for trace in charts(app)[0]["data"]}
-    assert "random-baseline" in names
+    assert series in names
 
 
 def _labelled(widgets, label: str):

@@ -141,8 +141,8 @@ def test_model_queries_agree_with_each_other(pages_models_db):
         assert long["pattern"].nunique() == 24
         assert long.groupby("pattern").size().eq(45).all(), "common and language items joined"
         cells = q.model_item_correct(con, 2023, "LC", "en", 4, models)
-        total = cells.groupby("model_id")["correct"].sum().sort_index()
-        ctt = points.groupby("model_id")["ctt"].sum().sort_index()
+        total = cells.groupby("model")["correct"].sum().sort_index()
+        ctt = points.groupby("model")["ctt"].sum().sort_index()
         pd.testing.assert_series_equal(total, ctt, check_names=False, check_dtype=False)
         assert q.main_booklet(con, 2023, "MT") is not None
         assert len(q.form_items(con, 2023, q.main_booklet(con, 2023, "LC"), 1)) == 45
