@@ -63,6 +63,8 @@ ingest_history = cached_query(dashboard_queries.ingest_history)
 reject_summary = cached_query(dashboard_queries.reject_summary)
 reject_sample = cached_query(dashboard_queries.reject_sample)
 model_run_table = cached_query(dashboard_queries.model_run_table)
+year_profile = cached_query(dashboard_queries.year_profile)
+booklet_audit = cached_query(dashboard_queries.booklet_audit)
 
 # Humans (pre-aggregated)
 human_theta_ctt = cached_query(dashboard_queries.human_theta_ctt)

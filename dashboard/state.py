@@ -27,6 +27,7 @@ from streamlit.navigation.page import StreamlitPage
 from dashboard import queries
 from dashboard.data import DatabaseState, database_state
 from dashboard.navigation import navigation
+from dashboard.summaries import scoring_words
 from enem.areas import AREA_NAMES, AREAS
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES, SHOT_SETTINGS
 
@@ -39,7 +40,7 @@ ALL_BOOKLETS = 0
 
 #: Query-parameter names of the shared filters (pages may add their own, e.g. ``item``).
 URL_KEYS: tuple[str, ...] = ("year", "area", "booklet", "lang", "shots", "family", "tuning",
-                             "model", "group")
+                             "model", "group", "reproduced")
 _INITIALISED = "filter._from_url"
 #: Session key of the Filters that ``draw_sidebar`` computed in this run (None: no database).
 _CURRENT = "filter._current"
@@ -60,6 +61,30 @@ class Filters:
     group_value: str
     image_format: str = "png"
     catalogue: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
+    #: Booklets left out of the human reference (their notas are not reproduced).
+    excluded: tuple[int, ...] = ()
+    #: The year's booklet audit (``store.dashboard_queries.booklet_audit``).
+    audit: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
+    #: The year's live ingest (``store.dashboard_queries.year_profile``).
+    profile: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def has_humans(self) -> bool:
+        """False for a year stored from its item file alone (no candidates)."""
+        return not self.profile.get("items_only", False)
+
+    @property
+    def provenance(self) -> str:
+        """The sentence every figure caption ends with: how θ was scored, which humans."""
+        humans = ("no candidates (item file only)" if not self.has_humans else
+                  f"{len(self.excluded)} booklet(s) whose notas are not reproduced left out"
+                  if self.excluded else "every scored booklet")
+        return f" θ: {self.scoring}. Humans: {humans}."
+
+    @property
+    def scoring(self) -> str:
+        """The year's scoring settings in words, for captions."""
+        return scoring_words(self.profile.get("scoring"))
 
     def booklet_for(self, area: str) -> int | None:
         """The chosen booklet when it belongs to ``area``, else None (every booklet)."""
@@ -198,7 +223,32 @@ def open_page(title: str) -> Filters:
     filters = st.session_state.pop(_CURRENT)
     if filters is None:
         require_database()
+    _note_human_reference(filters)
     return filters
+
+
+def _note_human_reference(filters: Filters) -> None:
+    """Say under the title when the human background is missing or not to be trusted."""
+    if not filters.has_humans:
+        st.info(f"{filters.year} holds only its item file (no candidates' answers): pages show "
+                "the models without the human background. Ingest the year's microdata with "
+                "`enem-llm ingest-enem` to add it.")
+        return
+    if filters.audit.empty:
+        return
+    shown = filters.audit[filters.audit["flagged"] & filters.audit["area"].isin(filters.areas)]
+    if filters.booklet is not None:
+        shown = shown[shown["booklet_id"] == filters.booklet]
+    if shown.empty:
+        return
+    listed = ", ".join(f"{r.booklet_id} ({r.area}, {r.reproduced:.0%} reproduced)"
+                       for r in shown.head(8).itertuples())
+    more = f" and {len(shown) - 8} more" if len(shown) > 8 else ""
+    left_out = (" They are left out of the human reference (sidebar switch)."
+                if filters.excluded else " The sidebar can leave them out of the human reference.")
+    st.warning(f"Published parameters do not reproduce INEP's scores for booklet(s) {listed}"
+               f"{more}: fewer than 99% of their candidates' official notas come out to the "
+               f"decimal.{left_out}")
 
 
 def run_page(page: StreamlitPage) -> None:
@@ -256,11 +306,16 @@ def _sidebar() -> Filters:
     _keep("lang")
     key = _seed("shots", SHOT_SETTINGS, SHOT_SETTINGS[0], lambda v: int(v[0]))
     shots = int(side.radio("Prompt shots", SHOT_SETTINGS, key=key, horizontal=True,
-                           format_func=lambda s: f"{s}-shot"))
+                           format_func=lambda s: f"{s}-shot",
+                           help="Imported runs whose prompt type gives no count (e.g. the "
+                                "paper's few-shot) are shown under every setting; their name "
+                                "says the prompt type"))
     _keep("shots")
 
     models = _model_filters(side, year)
     group_kind, group_value = _group_filter(side, year)
+    audit = queries.booklet_audit(year)
+    excluded = _reproduced_filter(side, audit)
 
     side.divider()
     key = _seed("image", list(IMAGE_FORMATS), "png", lambda v: v[0])
@@ -272,7 +327,8 @@ def _sidebar() -> Filters:
     return Filters(year=year, areas=tuple(areas), booklet=booklet, booklet_area=booklet_area,
                    language=language, shots=shots, models=tuple(models), group_kind=group_kind,
                    group_value=group_value, image_format=image_format,
-                   catalogue=queries.model_catalogue())
+                   catalogue=queries.model_catalogue(), excluded=excluded, audit=audit,
+                   profile=queries.year_profile(year))
 
 
 def _model_filters(side, year: int) -> list[str]:
@@ -328,6 +384,22 @@ def _group_filter(side, year: int) -> tuple[str, str]:
     return kind, value
 
 
+def _reproduced_filter(side, audit: pd.DataFrame) -> tuple[int, ...]:
+    """The switch that leaves flagged booklets out of the human reference; returns them."""
+    flagged = tuple(int(b) for b in audit.loc[audit["flagged"], "booklet_id"]) \
+        if len(audit) else ()
+    key = _seed("reproduced", [True, False], False, lambda v: v[0] == "only")
+    if not flagged:
+        _keep("reproduced")
+        return ()
+    only = side.toggle(f"Humans: only booklets whose notas are reproduced ({len(flagged)} left "
+                       "out)", key=key,
+                       help="Booklets where the published item parameters reproduce fewer than "
+                            "99% of INEP's official notas; the Data page lists them")
+    _keep("reproduced")
+    return flagged if only else ()
+
+
 def _write_url() -> None:
     """Mirror the shared filters into the query string (defaults left out)."""
     state = st.session_state
@@ -342,6 +414,7 @@ def _write_url() -> None:
         "tuning": [] if state.get("filter.tuning", "all") == "all" else [state["filter.tuning"]],
         "model": list(state.get("filter.model") or []),
         "group": [] if state["filter.group"] == "all:all" else [state["filter.group"]],
+        "reproduced": ["only"] if state.get("filter.reproduced") else [],
     }
     params = st.query_params
     for key, values in wanted.items():

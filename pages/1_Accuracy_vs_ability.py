@@ -20,7 +20,8 @@ filters = open_page("Accuracy vs ability: CTT score against θ")
 
 densities = {
     area: queries.human_theta_ctt(filters.year, area, filters.booklet_for(area),
-                                  filters.group_kind, filters.group_value)
+                                  filters.group_kind, filters.group_value,
+                                  filters.excluded)
     for area in filters.areas
 }
 points = selected_model_points(filters)
@@ -35,9 +36,11 @@ show_figure(
     image_format=filters.image_format,
     data=pd.concat([human_rows, points.assign(kind="model")], ignore_index=True),
     caption=(f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
-             f"scale); coloured: one marker per model shuffle ({filters.prompt_label}) and a "
+             f"scale); coloured: one marker per model repetition (option shuffle or sampling "
+             f"seed; {filters.prompt_label}) and a "
              "curve around its central 90%. Read across: same CTT, different θ means the model "
-             "got a different *kind* of item right than humans with that score."),
+             "got a different *kind* of item right than humans with that score."
+             + filters.provenance),
 )
 
 st.subheader("Each model's accuracy and ability")
@@ -49,7 +52,7 @@ else:
     for row in table.itertuples():
         hist = queries.human_theta_histogram(filters.year, row.area,
                                              filters.booklet_for(row.area), filters.group_kind,
-                                             filters.group_value)
+                                             filters.group_value, filters.excluded)
         value = histogram_percentile(hist["theta_bin"], hist["n"], 0.1, [row.mean_theta])[0]
         percentiles.append(value)
     table["human_percentile"] = np.round(percentiles, 1)

@@ -29,7 +29,8 @@ filters = open_page("Person fit: l_z against θ")
 
 densities = {
     area: queries.human_theta_lz(filters.year, area, filters.booklet_for(area),
-                                 filters.group_kind, filters.group_value)
+                                 filters.group_kind, filters.group_value,
+                                  filters.excluded)
     for area in filters.areas
 }
 marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()
@@ -53,9 +54,11 @@ show_figure(
     data=pd.concat([pd.concat([f.assign(area=a, kind="humans") for a, f in densities.items()],
                               ignore_index=True), points.assign(kind="model")], ignore_index=True),
     caption=(f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; coloured: one "
-             f"marker per model shuffle ({filters.prompt_label}) and a curve around its central "
+             f"marker per model repetition (shuffle or seed; {filters.prompt_label}) and a "
+             "curve around its central "
              "90%; dashed: the humans' 5th percentile of l_z. Below the line = less coherent "
-             "than 95% of humans."),
+             "than 95% of humans."
+             + filters.provenance),
 )
 
 st.subheader("The human l_z distribution for reference")
@@ -99,7 +102,8 @@ show_figure(
     data=pd.concat([m.assign(area=a) for a, m in marginals.items()], ignore_index=True),
     caption=("Bars: share of candidates per 0.1-wide l_z bin (values beyond −10 and 5 are in "
              "the edge bins); markers above: each model shuffle's l_z; dashed: the humans' "
-             "5th percentile."),
+             "5th percentile."
+             + filters.provenance),
 )
 
 st.subheader("Which models' θ can be trusted?")

@@ -79,7 +79,8 @@ for area in answered:
         data=cells.drop(columns=["a"]),
         caption=(f"Rows: models; columns: the {len(order)} items they answered in {area}, sorted "
                  f"by IRT difficulty b (abandoned items last); cell darkness = share of shuffles "
-                 f"answered correctly ({filters.shots}-shot). Click a cell to open its item."),
+                 f"answered correctly ({filters.shots}-shot). Click a cell to open its item."
+                 + filters.provenance),
     )
     points = (event.selection.points if event is not None and hasattr(event, "selection")
               else [])

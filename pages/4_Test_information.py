@@ -121,7 +121,8 @@ show_figure(
     caption=(f"Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
              f"each area's booklet (the sidebar's, else the most taken one). Bottom: each model's "
              f"shuffles (faint) and mean θ with a 95% interval ({filters.prompt_label}). Green "
-             f"shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."),
+             f"shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."
+             + filters.provenance),
 )
 
 st.subheader("Verdict per model")

@@ -87,7 +87,8 @@ event = show_figure(
     caption=("Items per 0.1-wide DI bin: grey for humans (every candidate of the year), blue "
              f"for the models in the selection "
              f"({filters.prompt_label}, ranked by θ). Right of the dashed line (DI > 0.2) an item "
-             "separates strong from weak; click a bar to list its items below."),
+             "separates strong from weak; click a bar to list its items below."
+             + filters.provenance),
 )
 
 st.subheader("The items behind each bar")

@@ -169,7 +169,8 @@ show_figure(
     caption=("Left: the 3PL curve from INEP's a/b/c, grey dots = share of candidates in each "
              "0.25-wide θ bin who got it right (dot size ~ candidates), coloured markers = each "
              f"model's mean θ and share of its shuffles right ({filters.prompt_label}). Right: "
-             "how much the item tells about θ at each ability."),
+             "how much the item tells about θ at each ability."
+             + filters.provenance),
 )
 
 # Which option do they pick?
@@ -204,5 +205,6 @@ show_figure(
     data=pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(),
     caption=(f"Share of humans (all candidates who saw the item) and of each model's shuffles "
              f"choosing each option (original letters; key {item['key']}). A tall wrong bar shared "
-             "by humans and a model means they fall for the same distractor."),
+             "by humans and a model means they fall for the same distractor."
+             + filters.provenance),
 )

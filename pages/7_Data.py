@@ -7,8 +7,10 @@ import streamlit as st
 from dashboard import queries
 from dashboard.data import database_state
 from dashboard.state import open_page
+from dashboard.summaries import scoring_words
 
-COUNTED_TABLES = ("examinees", "scores", "items", "booklets", "item_stats", "item_icc",
+COUNTED_TABLES = ("examinees", "scores", "items", "booklets", "booklet_audit", "item_stats",
+                  "item_icc", "item_attributes",
                   "option_counts", "agg_theta_ctt", "agg_theta_lz", "question_texts", "rejects",
                   "models", "model_runs", "model_responses", "model_scores", "min_k_prob")
 
@@ -17,13 +19,44 @@ st.caption(f"Database file: `{database_state().path}`")
 
 st.subheader("Ingests")
 history = queries.ingest_history()
+history["scoring"] = history["scoring"].map(scoring_words)
 st.dataframe(history, hide_index=True, width="stretch", column_config={
+    "items_only": st.column_config.CheckboxColumn(
+        "items only", help="stored from the item file alone (`ingest-items`): no candidates"),
+    "scoring": st.column_config.TextColumn(
+        "scoring", help="how θ, SE and l_z were computed for this year's candidates and runs"),
     "live": st.column_config.CheckboxColumn("live", help="the newest ingest of its year"),
     "is_synthetic": st.column_config.CheckboxColumn("synthetic demo"),
     "seconds": st.column_config.NumberColumn("seconds", format="%.1f"),
 })
 st.caption("One row per ingest, newest first; re-ingesting a year replaces its rows atomically, "
            "so only the newest ingest of each year is live.")
+
+st.subheader(f"Booklets of {filters.year}: is INEP's nota reproduced?")
+audit = queries.booklet_audit(filters.year)
+if audit.empty:
+    st.info(f"No per-booklet audit for {filters.year}: the year holds no candidates (item file "
+            "only) or was ingested before audits were stored; re-ingest it to add one.")
+else:
+    flagged = int(audit["flagged"].sum())
+    st.dataframe(audit, hide_index=True, width="stretch", column_config={
+        "present": st.column_config.NumberColumn("present", format="localized",
+                                                 help="candidates with TP_PRESENCA = 1"),
+        "scored": st.column_config.NumberColumn("scored", format="localized"),
+        "nota_checked": st.column_config.NumberColumn(
+            "official notas", format="localized", help="scored candidates with an official nota"),
+        "nota_matched": st.column_config.NumberColumn(
+            "reproduced", format="localized", help="official notas reproduced to the decimal"),
+        "reproduced": st.column_config.ProgressColumn("share reproduced", format="percent",
+                                                      min_value=0.0, max_value=1.0),
+        "flagged": st.column_config.CheckboxColumn(
+            "flagged", help="fewer than 99% reproduced: flagged on every page"),
+    })
+    st.caption(f"One row per booklet of {filters.year} with candidates. {flagged} booklet(s) "
+               "reproduce fewer than 99% of INEP's official notas with the published item "
+               "parameters; that is in the data (for example 2011 CN, most of 2017, 2019 MT), "
+               "not a scoring error. They are flagged on every page, and the sidebar switch "
+               "leaves them out of the human reference.")
 
 st.subheader("Rows per table")
 counts = queries.table_counts(COUNTED_TABLES)
@@ -55,6 +88,14 @@ if runs.empty:
     st.info("No model runs yet — launch one on the Runs page; its rows appear here while it "
             "writes.")
 else:
-    st.dataframe(runs, hide_index=True, width="stretch")
-    st.caption("`patterns` counts the scored response patterns (shuffle × prompt variant × "
-               "area) a run has written so far; a running run grows between refreshes.")
+    runs["scoring"] = runs["scoring"].map(scoring_words)
+    st.dataframe(runs, hide_index=True, width="stretch", column_config={
+        "series": st.column_config.TextColumn("series", help="the name pages show"),
+        "repetition": st.column_config.TextColumn(
+            "repetition", help="shuffle: the options reordered per repetition; seed: sampling "
+                               "seeds with the options in their original order"),
+    })
+    st.caption("`patterns` counts the scored response patterns (repetition × prompt variant × "
+               "area) a run has written so far; a running run grows between refreshes. "
+               "`scoring` is how its patterns were scored (the year's settings unless the "
+               "import named others).")

@@ -27,8 +27,8 @@ from workflows.runs import (
 )
 
 #: Columns of the store's run table shown here (the Data page shows all of them).
-STORED_COLUMNS = ["run_id", "model_id", "backend", "origin", "year", "areas", "languages",
-                  "shots", "n_shuffles", "status", "finished_at", "patterns"]
+STORED_COLUMNS = ["series", "run_id", "backend", "origin", "years", "areas", "languages",
+                  "prompt_type", "repetition", "repetitions", "status", "finished_at", "patterns"]
 
 filters = open_page("Model runs")
 db_path = database_state().path
@@ -123,7 +123,9 @@ if stored.empty:
 else:
     stored = stored.sort_values("finished_at", ascending=False, na_position="last")
     st.dataframe(stored[STORED_COLUMNS], hide_index=True, width="stretch")
-    st.caption("Finished runs and imported results; each shuffle is one scored pattern.")
+    st.caption("Finished runs and imported results. Pages name each by its series; every "
+               "repetition (an option shuffle, or a sampling seed with the options in order) "
+               "of every prompt variant is one scored pattern.")
 
 st.subheader("See the exact prompt")
 columns = st.columns(6)

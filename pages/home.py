@@ -47,7 +47,8 @@ exported = []
 for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
     hist = queries.human_theta_histogram(filters.year, area, filters.booklet_for(area),
-                                         filters.group_kind, filters.group_value)
+                                         filters.group_kind, filters.group_value,
+                                  filters.excluded)
     figure.update_xaxes(title_text=THETA_TITLE, row=row, col=col)
     figure.update_yaxes(title_text="% of candidates per 0.1 θ", row=row, col=col)
     if hist.empty:
@@ -81,8 +82,10 @@ show_figure(
     figure, key="home.theta", file_stem=f"theta_overview_{filters.year}",
     image_format=filters.image_format, data=table,
     caption=(f"Grey bars: share of {filters.group_label} per 0.1-wide θ bin; coloured markers "
-             f"above them: each model's θ per shuffle ({filters.prompt_label}). A marker right "
-             "of the crowd means the model scores like a top human on this area."),
+             f"above them: each model's θ per repetition (shuffle or seed; "
+             f"{filters.prompt_label}). A marker right "
+             "of the crowd means the model scores like a top human on this area."
+             + filters.provenance),
 )
 st.markdown(
     "Pages: **Accuracy vs ability** (CTT vs θ), **Person fit** (l_z vs θ), **Response "

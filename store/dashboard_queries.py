@@ -15,7 +15,9 @@ Conventions for the filter arguments:
   one model made differently (seeds vs shuffles, another prompt type) are never pooled. An
   empty list selects none;
 - ``language``: the prompt language of model runs ('pt' or 'en'), None for both;
-- ``shots``: 0, 1 or 4, None for every number of shots.
+- ``shots``: 0, 1 or 4, None for every number of shots. Imported runs whose prompt type names
+  no count (the paper's ``few-shot``) have no shots and match every setting; their series label
+  names the prompt type.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ _MODEL_FILTER = """
     AND ($area IS NULL OR m.area = $area)
     AND ($booklet IS NULL OR m.booklet_id = $booklet)
     AND ($language IS NULL OR m.prompt_language = $language)
-    AND ($shots IS NULL OR m.shots = $shots)
+    AND ($shots IS NULL OR m.shots = $shots OR m.shots IS NULL)
     AND list_contains($models, coalesce(r.label, r.model_id))
 """
 
@@ -121,6 +123,43 @@ def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ).df()
 
 
+#: Booklets whose official notas the published parameters reproduce for fewer than this share
+#: of candidates are flagged on every page and can be left out of the human reference.
+REPRODUCED_SHARE = 0.99
+
+
+def year_profile(con: duckdb.DuckDBPyConnection, year: int) -> dict:
+    """The live ingest of a year: items_only, is_synthetic, candidates, scoring (JSON or None),
+    source. Empty dict when the year was never ingested."""
+    row = con.execute(
+        """SELECT coalesce(items_only, false), is_synthetic, records_present, scoring, source
+           FROM ingests WHERE year = ? ORDER BY ingest_id DESC LIMIT 1""",
+        [int(year)],
+    ).fetchone()
+    if row is None:
+        return {}
+    return {"items_only": bool(row[0]), "is_synthetic": bool(row[1]), "candidates": int(row[2]),
+            "scoring": row[3], "source": row[4]}
+
+
+def booklet_audit(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
+    """Per booklet of a year: booklet_id, area, colour, note, present, scored, nota_checked,
+    nota_matched, reproduced (share of checked notas matched to the decimal, NaN when none were
+    checked) and flagged (reproduced below ``REPRODUCED_SHARE``)."""
+    return con.execute(
+        """SELECT a.booklet_id, a.area, b.colour, b.note, a.present, a.scored, a.nota_checked,
+                  a.nota_matched,
+                  CASE WHEN a.nota_checked > 0 THEN a.nota_matched / a.nota_checked END
+                      AS reproduced,
+                  coalesce(a.nota_checked > 0 AND a.nota_matched < $share * a.nota_checked,
+                           false) AS flagged
+           FROM booklet_audit a
+           LEFT JOIN booklets b ON b.year = a.year AND b.booklet_id = a.booklet_id
+           WHERE a.year = $year ORDER BY a.area, a.present DESC, a.booklet_id""",
+        {"year": int(year), "share": REPRODUCED_SHARE},
+    ).df()
+
+
 def table_counts(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> pd.DataFrame:
     """Row counts of the named tables (names come from the schema, never from users)."""
     rows = []
@@ -138,6 +177,7 @@ def ingest_history(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         """SELECT ingest_id, year, source, is_synthetic, layout, microdata_file, items_file,
                   encoding, started_at, finished_at, round(seconds, 1) AS seconds, rows_read,
                   records_present, patterns_scored, rows_rejected, nota_checked, nota_matched,
+                  coalesce(items_only, false) AS items_only, scoring,
                   ingest_id = max(ingest_id) OVER (PARTITION BY year) AS live
            FROM ingests ORDER BY ingest_id DESC"""
     ).df()
@@ -164,13 +204,18 @@ def reject_sample(
 
 
 def model_run_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Model runs with their model's family and how many response patterns each has so far."""
+    """Model runs with their series label, model family, settings (prompt type, temperature,
+    repetition kind and count, scoring settings as JSON, source file) and how many response
+    patterns each has so far."""
     return con.execute(
         """WITH patterns AS (SELECT run_id, count(*) AS patterns FROM model_scores GROUP BY run_id)
-           SELECT r.run_id, r.model_id, mo.family, mo.instruction_tuned, r.backend, r.origin,
-                  r.year, r.areas, r.languages, r.shots, r.n_shuffles, r.status,
-                  r.created_at, r.finished_at, coalesce(p.patterns, 0)::BIGINT AS patterns,
-                  r.error
+           SELECT r.run_id, coalesce(r.label, r.model_id) AS series, r.model_id, mo.family,
+                  mo.instruction_tuned, r.backend, r.origin,
+                  coalesce(r.years, CAST(r.year AS VARCHAR)) AS years, r.areas, r.languages,
+                  r.shots, r.prompt_type, r.temperature,
+                  coalesce(r.repetition, 'shuffle') AS repetition, r.n_shuffles AS repetitions,
+                  r.status, r.created_at, r.finished_at,
+                  coalesce(p.patterns, 0)::BIGINT AS patterns, r.scoring, r.source, r.error
            FROM model_runs r LEFT JOIN models mo USING (model_id)
            LEFT JOIN patterns p USING (run_id)
            ORDER BY r.created_at DESC NULLS LAST, r.run_id"""
@@ -183,46 +228,48 @@ def model_run_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def _human_histogram(con: duckdb.DuckDBPyConnection, table: str, bins: str, year: int,
                      area: str, booklet: int | None, group_kind: str,
-                     group_value: str) -> pd.DataFrame:
+                     group_value: str, exclude: Sequence[int] = ()) -> pd.DataFrame:
     """Counts of a pre-aggregated table summed over booklets, by the ``bins`` columns.
 
+    ``exclude`` lists booklets left out of the sum (those whose notas are not reproduced).
     ``table`` and ``bins`` are constants of this module, never user input.
     """
     return con.execute(
         f"""SELECT {bins}, sum(n)::BIGINT AS n FROM {table}
             WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
+              AND NOT list_contains($exclude, booklet_id)
               AND group_kind = $kind AND group_value = $value
             GROUP BY {bins} ORDER BY {bins}""",
         {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
-         "value": group_value},
+         "value": group_value, "exclude": [int(b) for b in exclude]},
     ).df()
 
 
 def human_theta_ctt(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    group_kind: str, group_value: str,
+    group_kind: str, group_value: str, exclude: Sequence[int] = (),
 ) -> pd.DataFrame:
     """2-D histogram of (θ bin, CTT): theta_bin (lower edge), ctt, n; booklets summed."""
     return _human_histogram(con, "agg_theta_ctt", "theta_bin, ctt", year, area, booklet,
-                            group_kind, group_value)
+                            group_kind, group_value, exclude)
 
 
 def human_theta_lz(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    group_kind: str, group_value: str,
+    group_kind: str, group_value: str, exclude: Sequence[int] = (),
 ) -> pd.DataFrame:
     """2-D histogram of (θ bin, l_z bin): theta_bin, lz_bin (lower edges), n; booklets summed."""
     return _human_histogram(con, "agg_theta_lz", "theta_bin, lz_bin", year, area, booklet,
-                            group_kind, group_value)
+                            group_kind, group_value, exclude)
 
 
 def human_theta_histogram(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    group_kind: str, group_value: str,
+    group_kind: str, group_value: str, exclude: Sequence[int] = (),
 ) -> pd.DataFrame:
     """Marginal θ histogram: theta_bin (lower edge), n."""
     return _human_histogram(con, "agg_theta_ctt", "theta_bin", year, area, booklet,
-                            group_kind, group_value)
+                            group_kind, group_value, exclude)
 
 
 def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | None:

@@ -307,8 +307,12 @@ def test_discrimination_page_lists_items_of_a_bar(models_db):
 def test_data_page_lists_ingests_counts_and_runs(models_db):
     app = run_page("pages/7_Data.py")
     assert_clean(app)
-    ingests, counts, runs = (frame.value for frame in app.dataframe[:3])
+    frames = [frame.value for frame in app.dataframe]
+    ingests = next(f for f in frames if "ingest_id" in f)
+    counts = next(f for f in frames if "table" in f)
+    runs = next(f for f in frames if "run_id" in f)
     assert list(ingests["year"]) == [2023] and bool(ingests["is_synthetic"].iloc[0])
+    assert list(ingests["scoring"]) == ["EAP, 40 points on [-4, 4], D = 1, ENEM nota"]
     assert int(counts.set_index("table").loc["examinees", "rows"]) == 5000
     assert set(runs["model_id"]) >= {"test-strong-it", "test-odd-base", "test-random-baseline"}
     assert "Nothing was rejected" in messages(app)
