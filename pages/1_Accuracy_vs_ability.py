@@ -20,8 +20,7 @@ filters = open_page("Accuracy vs ability: CTT score against θ")
 
 densities = {
     area: queries.human_theta_ctt(filters.year, area, filters.booklet_for(area),
-                                  filters.group_kind, filters.group_value,
-                                  filters.excluded)
+                                  filters.group_kind, filters.group_value, filters.excluded)
     for area in filters.areas
 }
 points = selected_model_points(filters)

@@ -29,8 +29,7 @@ filters = open_page("Person fit: l_z against θ")
 
 densities = {
     area: queries.human_theta_lz(filters.year, area, filters.booklet_for(area),
-                                 filters.group_kind, filters.group_value,
-                                  filters.excluded)
+                                 filters.group_kind, filters.group_value, filters.excluded)
     for area in filters.areas
 }
 marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()

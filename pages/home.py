@@ -48,21 +48,24 @@ for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
     hist = queries.human_theta_histogram(filters.year, area, filters.booklet_for(area),
                                          filters.group_kind, filters.group_value,
-                                  filters.excluded)
+                                         filters.excluded)
     figure.update_xaxes(title_text=THETA_TITLE, row=row, col=col)
     figure.update_yaxes(title_text="% of candidates per 0.1 θ", row=row, col=col)
     if hist.empty:
+        # No humans (an items-only year, or a filter that leaves none): the models still show.
         empty_panel(figure, row, col, f"no scored candidates in {area}")
-        continue
-    share = 100.0 * hist["n"] / hist["n"].sum()
-    figure.add_trace(go.Bar(x=hist["theta_bin"] + 0.05, y=share, width=0.1, name="humans",
-                            marker_color=with_alpha(HUMAN_COLOUR, 0.55),
-                            showlegend="humans" not in legend_shown, legendgroup="humans",
-                            hovertemplate="θ %{x:.2f}: %{y:.2f}% of candidates<extra></extra>"),
-                     row=row, col=col)
-    legend_shown.add("humans")
-    exported.append(hist.assign(area=area, share_percent=share, kind="humans"))
-    top = float(share.max())
+        top = 1.0
+    else:
+        share = 100.0 * hist["n"] / hist["n"].sum()
+        figure.add_trace(go.Bar(x=hist["theta_bin"] + 0.05, y=share, width=0.1, name="humans",
+                                marker_color=with_alpha(HUMAN_COLOUR, 0.55),
+                                showlegend="humans" not in legend_shown, legendgroup="humans",
+                                hovertemplate="θ %{x:.2f}: %{y:.2f}% of candidates"
+                                              "<extra></extra>"),
+                         row=row, col=col)
+        legend_shown.add("humans")
+        exported.append(hist.assign(area=area, share_percent=share, kind="humans"))
+        top = float(share.max())
     for offset, (model, group) in enumerate(
             points[points["area"] == area].groupby("model", sort=True)):
         colour, symbol = styles[model]

@@ -1,0 +1,123 @@
+"""Pages over years without humans (item file only) and with booklets whose notas INEP's
+published parameters do not reproduce; and the upgrade of a schema-1 database file."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from store.connection import insert_rows, open_database
+from store.schema import SCHEMA_VERSION, TABLES
+from tests.model_fixtures import add_test_model_runs
+from tests.test_pages import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
+
+ITEMS_ONLY_NOTE = "holds only its item file"
+
+
+@pytest.fixture(scope="module")
+def real_items_with_runs(tmp_path_factory, real_items_db):
+    """The real 2019–2022 item files (no candidates) with synthetic test runs on 2022."""
+    path = tmp_path_factory.mktemp("items_only_pages") / "items_only.duckdb"
+    shutil.copyfile(real_items_db, path)
+    add_test_model_runs(path, year=2022, shuffles=4)
+    return path
+
+
+@pytest.mark.parametrize("page", [*PAGES, RUNS])
+def test_items_only_year_shows_models_and_says_humans_are_missing(monkeypatch,
+                                                                  real_items_with_runs, page):
+    monkeypatch.setenv("ENEM_DB", str(real_items_with_runs))
+    app = run_page(page, {"year": "2022"})
+    assert_clean(app)
+    assert ITEMS_ONLY_NOTE in messages(app)
+    if page in ("pages/1_Accuracy_vs_ability.py", "pages/2_Person_fit.py",
+                "pages/4_Test_information.py", "pages/home.py"):
+        names = {trace.get("name") for figure in charts(app) for trace in figure["data"]}
+        assert "test-strong-it" in names
+        heatmaps = [t for f in charts(app) for t in f["data"] if t.get("type") == "heatmap"]
+        assert all(np.nansum(decoded(t.get("z", []))) == 0 for t in heatmaps)
+
+
+def _flag_one_booklet(path) -> tuple[int, int]:
+    """Write a booklet audit where one CN booklet reproduces 50% of its notas; returns
+    (that booklet, its candidates in the θ histogram)."""
+    con = duckdb.connect(str(path))
+    counts = con.execute(
+        """SELECT booklet_id, area, sum(n)::BIGINT AS n FROM agg_theta_ctt
+           WHERE group_kind = 'all' GROUP BY ALL ORDER BY area, booklet_id""").df()
+    con.execute("DELETE FROM booklet_audit")
+    audit = pd.DataFrame({"year": 2023, "booklet_id": counts["booklet_id"],
+                          "area": counts["area"], "present": counts["n"],
+                          "scored": counts["n"], "nota_checked": counts["n"],
+                          "nota_matched": counts["n"]})
+    flagged = counts[counts["area"] == "CN"].iloc[0]
+    audit.loc[audit["booklet_id"] == flagged["booklet_id"], "nota_matched"] = flagged["n"] // 2
+    insert_rows(con, "booklet_audit", audit)
+    con.close()
+    return int(flagged["booklet_id"]), int(flagged["n"])
+
+
+def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
+        monkeypatch, tmp_path, pages_models_db):
+    path = tmp_path / "flagged.duckdb"
+    shutil.copyfile(pages_models_db, path)
+    booklet, candidates = _flag_one_booklet(path)
+    monkeypatch.setenv("ENEM_DB", str(path))
+
+    def humans_total(app) -> float:
+        heatmaps = [t for t in charts(app)[0]["data"] if t.get("type") == "heatmap"]
+        return float(sum(np.nansum(decoded(t["customdata"])) for t in heatmaps))
+
+    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN"})
+    assert_clean(app)
+    assert f"booklet(s) {booklet} (CN, 50% reproduced)" in messages(app)
+    everyone = humans_total(app)
+    app.sidebar.toggle(key="sidebar.reproduced").set_value(True).run()
+    assert_clean(app)
+    assert humans_total(app) == everyone - candidates
+    assert app.query_params["reproduced"] == "only"
+    assert "left out of the human reference" in messages(app)
+    # Another area's page has nothing flagged to warn about.
+    other = run_page("pages/1_Accuracy_vs_ability.py", {"area": "MT"})
+    assert "do not reproduce" not in messages(other)
+
+    data = run_page("pages/7_Data.py")
+    audit = next(f.value for f in data.dataframe if "flagged" in f.value)
+    assert audit.set_index("booklet_id").loc[booklet, "flagged"]
+    assert int(audit["flagged"].sum()) == 1
+
+
+def test_a_schema_1_file_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "old.duckdb"
+    con = open_database(path)
+    added = {"ingests": ["scoring", "items_only"], "booklets": ["note"], "items": ["version"],
+             "model_runs": ["years", "repetition", "prompt_type", "temperature", "source",
+                            "scoring", "label"],
+             "model_scores": ["sampling_seed", "published_theta", "published_se",
+                              "published_lz"]}
+    for table, columns in added.items():
+        for column in columns:
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DROP TABLE booklet_audit")
+    con.execute("DROP TABLE item_attributes")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+
+    con = open_database(path)
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert int(version) == SCHEMA_VERSION
+    for table, columns in added.items():
+        have = [row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()]
+        assert have[-len(columns):] == columns
+        fresh = duckdb.connect()
+        fresh.execute(f"CREATE TABLE t ({TABLES[table]})")
+        assert have == [row[0] for row in fresh.execute("DESCRIBE t").fetchall()]
+    insert_rows(con, "model_runs", pd.DataFrame({"run_id": ["r"], "model_id": ["m"],
+                                                 "label": ["m · 0-shot · 1 shuffles"]}))
+    assert con.execute("SELECT label, years FROM model_runs").fetchall() == [
+        ("m · 0-shot · 1 shuffles", None)]
+    con.close()
