@@ -200,7 +200,9 @@ def test_paper_csv_errors(tmp_path: Path):
     with pytest.raises(QuestionFormatError, match="row 5 .*answer must be A-E or 'anulada'"):
         load_paper_csv(_write_csv(tmp_path / "cn2.csv", rows))
     rows[4]["answer"] = "A"
-    with pytest.raises(QuestionFormatError, match="requested language 'en'"):
+    # language= is the file's prompt language; Portuguese rows cannot be its English texts.
+    with pytest.raises(QuestionFormatError, match="text is in portuguese but the file's prompt "
+                                                  "language is 'en'"):
         load_paper_csv(_write_csv(tmp_path / "cn3.csv", rows), language="en")
     with pytest.raises(QuestionFormatError, match="expected 45 rows"):
         load_paper_csv(_write_csv(tmp_path / "short.csv", rows[:40]))

@@ -10,13 +10,14 @@ from pathlib import Path
 
 from enem.areas import AREAS, ITEMS_PER_AREA
 from enem.areas import OPTION_LETTERS as LETTERS
-from inference.protocol import LANGUAGE_ALIASES
+from inference.protocol import PROMPT_LANGUAGES
 from inference.question_files.records import (
     ANNULLED_MARKS,
     OnInvalid,
+    check_prompt_language,
     clean_text,
     collect,
-    filter_language,
+    folder_language,
     int_field,
     make_question,
 )
@@ -36,10 +37,21 @@ _AREA_NAMES = {
     "mt": "MT", "mathematics": "MT", "math": "MT", "matematica": "MT", "matemática": "MT",
 }
 
+#: Values of the ``language`` column (the language of a row's text) → language code.
+_TEXT_LANGUAGES = {
+    "portuguese": "pt", "pt": "pt", "pt-br": "pt", "português": "pt", "portugues": "pt",
+    "english": "en", "en": "en", "inglês": "en", "ingles": "en",
+    "spanish": "es", "es": "es", "español": "es", "espanol": "es", "espanhol": "es",
+}
+_TEXT_LANGUAGE_NAMES = {"pt": "portuguese", "en": "english", "es": "spanish"}
+#: The text language LC's foreign-language block may keep untranslated, per TP_LINGUA.
+_BLOCK_LANGUAGES = {0: "en", 1: "es"}
+
 Rows = list[tuple[int, dict[str, str]]]
 
 
 def _area_from_name(value: str) -> str | None:
+    """The area a ``test`` value or file name names (``Humanities``, ``_LC_``), or None."""
     text = value.strip().lower()
     if text in _AREA_NAMES:
         return _AREA_NAMES[text]
@@ -56,42 +68,41 @@ def load_paper_csv(
     on_invalid: OnInvalid = "raise",
 ) -> list[Question]:
     """Read one booklet of the paper's parsed exams (``question,body,A..E,year,question_number,
-    test,answer,language``).
+    test,answer,language``), as the paper published them.
 
     Mapping (documented choices):
 
+    * prompt language (``Question.language``): the ``language`` argument, else the file's folder
+      (``pt/``, ``en/``), else the rows' ``language`` column when every row outside LC's
+      foreign-language block has the same one (portuguese or english); otherwise an error.
+    * the ``language`` column is the language of the row's text. It must be the prompt language,
+      except in LC's foreign-language block, where English items may be in English and Spanish
+      items in Spanish (the paper left them untranslated). A mismatch is an error of that row
+      (a pt file in an en folder, or blocks in the wrong order).
     * stem = ``body``; when ``body`` is empty, ``question`` (the heading) is used instead.
     * ``answer`` A–E, or ``anulada`` (any case) for an annulled item (key None).
-    * ``language``: portuguese → "pt", english → "en".
     * area: the ``area`` argument, else the ``test`` column (a code such as ``CN`` or a name such
       as ``Natural Sciences``), else a ``_CN_``-style code in the file name.
     * booklet: the ``booklet_id`` argument, else the digits after ``CO_PROVA_`` (or the last run of
       digits) in the file name; None when neither exists.
     * sorted position: non-LC files have one row per item; position = rank of
       ``question_number`` within the file (1..45), so both booklet numbering (91..135) and 1..45
-      work. LC files with 50 rows are taken in file order: rows 1–5 are the English items
-      (positions 1–5, item_language 0), rows 6–10 the Spanish items (positions 1–5,
-      item_language 1), rows 11–50 positions 6–45. An LC file with 45 rows is ranked like the
-      other areas (item_language unknown).
+      work. LC files with 50 rows list the five lowest question numbers twice: rows 1–5 are the
+      English items (positions 1–5, item_language 0), rows 6–10 the Spanish items (positions 1–5,
+      item_language 1), rows 11–50 positions 6–45 by rank. An LC file with 45 rows is ranked like
+      the other areas (item_language unknown).
+    * source: ``paper-csv:<folder>/<file> row <n> (<text language>)``.
 
     ``item_id`` is None: these files carry no CO_ITEM; link by (booklet_id, position, item_language).
     """
     path = Path(path)
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        missing = [c for c in PAPER_COLUMNS if c not in header]
-        if missing:
-            raise QuestionFormatError(f"missing column(s): {', '.join(missing)}", path, "header")
-        rows = [(reader.line_num, row) for row in reader]
-    if not rows:
-        raise QuestionFormatError("no rows", path)
-
+    rows = _read_rows(path)
     if booklet_id is None:
         match = re.search(r"CO_PROVA_(\d+)", path.stem) or re.search(r"(\d{3,})(?!.*\d)", path.stem)
         booklet_id = int(match.group(1)) if match else None
     area_code = _resolve_paper_area(area, rows, path)
     positions = _paper_positions(rows, area_code, path)
+    prompt_language = _prompt_language(language, rows, positions, path)
 
     def build(index: int, line: int, row: dict[str, str]) -> Question:
         where = f"row {index + 1} (line {line})"
@@ -102,17 +113,18 @@ def load_paper_csv(
             raise QuestionFormatError(
                 f"answer must be A-E or 'anulada', got {answer!r}", path, where
             )
-        lang_text = (row.get("language") or "").strip().lower()
-        if lang_text not in LANGUAGE_ALIASES:
-            raise QuestionFormatError(
-                f"language must be portuguese or english, got {lang_text!r}", path, where
-            )
         position, item_language = positions[index]
+        text_language = _text_language(row, path, where)
+        if text_language not in (prompt_language, _BLOCK_LANGUAGES.get(item_language)):
+            raise QuestionFormatError(
+                f"text is in {_TEXT_LANGUAGE_NAMES[text_language]} but the file's prompt "
+                f"language is {prompt_language!r}", path, where,
+            )
         return make_question(
             path, where,
             year=int_field(row.get("year") or "", "year", path, where),
             area=area_code,
-            language=LANGUAGE_ALIASES[lang_text],
+            language=prompt_language,
             stem=stem,
             options=tuple(clean_text(row.get(letter)) for letter in LETTERS),
             key=None if annulled else answer.upper(),
@@ -120,18 +132,66 @@ def load_paper_csv(
             booklet_id=booklet_id,
             position=position,
             item_language=item_language,
-            source=f"paper-csv:{path.name}",
+            source=(f"paper-csv:{path.parent.name}/{path.name} row {index + 1} "
+                    f"({_TEXT_LANGUAGE_NAMES[text_language]})"),
         )
 
     records = (
         (f"row {i + 1}", (lambda i=i, line=line, row=row: build(i, line, row)))
         for i, (line, row) in enumerate(rows)
     )
-    questions = collect(records, on_invalid, path)
-    return filter_language(questions, language, path)
+    return collect(records, on_invalid, path)
+
+
+def _read_rows(path: Path) -> Rows:
+    """The data rows of a paper CSV with their line numbers; checks the header."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            missing = [c for c in PAPER_COLUMNS if c not in header]
+            if missing:
+                raise QuestionFormatError(
+                    f"missing column(s): {', '.join(missing)}", path, "header")
+            rows = [(reader.line_num, row) for row in reader]
+    except UnicodeDecodeError:
+        raise QuestionFormatError("not UTF-8 text; is this one of the paper's CSV files?",
+                                  path) from None
+    if not rows:
+        raise QuestionFormatError("no rows", path)
+    return rows
+
+
+def _text_language(row: dict[str, str], path: Path, where: str) -> str:
+    """The language code ("pt", "en", "es") of a row's ``language`` column."""
+    value = (row.get("language") or "").strip().lower()
+    if value not in _TEXT_LANGUAGES:
+        raise QuestionFormatError(
+            f"language must be portuguese, english or spanish, got {value!r}", path, where)
+    return _TEXT_LANGUAGES[value]
+
+
+def _prompt_language(language: str | None, rows: Rows, positions: list[tuple[int, int | None]],
+                     path: Path) -> str:
+    """The file's prompt language: argument, folder, or the one language of its own rows."""
+    if check_prompt_language(language) is not None:
+        return language
+    from_folder = folder_language(path)
+    if from_folder is not None:
+        return from_folder
+    found = {
+        _TEXT_LANGUAGES.get((row.get("language") or "").strip().lower())
+        for (_, row), (_, item_language) in zip(rows, positions) if item_language is None
+    }
+    if len(found) == 1 and found <= set(PROMPT_LANGUAGES):
+        return found.pop()
+    raise QuestionFormatError(
+        "cannot tell the prompt language: put the file in a pt/ or en/ folder or pass "
+        "--language pt|en", path)
 
 
 def _resolve_paper_area(area: str | None, rows: Rows, path: Path) -> str:
+    """The file's area: the argument, else the ``test`` column, else the file name."""
     if area is not None:
         code = area.upper()
         if code not in AREAS:
@@ -145,7 +205,7 @@ def _resolve_paper_area(area: str | None, rows: Rows, path: Path) -> str:
     if from_name:
         return from_name
     raise QuestionFormatError(
-        f"cannot tell the area from test values {sorted(tests)} or the file name; pass area=",
+        f"cannot tell the area from test values {sorted(tests)} or the file name; pass --area",
         path,
     )
 
@@ -153,25 +213,37 @@ def _resolve_paper_area(area: str | None, rows: Rows, path: Path) -> str:
 def _paper_positions(rows: Rows, area: str, path: Path) -> list[tuple[int, int | None]]:
     """(sorted position, item_language) for each row, per the rules in :func:`load_paper_csv`."""
     n = len(rows)
-    if area == "LC" and n == ITEMS_PER_AREA + 5:
+    foreign = 5  # LC's foreign-language block: positions 1–5, once per language
+    if area == "LC" and n == ITEMS_PER_AREA + foreign:
+        numbers = _question_numbers(rows, path)
+        english, spanish, rest = numbers[:foreign], numbers[foreign:2 * foreign], numbers[10:]
+        if english != spanish or max(english) >= min(rest):
+            raise QuestionFormatError(
+                "an LC file with 50 rows must list its first five question numbers twice "
+                f"(English block, then Spanish) before the others; got {numbers[:12]}", path)
         return (
-            [(i + 1, 0) for i in range(5)]
-            + [(i + 1, 1) for i in range(5)]
-            + [(i + 6, None) for i in range(n - 10)]
+            [(p, 0) for p in _ranks(english, path)]
+            + [(p, 1) for p in _ranks(spanish, path)]
+            + [(p + foreign, None) for p in _ranks(rest, path)]
         )
     if n != ITEMS_PER_AREA:
         expected = "45 (or 50 for LC)" if area == "LC" else "45"
         raise QuestionFormatError(f"expected {expected} rows for area {area}, got {n}", path)
-    numbers = []
-    for i, (line, row) in enumerate(rows):
-        where = f"row {i + 1} (line {line})"
-        numbers.append(
-            int_field(row.get("question_number") or "", "question_number", path, where)
-        )
-    if len(set(numbers)) != n:
+    return [(p, None) for p in _ranks(_question_numbers(rows, path), path)]
+
+
+def _question_numbers(rows: Rows, path: Path) -> list[int]:
+    """The ``question_number`` of every row, as integers."""
+    return [
+        int_field(row.get("question_number") or "", "question_number", path,
+                  f"row {i + 1} (line {line})")
+        for i, (line, row) in enumerate(rows)
+    ]
+
+
+def _ranks(numbers: list[int], path: Path) -> list[int]:
+    """1-based rank of each number among ``numbers`` (which must not repeat)."""
+    if len(set(numbers)) != len(numbers):
         raise QuestionFormatError("question_number values repeat", path)
-    order = sorted(range(n), key=lambda i: numbers[i])
-    positions: list[tuple[int, int | None]] = [(0, None)] * n
-    for rank, i in enumerate(order, start=1):
-        positions[i] = (rank, None)
-    return positions
+    order = sorted(numbers)
+    return [order.index(number) + 1 for number in numbers]

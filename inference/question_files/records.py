@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from inference.protocol import PROMPT_LANGUAGES
+from inference.protocol import LANGUAGE_ALIASES, PROMPT_LANGUAGES
 from inference.questions import Question, QuestionFormatError
 
 logger = logging.getLogger(__name__)
@@ -81,14 +81,25 @@ def collect(
     return out
 
 
+def folder_language(path: Path) -> str | None:
+    """The prompt language a file's folder names (``pt/``, ``en/``, ``pt-br/``, ``english/``),
+    or None when the folder names none."""
+    return LANGUAGE_ALIASES.get(path.parent.name.strip().lower())
+
+
+def check_prompt_language(language: str | None) -> str | None:
+    """``language`` itself when it is None or a prompt language; ValueError otherwise."""
+    if language is not None and language not in PROMPT_LANGUAGES:
+        raise ValueError(f"language must be 'pt' or 'en', got {language!r}")
+    return language
+
+
 def filter_language(
     questions: list[Question], language: str | None, source: Path
 ) -> list[Question]:
     """The questions in ``language`` (all when None); QuestionFormatError when none is."""
-    if language is None:
+    if check_prompt_language(language) is None:
         return questions
-    if language not in PROMPT_LANGUAGES:
-        raise ValueError(f"language must be 'pt' or 'en', got {language!r}")
     kept = [q for q in questions if q.language == language]
     if not kept:
         found = sorted({q.language for q in questions})
