@@ -17,7 +17,7 @@ from inference.plan import RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected, database_path
 from workflows import runs as runs_service
-from workflows.question_import import QUESTION_FORMATS, import_question_file
+from workflows.question_import import QUESTION_FORMATS, import_questions
 from workflows.results_io import ResultsFormatError, export_run, import_results
 from workflows.run_execution import BATCH_ITEMS, RunCancelled, execute_run
 
@@ -81,12 +81,18 @@ def add_run_parser(commands) -> None:
     questions = commands.add_parser(
         "import-questions", help="load question texts (project JSONL, the paper's CSV, "
                                  "maritaca JSONL) and link them to the booklets' items")
-    questions.add_argument("path")
+    questions.add_argument("path", help="a file, or a folder: every file of the format in it "
+                                         "and its sub-folders (e.g. paper-questions-2022/)")
     questions.add_argument("--format", required=True, choices=QUESTION_FORMATS)
     questions.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
-                           help="booklet the positions refer to (paper-csv, maritaca)")
-    questions.add_argument("--area", choices=AREAS, help="area of a paper-csv file")
-    questions.add_argument("--year", type=int, help="exam year (maritaca files name it too)")
+                           help="booklet the positions refer to (maritaca; paper-csv: "
+                                "default from the file name ENEM_2022_LC_CO_PROVA_1072.csv)")
+    questions.add_argument("--area", choices=AREAS,
+                           help="area of a paper-csv file (default: its test column or name)")
+    questions.add_argument("--year", type=int, help="keep only this exam year's texts")
+    questions.add_argument("--language", choices=PROMPT_LANGUAGES,
+                           help="prompt language of the texts (paper-csv default: the folder "
+                                "name, pt/ or en/; project: keep only this language)")
     add_db(questions)
     questions.set_defaults(run=cmd_import_questions)
 
@@ -225,12 +231,14 @@ def cmd_export_run(args: argparse.Namespace) -> int:
 
 
 def cmd_import_questions(args: argparse.Namespace) -> int:
-    stored, unlinked = import_question_file(
+    summary = import_questions(
         database_path(args.db), Path(args.path), args.format, booklet_flags(args.booklet),
-        area=args.area, year=args.year)
-    print(f"stored {stored:,} question texts")
-    for message in unlinked[:20]:
-        print(f"  not linked: {message}", file=sys.stderr)
-    if len(unlinked) > 20:
-        print(f"  … and {len(unlinked) - 20} more", file=sys.stderr)
-    return 0 if stored else 1
+        area=args.area, year=args.year, language=args.language)
+    print("\n".join(summary.lines()))
+    for title, messages in (("key differs", summary.key_disagreements),
+                            ("not linked", summary.unlinked)):
+        for message in messages[:20]:
+            print(f"  {title}: {message}", file=sys.stderr)
+        if len(messages) > 20:
+            print(f"  … and {len(messages) - 20} more", file=sys.stderr)
+    return 0 if summary.stored else 1
