@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from inference.item_attributes import derive_attributes
 from inference.question_files.maritaca import load_maritaca_jsonl
 from inference.question_files.paper_csv import PAPER_COLUMNS, load_paper_csv
 from inference.question_files.project import (
@@ -245,7 +246,8 @@ def test_maritaca_areas_positions_and_placeholders(tmp_path: Path):
     ]
     assert [q.item_language for q in qs[:2]] == [0, 1]
     assert qs[1].annulled and qs[1].key is None
-    assert qs[3].stem == "Veja a figura.\nUm gráfico de barras.\nQual é?"
+    assert qs[3].stem == "Veja a figura.\nDescrição da imagem: Um gráfico de barras.\nQual é?"
+    assert derive_attributes(qs[3].stem, qs[3].options).has_image
     assert qs[4].stem == "Figura 1 e Figura 2" and qs[4].options[0] == "Opção em imagem"
     assert qs[5].key == "E" and qs[0].year == 2022 and qs[0].language == "pt"
     old = load_maritaca_jsonl(tmp_path / "2022.jsonl", area_order=("CH", "CN", "LC", "MT"))

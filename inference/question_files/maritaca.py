@@ -26,18 +26,21 @@ from inference.questions import Question, QuestionFormatError
 #: 2009–2016 printed CH, CN on day 1 and LC, MT on day 2: pass ("CH", "CN", "LC", "MT") then.
 BOOKLET_AREA_ORDER: tuple[str, ...] = ("LC", "CH", "CN", "MT")
 PLACEHOLDER = "[[placeholder]]"
+IMAGE_LABEL = "Descrição da imagem:"
 
 
 def _fill_placeholders(texts: list[str], descriptions: list[str]) -> list[str]:
     """Replace the n-th ``[[placeholder]]`` (counted across ``texts`` in order) with the n-th
-    description, stripped; a placeholder with no description left is removed."""
+    description, stripped and labelled as the paper's files label theirs ("Descrição da imagem:
+    …", so the item still reads as holding an image); a placeholder with no description left is
+    removed."""
     queue = [d.strip() for d in descriptions if isinstance(d, str)]
     out = []
     for text in texts:
         parts = text.split(PLACEHOLDER)
         filled = parts[0]
         for part in parts[1:]:
-            filled += (queue.pop(0) if queue else "") + part
+            filled += (f"{IMAGE_LABEL} {queue.pop(0)}" if queue else "") + part
         out.append(filled)
     return out
 
