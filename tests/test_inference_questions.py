@@ -248,7 +248,8 @@ def test_maritaca_areas_positions_and_placeholders(tmp_path: Path):
     assert qs[1].annulled and qs[1].key is None
     assert qs[3].stem == "Veja a figura.\nDescrição da imagem: Um gráfico de barras.\nQual é?"
     assert derive_attributes(qs[3].stem, qs[3].options).has_image
-    assert qs[4].stem == "Figura 1 e Figura 2" and qs[4].options[0] == "Opção em imagem"
+    assert qs[4].stem == "Descrição da imagem: Figura 1 e Descrição da imagem: Figura 2"
+    assert qs[4].options[0] == "Descrição da imagem: Opção em imagem"
     assert qs[5].key == "E" and qs[0].year == 2022 and qs[0].language == "pt"
     old = load_maritaca_jsonl(tmp_path / "2022.jsonl", area_order=("CH", "CN", "LC", "MT"))
     assert [q.area for q in old] == ["CH", "CH", "CN", "LC", "MT", "MT"]
