@@ -13,6 +13,7 @@ import duckdb
 import pandas as pd
 
 from enem.items import BookletForm, build_form
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store.connection import insert_rows
 
 RESPONSE_COLUMNS = (
@@ -72,6 +73,17 @@ def load_form(con: duckdb.DuckDBPyConnection, year: int, booklet_id: int,
     return build_form(booklet_id, item_language if bilingual else None, rows)
 
 
+def year_scoring_options(con: duckdb.DuckDBPyConnection, year: int) -> ScoringOptions:
+    """The scoring settings of a year's latest ingest (its humans' scale), INEP's recipe
+    (``DEFAULT_OPTIONS``) when the year was stored without any."""
+    row = con.execute(
+        "SELECT scoring FROM ingests WHERE year = ? ORDER BY ingest_id DESC LIMIT 1", [int(year)]
+    ).fetchone()
+    if row is None or not row[0]:
+        return DEFAULT_OPTIONS
+    return ScoringOptions.from_dict(json.loads(row[0]))
+
+
 def question_texts(con: duckdb.DuckDBPyConnection, year: int, item_ids: list[int],
                    language: str) -> pd.DataFrame:
     """Texts of the given items in one language: item_id, stem, option_a..e, key, annulled."""
@@ -114,6 +126,20 @@ def stored_run(con: duckdb.DuckDBPyConnection, run_id: str
     responses = con.execute(
         "SELECT * FROM model_responses WHERE run_id = ? ORDER BY ALL", [run_id]).df()
     return run, model, responses
+
+
+def published_scores(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """What an imported run keeps from its source beside our scores: year, booklet_id,
+    prompt_language, shuffle and the ``PUBLISHED_SCORE_COLUMNS`` (no rows for our own runs)."""
+    return con.execute(
+        """SELECT year, booklet_id, prompt_language, shuffle, sampling_seed, published_theta,
+                  published_se, published_lz
+           FROM model_scores WHERE run_id = ?
+             AND NOT (sampling_seed IS NULL AND published_theta IS NULL
+                      AND published_se IS NULL AND published_lz IS NULL)
+           ORDER BY year, booklet_id, prompt_language, shuffle""",
+        [run_id],
+    ).df()
 
 
 class ExamReader:
