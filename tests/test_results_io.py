@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
 from inference.plan import RunSpec
 from store.connection import connected
+from store.model_runs import load_form
 from tests.inep_reference import booklet_items, read_rows, slow_eap
 from workflows.results_io import ResultsFormatError, export_run, import_results
 from workflows.run_execution import execute_run
@@ -71,9 +76,32 @@ def test_export_import_round_trip(demo_db, tmp_path):
             con.execute(f"DELETE FROM {table}")
         assert import_results(con, tmp_path / "run.parquet") == [spec.run_id]
         after = con.execute("SELECT * FROM model_scores ORDER BY ALL").fetchall()
-        origin = con.execute("SELECT origin, n_shuffles FROM model_runs").fetchone()
+        origin = con.execute("SELECT origin, n_shuffles, scoring FROM model_runs").fetchone()
     assert after == before
-    assert origin == ("local", 4)
+    assert origin[:2] == ("local", 4)
+    assert ScoringOptions.from_dict(json.loads(origin[2])) == DEFAULT_OPTIONS
+
+
+def test_own_runs_are_scored_with_the_years_settings(demo_db, tmp_path):
+    """A run is scored like its year's humans (the settings of the latest ingest) and records
+    them; here the year is made to say the paper's grid."""
+    paper = ScoringOptions(n_quadrature=121, theta_range=(-6.0, 6.0))
+    with connected(demo_db) as con:
+        con.execute("UPDATE ingests SET scoring = ? WHERE year = 2023",
+                    [json.dumps(paper.as_dict())])
+    spec = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
+                   languages=("pt",), n_shuffles=3, seed=5)
+    execute_run(spec, demo_db, tmp_path / "runs")
+    with connected(demo_db, read_only=True) as con:
+        scoring = con.execute("SELECT scoring FROM model_runs WHERE run_id = ?",
+                              [spec.run_id]).fetchone()[0]
+        rows = con.execute("""SELECT booklet_id, response_pattern, theta FROM model_scores
+                              WHERE run_id = ? ORDER BY shuffle""", [spec.run_id]).fetchall()
+        form = load_form(con, 2023, rows[0][0], None)
+    assert ScoringOptions.from_dict(json.loads(scoring)) == paper
+    matrix = np.array([[np.nan if c == "." else float(c) for c in r[1]] for r in rows])
+    expected = score_form(matrix, form, paper)["theta"]
+    assert [r[2] for r in rows] == pytest.approx(list(expected), abs=1e-12)
 
 
 def test_unknown_files_get_a_clear_error(demo_db, tmp_path):

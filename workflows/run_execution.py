@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.scoring import ScoringOptions
 from inference.backends import LetterScorer, make_scorer
 from inference.min_k import DEFAULT_K_PERCENT
 from inference.plan import RunPlan, RunSpec, build_plan
 from inference.run_scoring import score_patterns, score_units
 from store.connection import connected
-from store.model_runs import ExamReader, publish_run
+from store.model_runs import ExamReader, publish_run, year_scoring_options
 from workflows.run_folder import RunFolder
 
 BATCH_ITEMS = 4
@@ -50,10 +50,12 @@ def execute_run(
     scorer: LetterScorer | None = None,
     batch_items: int = BATCH_ITEMS,
     progress: Callable[[dict], None] | None = None,
-    options: ScoringOptions = DEFAULT_OPTIONS,
+    options: ScoringOptions | None = None,
 ) -> RunOutcome:
     """Do (or finish) the run described by ``spec`` and publish it into the store.
 
+    The patterns are scored with ``options``, by default the settings stored for the year (so
+    the model sits on the scale of that year's humans); the run records which.
     SIGTERM/SIGINT stop the run after the batch in flight (status 'cancelled'); run again to
     resume. Raises RunBusyError if another process is working on the same run.
     """
@@ -65,6 +67,7 @@ def execute_run(
         claim_spec(folder, spec)
         with connected(Path(db_path), read_only=True) as con:
             plan = build_plan(ExamReader(con), spec)
+            options = options or year_scoring_options(con, spec.year)
         done_rows = folder.read_parts()
         done = _done_keys(done_rows)
         todo = [u for u in plan.units if u.key not in done]
@@ -106,8 +109,12 @@ def execute_run(
 
 
 def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
-            options: ScoringOptions = DEFAULT_OPTIONS) -> None:
-    """Score the run's finished parts and replace its rows in the store."""
+            options: ScoringOptions | None = None) -> None:
+    """Score the run's finished parts (with ``options``, by default the year's stored
+    settings) and replace its rows in the store, recording the settings."""
+    if options is None:
+        with connected(Path(db_path), read_only=True) as con:
+            options = year_scoring_options(con, spec.year)
     responses = folder.read_parts()
     scores = score_patterns(responses, plan, options)
     status = folder.read_json("status.json") or {}
@@ -115,6 +122,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         "run_id": spec.run_id, "backend": spec.backend, "origin": "local", "year": spec.year,
         "areas": spec.areas, "languages": spec.languages, "shots": spec.shots,
         "n_shuffles": spec.n_shuffles, "seed": spec.seed, "status": "finished",
+        "scoring": options.as_dict(),
         "created_at": _timestamp(status.get("created_at")), "finished_at": _timestamp(time.time()),
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
                     "skipped": plan.skipped, "scorer": status.get("scorer")},
