@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from cli.arguments import add_db, add_runs_dir
+from cli.arguments import add_db, add_runs_dir, add_scoring_overrides, scoring_overrides
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.plan import RunSpec, model_or_default
@@ -18,7 +18,7 @@ from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected, database_path
 from workflows import runs as runs_service
 from workflows.question_import import QUESTION_FORMATS, import_questions
-from workflows.results_io import ResultsFormatError, export_run, import_results
+from workflows.results_io import ResultsFormatError, export_run, import_results_summary
 from workflows.run_execution import BATCH_ITEMS, RunCancelled, execute_run
 
 
@@ -76,6 +76,7 @@ def add_run_parser(commands) -> None:
         "import-results", help="load published results (the paper's parquet) or a run export")
     imports.add_argument("path", help="a .parquet file")
     add_db(imports)
+    add_scoring_overrides(imports)
     imports.set_defaults(run=cmd_import_results)
 
     questions = commands.add_parser(
@@ -215,11 +216,11 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 def cmd_import_results(args: argparse.Namespace) -> int:
     try:
         with connected(database_path(args.db)) as con:
-            run_ids = import_results(con, Path(args.path))
+            summary = import_results_summary(con, Path(args.path), scoring_overrides(args))
     except ResultsFormatError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"imported and re-scored {len(run_ids)} run(s): {', '.join(run_ids)}")
+    print("\n".join(summary.lines()))
     return 0
 
 
