@@ -2,6 +2,15 @@
 
 A *form* is what one candidate answered: the items of one booklet (and, in LC, of one foreign
 language) sorted by ``CO_POSICAO``. Character *k* of a response string is item *k* of its form.
+
+Real files vary by year, and each variant is read here rather than refused:
+
+* 2009 lacks ``TP_LINGUA`` and ``IN_ITEM_ADAPTADO``, 2010–2012 lack ``IN_ITEM_ADAPTADO``;
+* copies that went through spreadsheet tools write whole numbers as ``60181.0``;
+* an abandoned item may have no ``CO_ITEM`` (2009 LC) and still holds its position;
+* 2020's digital LC booklets carry ``TP_VERSAO_DIGITAL``: two complete 45-item versions under
+  one ``CO_PROVA``, version *L* for candidates of ``TP_LINGUA`` *L*;
+* 2013's adapted booklets list every position twice with nothing telling the two apart.
 """
 
 from __future__ import annotations
@@ -21,14 +30,33 @@ REQUIRED_ITEM_COLUMNS: tuple[str, ...] = (
     "NU_PARAM_A", "NU_PARAM_B", "NU_PARAM_C", "CO_PROVA",
 )
 ANNULLED_KEY = "X"
+#: booklets.note of a booklet whose every position is listed twice (2013's 187–190).
+DOUBLE_LISTING_NOTE = ("every position listed twice (two item collections, nothing says which "
+                       "one a candidate answered); the first-listed collection is scored")
+#: Codes allowed in TP_LINGUA and TP_VERSAO_DIGITAL (0 English, 1 Spanish).
+LANGUAGE_CODES = (0, 1)
+#: Multiplier of the booklet in the stand-in id of an item without CO_ITEM (positions < 1000).
+_MISSING_ID_BOOKLET_FACTOR = 1000
+
+
+def missing_item_id(booklet_id: int, co_posicao: int) -> int:
+    """Stand-in for the CO_ITEM of an item the file lists without one (only abandoned items).
+
+    Negative, so it never meets a real CO_ITEM, and unique per (booklet, CO_POSICAO), so such
+    items of different booklets are never pooled as if they were one item. The ``items`` table
+    keeps NULL; forms rebuilt from it get the same stand-in.
+    """
+    return -(int(booklet_id) * _MISSING_ID_BOOKLET_FACTOR + int(co_posicao))
 
 
 @dataclass(frozen=True)
 class BookletForm:
     """The items one candidate of a booklet (and LC language) answered, in string order.
 
-    Arrays have shape (n_items,). ``keys`` holds ASCII codes of the answer letters; ``bank`` has
-    NaN parameters for abandoned or annulled items, so they drop out of every likelihood.
+    Arrays have shape (n_items,). ``item_ids`` holds CO_ITEM, or ``missing_item_id`` for an
+    abandoned item listed without one. ``keys`` holds ASCII codes of the answer letters; ``bank``
+    has NaN parameters for abandoned or annulled items, so they drop out of every likelihood.
+    ``language_items`` counts the foreign-language items, which come first.
     """
 
     booklet_id: int
@@ -50,14 +78,17 @@ class BookletForm:
 class ItemsTable:
     """A parsed ITENS_PROVA file.
 
-    ``rows`` is one typed row per file row (plus the sorted position ``position`` within its form);
-    ``forms`` maps (booklet_id, language) to a BookletForm, language None outside LC; ``invalid``
-    maps booklet ids that cannot be scored to the reason.
+    ``rows`` is one typed row per file row, with ``position`` (1-based place in its form's
+    string; NA for a row no form uses, e.g. the second listing of a doubled booklet) and
+    ``version`` (TP_VERSAO_DIGITAL). ``forms`` maps (booklet_id, language) to a BookletForm,
+    language None outside LC; ``invalid`` maps booklet ids that cannot be scored to the reason;
+    ``notes`` holds remarks on valid booklets (how an irregular listing was resolved).
     """
 
     rows: pd.DataFrame
     forms: dict[tuple[int, int | None], BookletForm]
     invalid: dict[int, str] = field(default_factory=dict)
+    notes: dict[int, str] = field(default_factory=dict)
 
     def form(self, booklet_id: int, language: int | None) -> BookletForm:
         """The form for a booklet and candidate language (ignored outside LC).
@@ -78,18 +109,39 @@ class ItemsTable:
         """True for LC booklets whose first items depend on the candidate's language."""
         return (booklet_id, 0) in self.forms or (booklet_id, 1) in self.forms
 
+    def booklet_area(self, booklet_id: int) -> str | None:
+        """The area of a booklet in the file; None when unknown or its rows name several."""
+        areas = self.rows.loc[self.rows["booklet_id"] == booklet_id, "area"].dropna().unique()
+        return str(areas[0]) if len(areas) == 1 else None
+
     def booklets(self) -> pd.DataFrame:
-        """One row per booklet: booklet_id, area, colour, n_items, n_abandoned, valid, problem."""
+        """One row per booklet: booklet_id, area, colour, n_items, n_abandoned, valid, problem,
+        note.
+
+        ``n_abandoned`` counts the distinct abandoned items that some form of the booklet holds
+        (an item in both 2020 digital versions counts once).
+        """
         rows = self.rows
         summary = rows.groupby("booklet_id").agg(
             area=("area", "first"),
             colour=("colour", "first"),
             n_items=("position", lambda p: int(p.max()) if p.notna().any() else 0),
-            n_abandoned=("abandoned", "sum"),
         ).reset_index()
+        summary["n_abandoned"] = summary["booklet_id"].map(_abandoned_counts(rows)).fillna(0)
+        summary["n_abandoned"] = summary["n_abandoned"].astype(int)
         summary["valid"] = ~summary["booklet_id"].isin(list(self.invalid))
         summary["problem"] = summary["booklet_id"].map(self.invalid)
+        summary["note"] = summary["booklet_id"].map(self.notes)
         return summary
+
+
+def _abandoned_counts(rows: pd.DataFrame) -> pd.Series:
+    """Distinct abandoned items per booklet among rows a form uses (booklet_id → count)."""
+    used = rows[rows["abandoned"] & rows["position"].notna()]
+    # An item without CO_ITEM is told apart by its position.
+    ident = used["item_id"].astype("Float64").fillna(-used["co_posicao"].astype("Float64"))
+    return pd.DataFrame({"booklet_id": used["booklet_id"], "ident": ident}) \
+        .drop_duplicates().groupby("booklet_id").size()
 
 
 def load_items(path: Path, encoding: str = "latin-1") -> ItemsTable:
@@ -104,18 +156,35 @@ def parse_items(raw: pd.DataFrame) -> ItemsTable:
     invalid = _find_invalid_booklets(rows)
     rows["position"] = pd.NA
     forms: dict[tuple[int, int | None], BookletForm] = {}
+    notes: dict[int, str] = {}
     for booklet_id, booklet_rows in rows.groupby("booklet_id", sort=True):
         if booklet_id in invalid:
             continue
         for language, form_rows in _form_row_sets(booklet_rows):
-            ordered = form_rows.sort_values("co_posicao", kind="stable")
+            ordered, doubled = _ordered_form(form_rows)
+            if doubled:
+                notes[int(booklet_id)] = DOUBLE_LISTING_NOTE
             rows.loc[ordered.index, "position"] = np.arange(1, len(ordered) + 1)
             forms[(int(booklet_id), language)] = build_form(int(booklet_id), language, ordered)
     rows["position"] = rows["position"].astype("Int16")
-    return ItemsTable(rows=rows, forms=forms, invalid=invalid)
+    return ItemsTable(rows=rows, forms=forms, invalid=invalid, notes=notes)
+
+
+def _whole_numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Parse text holding whole numbers, also when written as floats (``60181.0``).
+
+    ``values`` is (n,) text or None. Returns (Int64 values, NA where empty or unusable;
+    bool ``bad``: a value was given but is not a number or not integral, e.g. ``60181.5``).
+    """
+    given = values.notna() & (values != "")
+    parsed = pd.to_numeric(values.where(given, None), errors="coerce").astype(float)
+    integral = parsed.notna() & np.isfinite(parsed) & (parsed == np.floor(parsed))
+    bad = given & ~integral
+    return parsed.where(integral).astype("Int64"), bad
 
 
 def _typed_rows(raw: pd.DataFrame) -> pd.DataFrame:
+    """One typed row per file row, ``problem`` naming what makes it unusable (else None)."""
     raw = raw.rename(columns=str.upper)
 
     def text(column: str) -> pd.Series:
@@ -131,44 +200,64 @@ def _typed_rows(raw: pd.DataFrame) -> pd.DataFrame:
         bad = values.notna() & (values != "") & parsed.isna()
         return parsed.astype(float), bad
 
-    rows = pd.DataFrame(index=raw.index)
-    rows["booklet_id"] = pd.to_numeric(text("CO_PROVA"), errors="coerce").astype("Int64")
-    rows["area"] = text("SG_AREA").map(lambda v: v.upper() if isinstance(v, str) else v)
-    rows["co_posicao"] = pd.to_numeric(text("CO_POSICAO"), errors="coerce").astype("Int64")
-    rows["item_id"] = pd.to_numeric(text("CO_ITEM"), errors="coerce").astype("Int64")
-    rows["key"] = text("TX_GABARITO").map(lambda v: v.upper() if isinstance(v, str) else v)
-    rows["skill"] = pd.to_numeric(text("CO_HABILIDADE"), errors="coerce").astype("Int64")
-    rows["colour"] = text("TX_COR")
-    lingua = pd.to_numeric(text("TP_LINGUA").replace("", None), errors="coerce")
-    rows["item_language"] = lingua.astype("Int16")
-    rows["adapted"] = pd.to_numeric(text("IN_ITEM_ADAPTADO"), errors="coerce").fillna(0).astype(bool)
-    flagged = pd.to_numeric(text("IN_ITEM_ABAN"), errors="coerce").fillna(0).astype(int) == 1
-    rows["abandon_reason"] = text("TX_MOTIVO_ABAN")
     problems = pd.Series("", index=raw.index)
+
+    def flag(mask: pd.Series, message: pd.Series | str) -> None:
+        nonlocal problems
+        problems = problems.where(~mask, problems + message + "; ")
+
+    def whole(column: str, required: bool = False) -> pd.Series:
+        """Whole-number column; a non-integral value (or a missing required one) is flagged."""
+        values = text(column)
+        parsed, bad = _whole_numbers(values)
+        flag(bad, f"{column} " + values.astype(str) + " is not a whole number")
+        if required:
+            flag(parsed.isna() & ~bad, f"missing {column}")
+        return parsed
+
+    rows = pd.DataFrame(index=raw.index)
+    rows["booklet_id"] = whole("CO_PROVA", required=True)
+    rows["area"] = text("SG_AREA").map(lambda v: v.upper() if isinstance(v, str) else v)
+    rows["co_posicao"] = whole("CO_POSICAO", required=True)
+    rows["item_id"] = whole("CO_ITEM")
+    rows["key"] = text("TX_GABARITO").map(lambda v: v.upper() if isinstance(v, str) else v)
+    # Descriptive columns: an odd value is dropped, it does not stop scoring.
+    rows["skill"] = _whole_numbers(text("CO_HABILIDADE"))[0]
+    rows["colour"] = text("TX_COR")
+    rows["item_language"] = _language_code(whole("TP_LINGUA"), "TP_LINGUA", flag)
+    rows["version"] = _language_code(whole("TP_VERSAO_DIGITAL"), "TP_VERSAO_DIGITAL", flag)
+    rows["adapted"] = _whole_numbers(text("IN_ITEM_ADAPTADO"))[0].fillna(0).astype(bool)
+    flagged = whole("IN_ITEM_ABAN").fillna(0) == 1
+    rows["abandon_reason"] = text("TX_MOTIVO_ABAN")
     params = {}
     for name in ("a", "b", "c"):
         parsed, bad = number(f"NU_PARAM_{name.upper()}")
         params[name] = parsed
-        problems = problems.where(~bad, problems + f"non-numeric NU_PARAM_{name.upper()}; ")
+        flag(bad, f"non-numeric NU_PARAM_{name.upper()}")
     present = pd.concat([params[n].notna() for n in "abc"], axis=1)
-    partial = present.any(axis=1) & ~present.all(axis=1)
-    problems = problems.where(~partial, problems + "only some of the three parameters given; ")
+    flag(present.any(axis=1) & ~present.all(axis=1), "only some of the three parameters given")
     annulled = rows["key"].eq(ANNULLED_KEY).fillna(False)
-    rows["abandoned"] = flagged | ~present.all(axis=1) | annulled
+    rows["abandoned"] = (flagged | ~present.all(axis=1) | annulled).astype(bool)
     for name in "abc":
         rows[name] = params[name].where(~rows["abandoned"])
-    bad_key = ~rows["key"].isin(list(OPTION_LETTERS)) & ~annulled
-    problems = problems.where(~bad_key, problems + "answer key not in A-E/X; ")
-    for column, label in (("booklet_id", "CO_PROVA"), ("co_posicao", "CO_POSICAO"), ("item_id", "CO_ITEM")):
-        missing = rows[column].isna()
-        problems = problems.where(~missing, problems + f"missing or non-numeric {label}; ")
-    bad_area = ~rows["area"].isin(AREAS)
-    problems = problems.where(~bad_area, problems + "unknown SG_AREA; ")
+    flag(~rows["key"].isin(list(OPTION_LETTERS)) & ~annulled, "answer key not in A-E/X")
+    # An abandoned item drops out of the likelihood, so it needs no CO_ITEM (2009 LC lists some
+    # without one); a scored item does, to be told apart from the others.
+    co_item = text("CO_ITEM")
+    flag((co_item.isna() | co_item.eq("")) & ~rows["abandoned"], "missing CO_ITEM on an item that is not abandoned")
+    flag(~rows["area"].isin(AREAS), "unknown SG_AREA")
     rows["problem"] = problems.str.rstrip("; ").replace("", None)
     return rows
 
 
+def _language_code(values: pd.Series, column: str, flag) -> pd.Series:
+    """TP_LINGUA / TP_VERSAO_DIGITAL as Int16: empty, 0 or 1; other values are flagged."""
+    flag(values.notna() & ~values.isin(LANGUAGE_CODES), f"{column} is not empty, 0 or 1")
+    return values.where(values.isin(LANGUAGE_CODES)).astype("Int16")
+
+
 def _find_invalid_booklets(rows: pd.DataFrame) -> dict[int, str]:
+    """booklet_id → why it cannot be scored: a bad row, mixed areas or an unusable listing."""
     invalid: dict[int, str] = {}
     for _, row in rows[rows["problem"].notna()].iterrows():
         if pd.isna(row["booklet_id"]):
@@ -182,38 +271,96 @@ def _find_invalid_booklets(rows: pd.DataFrame) -> dict[int, str]:
         if booklet_rows["area"].nunique() != 1:
             invalid[booklet] = "items from more than one area"
             continue
+        problem = _version_problem(booklet_rows)
+        if problem:
+            invalid[booklet] = problem
+            continue
         for language, form_rows in _form_row_sets(booklet_rows):
-            if form_rows["co_posicao"].duplicated().any():
+            if _listing_multiplicity(form_rows) == 0:
                 label = "" if language is None else f" (TP_LINGUA {language})"
                 invalid[booklet] = f"repeated CO_POSICAO{label}"
                 break
     return invalid
 
 
+def _version_problem(booklet_rows: pd.DataFrame) -> str | None:
+    """Why a booklet's TP_VERSAO_DIGITAL listing is unusable, or None (also without versions).
+
+    Version *L* serves candidates of TP_LINGUA *L*, so its language items must be in *L*.
+    """
+    versions = booklet_rows["version"]
+    if versions.isna().all():
+        return None
+    if versions.isna().any():
+        return "TP_VERSAO_DIGITAL given for some rows of the booklet only"
+    foreign = booklet_rows["item_language"].notna() & booklet_rows["item_language"].ne(versions)
+    if foreign.any():
+        return "a TP_VERSAO_DIGITAL version holds items of the other TP_LINGUA"
+    return None
+
+
 def _form_row_sets(booklet_rows: pd.DataFrame):
-    """Yield (language, rows) for each form of one booklet: one form, or one per LC language."""
+    """Yield (language, rows) for each form of one booklet.
+
+    One form; or one per LC language (the common items plus that language's); or, for a
+    booklet with TP_VERSAO_DIGITAL, the rows of version *L* as the form of language *L*.
+    """
+    versions = booklet_rows["version"]
+    if versions.notna().any():
+        for version in sorted(int(v) for v in versions.dropna().unique()):
+            yield version, booklet_rows[versions.eq(version).fillna(False)]
+        return
     languages = sorted(int(v) for v in booklet_rows["item_language"].dropna().unique())
     if not languages:
         yield None, booklet_rows
         return
     common = booklet_rows["item_language"].isna()
-    for language in (0, 1):
+    for language in LANGUAGE_CODES:
         yield language, booklet_rows[common | booklet_rows["item_language"].eq(language).fillna(False)]
 
 
+def _listing_multiplicity(form_rows: pd.DataFrame) -> int:
+    """How many times each CO_POSICAO of a form is listed: 1, 2 (every one twice), 0 (mixed)."""
+    counts = form_rows["co_posicao"].value_counts()
+    if (counts == 1).all():
+        return 1
+    if (counts == 2).all():
+        return 2
+    return 0
+
+
+def _ordered_form(form_rows: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """The rows of one form in string order, and whether every position was listed twice.
+
+    A doubled listing keeps, for each CO_POSICAO, the row listed first in the file (``rows``
+    keeps file order): deterministic, and it is the first collection whenever the file lists
+    the two collections one after the other.
+    """
+    doubled = _listing_multiplicity(form_rows) == 2
+    if doubled:
+        form_rows = form_rows[~form_rows["co_posicao"].duplicated(keep="first")]
+    return form_rows.sort_values("co_posicao", kind="stable"), doubled
+
+
 def build_form(booklet_id: int, language: int | None, ordered: pd.DataFrame) -> BookletForm:
+    """A BookletForm from rows already in string order (columns as in ``ItemsTable.rows``).
+
+    An item without CO_ITEM (NA / NULL) gets ``missing_item_id``.
+    """
     keys = np.array([ord(k) if isinstance(k, str) and len(k) == 1 else 0 for k in ordered["key"]],
                     dtype=np.uint8)
     bank = ItemBank.from_arrays(
         ordered["a"].to_numpy(float), ordered["b"].to_numpy(float), ordered["c"].to_numpy(float),
     )
     colour = ordered["colour"].dropna()
+    item_ids = [missing_item_id(booklet_id, position) if pd.isna(item) else int(item)
+                for item, position in zip(ordered["item_id"], ordered["co_posicao"])]
     return BookletForm(
         booklet_id=booklet_id,
         area=str(ordered["area"].iloc[0]),
         language=language,
         colour=str(colour.iloc[0]) if len(colour) else "",
-        item_ids=ordered["item_id"].to_numpy(np.int64),
+        item_ids=np.array(item_ids, dtype=np.int64),
         positions=ordered["co_posicao"].to_numpy(np.int64),
         keys=keys,
         bank=bank,

@@ -27,9 +27,9 @@ MEMORY_LIMIT = "1GB"
 
 _ITEM_COLUMNS = ["year", "booklet_id", "area", "item_language", "position", "co_posicao",
                  "item_id", "key", "skill", "a", "b", "c", "abandoned", "abandon_reason",
-                 "adapted", "colour", "problem"]
+                 "adapted", "colour", "problem", "version"]
 _BOOKLET_COLUMNS = ["year", "booklet_id", "area", "colour", "n_items", "n_abandoned", "valid",
-                    "problem"]
+                    "problem", "note"]
 
 
 def configure_bulk_session(con: duckdb.DuckDBPyConnection) -> None:
