@@ -90,6 +90,8 @@ def cmd_score_patterns(args: argparse.Namespace) -> int:
     print(f"scored {summary.scored:,} of {summary.rows:,} rows → {args.output}")
     if summary.failed:
         print(f"{summary.failed:,} rows could not be scored; see their SCORE_ERROR column")
+    for line in summary.nota_lines():
+        print(line)
     return 0
 
 

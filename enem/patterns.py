@@ -4,6 +4,10 @@ Each input row names its booklet (``CO_PROVA``) and carries either ``TX_RESPOSTA
 in the microdata; ``TP_LINGUA`` for LC) or ``RESPONSE_PATTERN`` (0/1 in booklet order, abandoned
 items included). The output is the same rows with THETA, THETA_SE, LZ, LZ_STAR, CTT, NOTA and
 SCORE_ERROR (why a row could not be scored; empty otherwise) appended.
+
+When the input also carries the official nota (``NU_NOTA``, or ``NU_NOTA_<area>`` as in a
+microdata extract, the area being that of the row's booklet), the summary counts per booklet how
+many official notas the scoring reproduced, as the ingest does.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from enem.areas import AREAS
 from enem.csvfiles import UnusableFileError
 from enem.items import BookletForm, ItemsTable
 from enem.responses import (
@@ -26,19 +31,37 @@ from enem.responses import (
     strings_to_chars,
     unchosen_block_filled,
 )
+from enem.score_batches import BookletAudit, count_notas, unreproduced_lines
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
 
 OUTPUT_COLUMNS = ("THETA", "THETA_SE", "LZ", "LZ_STAR", "CTT", "NOTA", "SCORE_ERROR")
+#: Input column with the official nota of every row, whatever its area.
+OFFICIAL_NOTA_COLUMN = "NU_NOTA"
 
 
 @dataclass(frozen=True)
 class PatternSummary:
+    """Rows read and scored; ``audit`` per booklet when the input carried official notas."""
+
     rows: int
     scored: int
+    audit: tuple[BookletAudit, ...] | None = None
 
     @property
     def failed(self) -> int:
         return self.rows - self.scored
+
+    def nota_lines(self) -> list[str]:
+        """Official notas reproduced, overall and the booklets under the floor; [] without."""
+        if self.audit is None:
+            return []
+        checked = sum(a.nota_checked for a in self.audit)
+        matched = sum(a.nota_matched for a in self.audit)
+        if not checked:
+            return ["no official nota to compare with in the scored rows"]
+        overall = (f"official nota reproduced: {matched:,} of {checked:,} "
+                   f"({100.0 * matched / checked:.2f}%)")
+        return [overall] + [line[2:] for line in unreproduced_lines(self.audit)]
 
 
 def read_patterns(path: Path) -> pd.DataFrame:
@@ -184,4 +207,50 @@ def score_pattern_file(
     frame = read_patterns(patterns)
     scored = score_pattern_frame(frame, items, options, lc_language)
     scored.to_csv(output, index=False)
-    return PatternSummary(rows=len(scored), scored=int((scored["SCORE_ERROR"] == "").sum()))
+    return PatternSummary(rows=len(scored), scored=int((scored["SCORE_ERROR"] == "").sum()),
+                          audit=pattern_audit(scored, items))
+
+
+def official_notas(frame: pd.DataFrame, items: ItemsTable) -> pd.Series | None:
+    """(n,) float official nota of each row (NaN where none), or None when no column has them.
+
+    ``NU_NOTA`` serves every row; otherwise ``NU_NOTA_<area>`` serves the rows whose booklet
+    belongs to that area.
+    """
+    if OFFICIAL_NOTA_COLUMN in frame:
+        return pd.to_numeric(frame[OFFICIAL_NOTA_COLUMN], errors="coerce").astype(float)
+    per_area = {area: f"{OFFICIAL_NOTA_COLUMN}_{area}" for area in AREAS}
+    if not any(column in frame for column in per_area.values()):
+        return None
+    booklets = pd.to_numeric(frame["CO_PROVA"], errors="coerce")
+    notas = pd.Series(np.nan, index=frame.index)
+    for booklet in booklets.dropna().unique():
+        column = per_area.get(items.booklet_area(int(booklet)) or "")
+        if column in frame:
+            rows = booklets == booklet
+            notas[rows] = pd.to_numeric(frame.loc[rows, column], errors="coerce")
+    return notas
+
+
+def pattern_audit(scored: pd.DataFrame, items: ItemsTable) -> tuple[BookletAudit, ...] | None:
+    """Per booklet of the items file: rows, rows scored, official notas checked and reproduced.
+
+    ``scored`` is the output of ``score_pattern_frame``. None when it carries no official nota.
+    Every row counts as present: the input names only patterns meant to be scored.
+    """
+    official = official_notas(scored, items)
+    if official is None:
+        return None
+    booklets = pd.to_numeric(scored["CO_PROVA"], errors="coerce")
+    ok = (scored["SCORE_ERROR"] == "").to_numpy()
+    audits = []
+    for booklet in sorted(int(b) for b in booklets.dropna().unique()):
+        area = items.booklet_area(booklet)
+        if area is None:
+            continue
+        rows = (booklets == booklet).to_numpy()
+        audit = BookletAudit(booklet, area, present=int(rows.sum()))
+        done = rows & ok
+        count_notas(audit, scored["NOTA"].to_numpy(float)[done], official.to_numpy(float)[done])
+        audits.append(audit)
+    return tuple(audits)

@@ -28,6 +28,59 @@ from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
 
 #: Scores within this distance of the official NU_NOTA count as reproduced (one decimal).
 NOTA_TOLERANCE = 0.05
+#: Booklets whose share of reproduced official notas is below this are listed in summaries.
+REPRODUCED_SHARE_FLOOR = 0.99
+#: At most this many such booklets are listed one per line; the rest are counted.
+MAX_LISTED_BOOKLETS = 40
+
+
+@dataclass
+class BookletAudit:
+    """Counts (records) of one booklet in one scoring pass.
+
+    ``present``: TP_PRESENCA = 1 records naming the booklet; ``scored``: those scored;
+    ``nota_checked``: scored records carrying an official NU_NOTA; ``nota_matched``: those whose
+    nota the scoring reproduced to the decimal.
+    """
+
+    booklet_id: int
+    area: str
+    present: int = 0
+    scored: int = 0
+    nota_checked: int = 0
+    nota_matched: int = 0
+
+    @property
+    def reproduced_share(self) -> float | None:
+        """nota_matched / nota_checked in [0, 1]; None when no official nota was checked."""
+        return self.nota_matched / self.nota_checked if self.nota_checked else None
+
+
+def count_notas(audit: BookletAudit, nota: np.ndarray, official: np.ndarray) -> None:
+    """Add scored records to ``audit``: ``nota`` and ``official`` are (n,), NaN = no official."""
+    checked = ~np.isnan(official)
+    audit.scored += int(nota.shape[0])
+    audit.nota_checked += int(checked.sum())
+    audit.nota_matched += int((np.abs(nota[checked] - official[checked]) < NOTA_TOLERANCE).sum())
+
+
+def unreproduced_lines(audits, floor: float = REPRODUCED_SHARE_FLOOR) -> list[str]:
+    """Summary lines for the booklets whose official notas are reproduced below ``floor``.
+
+    ``audits`` is an iterable of BookletAudit. Booklets without official notas are skipped.
+    Empty list when every checked booklet reaches the floor.
+    """
+    low = sorted((a for a in audits if a.reproduced_share is not None
+                  and a.reproduced_share < floor), key=lambda a: (a.area, a.booklet_id))
+    if not low:
+        return []
+    out = [f"  booklets with under {100 * floor:.0f}% of official NU_NOTA reproduced: {len(low)}"]
+    for audit in low[:MAX_LISTED_BOOKLETS]:
+        out.append(f"    booklet {audit.booklet_id} ({audit.area}): {audit.nota_matched:,} of "
+                   f"{audit.nota_checked:,} ({100 * audit.reproduced_share:.1f}%)")
+    if len(low) > MAX_LISTED_BOOKLETS:
+        out.append(f"    … and {len(low) - MAX_LISTED_BOOKLETS} more")
+    return out
 
 
 @dataclass
@@ -35,13 +88,29 @@ class AreaAccumulator:
     """What the scoring pass keeps of one area for the item aggregates afterwards.
 
     Per form: lists of (n, n_items) uint8 character matrices, (n,) θ and (n,) CTT arrays.
+    ``audit``: per booklet of the items file that candidates named, their counts.
     """
 
     chars: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     theta: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     ctt: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
-    nota_checked: int = 0
-    nota_matched: int = 0
+    audit: dict[int, BookletAudit] = field(default_factory=dict)
+
+    @property
+    def nota_checked(self) -> int:
+        """Scored records of the area carrying an official nota."""
+        return sum(a.nota_checked for a in self.audit.values())
+
+    @property
+    def nota_matched(self) -> int:
+        """Scored records of the area whose official nota was reproduced."""
+        return sum(a.nota_matched for a in self.audit.values())
+
+    def booklet(self, booklet_id: int, area: str) -> BookletAudit:
+        """The audit counts of one booklet, created on first use."""
+        if booklet_id not in self.audit:
+            self.audit[booklet_id] = BookletAudit(booklet_id, area)
+        return self.audit[booklet_id]
 
 
 @dataclass
@@ -96,6 +165,15 @@ def score_batch(
         if booklet_id < 0:
             reject(rows, f"CO_PROVA_{area} missing or not a number")
             continue
+        booklet_area = items.booklet_area(int(booklet_id))
+        if booklet_area is not None and booklet_area != area:
+            reject(rows, f"booklet {booklet_id} is a {booklet_area} booklet, not {area}")
+            continue
+        audit = None
+        if booklet_area is not None or int(booklet_id) in items.invalid:
+            # Booklets of the items file only: unknown codes are counted in the rejects.
+            audit = accumulator.booklet(int(booklet_id), area)
+            audit.present += int(rows.size)
         groups = _form_groups(rows, int(booklet_id), languages, items, reject)
         for form, form_rows in groups:
             chars, kept = _form_chars(form, form_rows, strings, lengths, languages, reject)
@@ -113,11 +191,7 @@ def score_batch(
             accumulator.chars[key].append(chars)
             accumulator.theta[key].append(result["theta"])
             accumulator.ctt[key].append(np.asarray(result["ctt"], dtype=np.float64))
-            checked = ~np.isnan(official[kept])
-            accumulator.nota_checked += int(checked.sum())
-            accumulator.nota_matched += int(
-                (np.abs(result["nota"][checked] - official[kept][checked]) < NOTA_TOLERANCE).sum()
-            )
+            count_notas(audit, np.asarray(result["nota"], dtype=float), official[kept])
             tables.append(_score_table(year, area, form, batch.take(pa.array(kept)), result, blank))
     scores = pa.concat_tables(tables) if tables else None
     return BatchResult(scores, rejected_ids, rejected_reasons)

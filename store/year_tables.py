@@ -16,6 +16,7 @@ from enem.areas import AREAS
 from enem.csvfiles import csv_source_sql
 from enem.items import ItemsTable
 from enem.microdata import MicrodataLayout
+from enem.score_batches import BookletAudit
 from store.connection import insert_rows
 from store.examinee_sql import examinee_select_sql
 from store.schema import YEAR_TABLES
@@ -71,6 +72,29 @@ def write_items(con: duckdb.DuckDBPyConnection, year: int, items: ItemsTable,
             "detail": "booklet " + bad["booklet_id"].astype(str) + ", CO_ITEM "
                       + bad["item_id"].astype(str) + ": " + bad["problem"],
         }))
+
+
+def write_booklet_audit(con: duckdb.DuckDBPyConnection, year: int,
+                        audits: list[BookletAudit]) -> None:
+    """One ``booklet_audit`` row per booklet that candidates of ``year`` named.
+
+    A booklet id met in two areas (a file whose booklet mixes areas) is summed into one row,
+    under the first area, as the table holds one row per (year, booklet).
+    """
+    merged: dict[int, BookletAudit] = {}
+    for audit in audits:
+        row = merged.setdefault(audit.booklet_id, BookletAudit(audit.booklet_id, audit.area))
+        row.present += audit.present
+        row.scored += audit.scored
+        row.nota_checked += audit.nota_checked
+        row.nota_matched += audit.nota_matched
+    if not merged:
+        return
+    insert_rows(con, "booklet_audit", pd.DataFrame([
+        {"year": year, "booklet_id": a.booklet_id, "area": a.area, "present": a.present,
+         "scored": a.scored, "nota_checked": a.nota_checked, "nota_matched": a.nota_matched}
+        for a in merged.values()
+    ]))
 
 
 def load_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,

@@ -136,6 +136,7 @@ def test_2020_digital_fifty_character_string_matches_hand_scoring(real_data):
     assert got["theta"] == pytest.approx(theta, abs=1e-9)
     assert got["theta_se"] == pytest.approx(se, abs=1e-9)
     assert got["nota"] == pytest.approx(round(k * theta + d, 1), abs=1e-9)
+    assert accumulator.audit[691].nota_matched == 1
     assert _score_string(items, 691, wide, language=1)[0] == pytest.approx(theta, abs=1e-9)
 
 

@@ -21,7 +21,13 @@ from enem.csvfiles import UnusableFileError
 from enem.item_statistics import area_item_frames
 from enem.items import ItemsTable, load_items
 from enem.microdata import detect_layout
-from enem.score_batches import AreaAccumulator, BatchResult, score_batch
+from enem.score_batches import (
+    AreaAccumulator,
+    BatchResult,
+    BookletAudit,
+    score_batch,
+    unreproduced_lines,
+)
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
 from store.connection import insert_rows, open_database
@@ -50,6 +56,7 @@ class IngestSummary:
     nota_matched: int = 0
     seconds: float = 0.0
     reject_reasons: Counter = field(default_factory=Counter)
+    booklet_audit: list[BookletAudit] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Human-readable summary lines."""
@@ -64,6 +71,7 @@ class IngestSummary:
             share = 100.0 * self.nota_matched / self.nota_checked
             out.append(f"  official NU_NOTA reproduced: {self.nota_matched:,} of "
                        f"{self.nota_checked:,} ({share:.2f}%)")
+            out.extend(unreproduced_lines(self.booklet_audit))
         for reason, count in self.reject_reasons.most_common(8):
             out.append(f"    {count:,} × {reason}")
         return out
@@ -198,10 +206,12 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
             _store_batch(con, year, area, ingest_id, result, summary)
         summary.nota_checked += accumulator.nota_checked
         summary.nota_matched += accumulator.nota_matched
+        summary.booklet_audit.extend(accumulator.audit.values())
         for table, frame in area_item_frames(year, area, items, accumulator).items():
             if frame is not None and len(frame):
                 insert_rows(con, table, frame)
     bar.close()
+    year_tables.write_booklet_audit(con, year, summary.booklet_audit)
 
 
 def _store_batch(con, year, area, ingest_id, result: BatchResult,
