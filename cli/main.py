@@ -7,6 +7,7 @@ import-results, export-run and import-questions in ``cli.run_commands``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -174,4 +175,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """Entry point of the ``enem-llm`` console script."""
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        # The reader of our output went away (``| head``): not an error of ours. Point stdout at
+        # nothing so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

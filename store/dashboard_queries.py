@@ -47,7 +47,8 @@ _MODEL_FILTER = """
 #: is the pattern's; a response row may carry it or leave it empty on the common items.
 _PATTERN_JOIN = """
     s.run_id = m.run_id AND s.year = m.year AND s.area = m.area AND s.booklet_id = m.booklet_id
-    AND s.prompt_language = m.prompt_language AND s.shots = m.shots AND s.shuffle = m.shuffle
+    AND s.prompt_language = m.prompt_language AND s.shots IS NOT DISTINCT FROM m.shots
+    AND s.shuffle = m.shuffle
     AND (m.item_language IS NULL OR s.item_language IS NULL
          OR m.item_language = s.item_language)
 """
