@@ -290,7 +290,8 @@ def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | 
 def form_items(
     con: duckdb.DuckDBPyConnection, year: int, booklet: int, item_language: int | None
 ) -> pd.DataFrame:
-    """The items of one booklet form in string order (LC: common items plus one language).
+    """The items of one booklet form in string order (LC: common items plus one language; a
+    2020 digital LC booklet: the version of that language; unscored second listings left out).
 
     Columns: position, co_posicao, item_id, item_language, key, skill, a, b, c, abandoned.
     """
@@ -298,8 +299,9 @@ def form_items(
         """SELECT row_number() OVER (ORDER BY co_posicao)::INTEGER AS position, co_posicao,
                   item_id, item_language, key, skill, a, b, c, abandoned
            FROM items
-           WHERE year = $year AND booklet_id = $booklet
+           WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL
              AND (item_language IS NULL OR item_language = $language)
+             AND (version IS NULL OR version = $language)
            ORDER BY co_posicao""",
         {"year": int(year), "booklet": int(booklet), "language": item_language},
     ).df()

@@ -59,13 +59,18 @@ def default_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int
 
 def load_form(con: duckdb.DuckDBPyConnection, year: int, booklet_id: int,
               item_language: int | None) -> BookletForm:
-    """A booklet form rebuilt from the ``items`` table, in response-string order."""
+    """A booklet form rebuilt from the ``items`` table, in response-string order.
+
+    Rows without a ``position`` are not part of any form (the second listing of a doubly
+    listed booklet); a 2020 digital LC booklet keeps the version of ``item_language``.
+    """
     rows = con.execute(
         """SELECT area, co_posicao, item_id, key, a, b, c, colour, item_language
-           FROM items WHERE year = ? AND booklet_id = ?
-             AND (item_language IS NULL OR item_language = ?)
+           FROM items WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL
+             AND (item_language IS NULL OR item_language = $language)
+             AND (version IS NULL OR version = $language)
            ORDER BY co_posicao""",
-        [year, booklet_id, item_language],
+        {"year": year, "booklet": booklet_id, "language": item_language},
     ).df()
     if rows.empty:
         raise ValueError(f"booklet {booklet_id} of {year} is not in the store")

@@ -20,6 +20,8 @@ import pytest
 from enem.items import DOUBLE_LISTING_NOTE, load_items, missing_item_id
 from enem.patterns import score_pattern_frame
 from enem.score_batches import AreaAccumulator, score_batch
+from store.dashboard_queries import form_items
+from store.model_runs import load_form
 from tests.inep_reference import ENEM_K_D, slow_eap
 from workflows.ingest import ingest_items
 
@@ -318,3 +320,32 @@ def test_digital_version_listing_problems_refuse_the_booklet(tmp_path):
     assert "TP_VERSAO_DIGITAL is not empty, 0 or 1" in items.invalid[802]
     assert items.form(803, 0).item_ids.tolist() == [6, 7]
     assert items.form(803, 1).item_ids.tolist() == [8, 7]
+
+
+def test_forms_rebuilt_from_the_store_equal_the_files_forms(real_data, real_items_db, tmp_path):
+    """What a model run and the dashboard read back (``load_form``, ``form_items``) is the form
+    the item file defines, for every booklet and language of every real year, the 2020
+    digital versions included, and for a doubly listed booklet."""
+    con = duckdb.connect(str(real_items_db), read_only=True)
+    try:
+        for year in REAL_YEARS:
+            items = load_items(real_data / "items" / f"ITENS_PROVA_{year}.csv")
+            for (booklet, language), form in items.forms.items():
+                stored = load_form(con, year, booklet, language)
+                assert stored.item_ids.tolist() == form.item_ids.tolist(), (year, booklet)
+                listed = form_items(con, year, booklet, language)
+                assert listed["item_id"].tolist() == form.item_ids.tolist(), (year, booklet)
+                assert listed["position"].tolist() == list(range(1, form.n_items + 1))
+    finally:
+        con.close()
+    path = _write_items(tmp_path / "ITENS_PROVA_2013.csv", HEADER_2019,
+                        _doubled_booklet(187, [101, 102, 103, 104, 105],
+                                         [201, 202, 203, 204, 205], interleave=True))
+    db = tmp_path / "doubled.duckdb"
+    ingest_items(db, 2013, path)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert load_form(con, 2013, 187, None).item_ids.tolist() == [101, 102, 103, 104, 105]
+        assert form_items(con, 2013, 187, None)["item_id"].tolist() == [101, 102, 103, 104, 105]
+    finally:
+        con.close()
