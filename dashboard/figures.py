@@ -163,10 +163,10 @@ def show_figure(figure: go.Figure, *, key: str, caption: str, data: pd.DataFrame
     return event
 
 
-def empty_panel(figure: go.Figure, row: int, col: int, message: str) -> None:
-    """Write a short message in the middle of an empty subplot."""
+def empty_panel(figure: go.Figure, row: int, col: int, message: str, y: float = 0.5) -> None:
+    """Write a short message across a subplot, at height ``y`` of its domain (the middle)."""
     figure.add_annotation(text=message, showarrow=False, font={"size": 12, "color": "#555555"},
-                          xref="x domain", yref="y domain", x=0.5, y=0.5, row=row, col=col)
+                          xref="x domain", yref="y domain", x=0.5, y=y, row=row, col=col)
 
 
 def humans_and_models_grid(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
@@ -79,7 +80,18 @@ class Filters:
         humans = ("no candidates (item file only)" if not self.has_humans else
                   f"{len(self.excluded)} booklet(s) whose notas are not reproduced left out"
                   if self.excluded else "every scored booklet")
-        return f" θ: {self.scoring}. Humans: {humans}."
+        runs = self._run_scorings() - {self.scoring}
+        models = (f" Model runs scored otherwise: {'; '.join(sorted(runs))}." if runs else "")
+        return f" θ: {self.scoring}. Humans: {humans}.{models}"
+
+    def _run_scorings(self) -> set[str]:
+        """The scoring settings (in words) of the selected series' runs."""
+        if self.catalogue.empty or "scorings" not in self.catalogue:
+            return set()
+        chosen = self.catalogue[self.catalogue["model"].isin(self.models)]
+        # A series whose runs stored no settings has a missing (NA) list.
+        return {scoring_words(stored) for stored_list in chosen["scorings"]
+                if isinstance(stored_list, (list, tuple, np.ndarray)) for stored in stored_list}
 
     @property
     def scoring(self) -> str:

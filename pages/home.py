@@ -20,9 +20,12 @@ catalogue = filters.catalogue
 if synthetic:
     st.info("You are looking at the **synthetic demo**: generated candidates and the project's own "
             "demo questions in INEP's file formats. No real exam content or real person is shown.")
-else:
+elif filters.has_humans:
     st.caption("Real INEP microdata, ingested with `enem-llm ingest-enem` (see the Data "
                "page for files and row counts).")
+else:
+    st.caption(f"Real INEP item parameters of {filters.year}, stored with `enem-llm "
+               "ingest-items` (see the Data page for files).")
 
 booklets = queries.booklet_catalogue(filters.year)
 columns = st.columns(6)
@@ -52,8 +55,10 @@ for index, area in enumerate(filters.areas):
     figure.update_xaxes(title_text=THETA_TITLE, row=row, col=col)
     figure.update_yaxes(title_text="% of candidates per 0.1 θ", row=row, col=col)
     if hist.empty:
-        # No humans (an items-only year, or a filter that leaves none): the models still show.
-        empty_panel(figure, row, col, f"no scored candidates in {area}")
+        # No humans (an items-only year, or a filter that leaves none): the models still show,
+        # one row each, and the note sits under them.
+        empty_panel(figure, row, col, f"no scored candidates in {area}", y=0.04)
+        figure.update_yaxes(showticklabels=False, title_text="", row=row, col=col)
         top = 1.0
     else:
         share = 100.0 * hist["n"] / hist["n"].sum()

@@ -100,7 +100,8 @@ def human_groups(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
 
 def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every run series (see the module notes): model (the series label), model_id, family,
-    size, instruction_tuned, repetition, runs, years (comma-separated), patterns."""
+    size, instruction_tuned, repetition, runs, years (comma-separated), scorings (the distinct
+    stored scoring settings of its runs, JSON), patterns."""
     return con.execute(
         f"""WITH patterns AS (SELECT run_id, count(*) AS n FROM model_scores GROUP BY run_id),
                 runs AS (SELECT r.*, {_SERIES} AS model FROM model_runs r),
@@ -115,6 +116,7 @@ def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                   any_value(mo.instruction_tuned) AS instruction_tuned,
                   coalesce(any_value(r.repetition), 'shuffle') AS repetition,
                   count(DISTINCT r.run_id)::INTEGER AS runs, any_value(sy.years) AS years,
+                  list(DISTINCT r.scoring) FILTER (WHERE r.scoring IS NOT NULL) AS scorings,
                   coalesce(sum(p.n), 0)::BIGINT AS patterns
            FROM runs r
            LEFT JOIN models mo USING (model_id)

@@ -1,0 +1,100 @@
+"""The paper's published runs on the dashboard: the real 2019–2022 booklets, item files only,
+both results files and the 2022 texts, as a new user would load them."""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from enem.scoring import ScoringOptions
+from store.connection import connected
+from tests.test_pages import (
+    PAGES,
+    PER_MODEL_PAGES,
+    RUNS,
+    assert_clean,
+    charts,
+    messages,
+    run_page,
+)
+from workflows.question_import import import_questions
+from workflows.results_io import import_results_summary
+
+PAPER_GRID = ScoringOptions(n_quadrature=121, theta_range=(-6.0, 6.0))
+RESULT_FILES = ("enem-experiments-results-processed-with-irt-lz.parquet",
+                "enem-experiments-results-shuffle-processed-with-irt-lz.parquet")
+SEED_SERIES = [f"{model} · few-shot · 30 seeds" for model in
+               ("gpt-3.5-turbo-0613", "llama2-13b", "llama2-7b", "mistral-7b", "mistral-8x7b")]
+SHUFFLE_SERIES = [f"{model} · few-shot · 30 shuffles" for model in
+                  ("gpt-3.5-turbo-0613", "llama2-13b", "llama2-7b", "mistral-7b")]
+
+
+@pytest.fixture(scope="module")
+def paper_db(tmp_path_factory, real_items_db, real_data):
+    path = tmp_path_factory.mktemp("paper_dashboard") / "paper.duckdb"
+    shutil.copyfile(real_items_db, path)
+    with connected(path) as con:
+        for name in RESULT_FILES:
+            import_results_summary(con, real_data / "paper-results" / name, PAPER_GRID)
+    import_questions(path, real_data / "paper-questions-2022", "paper-csv")
+    return path
+
+
+@pytest.fixture
+def paper_dashboard(monkeypatch, paper_db):
+    monkeypatch.setenv("ENEM_DB", str(paper_db))
+    return paper_db
+
+
+def _trace_names(app) -> set[str]:
+    names = {trace.get("name") for figure in charts(app) for trace in figure["data"]}
+    return names | {row for figure in charts(app) for trace in figure["data"]
+                    if trace.get("type") == "heatmap" for row in trace.get("y") or []}
+
+
+@pytest.mark.parametrize("year", [2019, 2020, 2021, 2022])
+@pytest.mark.parametrize("language", ["pt", "en"])
+def test_every_paper_series_is_drawn_for_every_year_and_language(paper_dashboard, year,
+                                                                 language):
+    app = run_page("pages/1_Accuracy_vs_ability.py", {"year": str(year), "lang": language})
+    assert_clean(app)
+    assert set(SEED_SERIES + SHUFFLE_SERIES) <= _trace_names(app)
+    assert "No model runs" not in messages(app)
+
+
+@pytest.mark.parametrize("page", [*PAGES, RUNS])
+def test_every_page_shows_the_paper_runs_on_the_real_2022_booklets(paper_dashboard, page):
+    app = run_page(page, {"year": "2022"})
+    assert_clean(app)
+    assert "holds only its item file" in messages(app)
+    assert "No model runs" not in messages(app)
+    if page in PER_MODEL_PAGES:
+        assert "llama2-13b · few-shot · 30 seeds" in _trace_names(app)
+
+
+def test_the_paper_theta_is_on_screen(paper_dashboard, real_data):
+    """Runs imported with the paper's grid: the table's mean θ per series is the mean of the
+    published IRT_SCORE over the same rows, and captions say the runs were scored otherwise
+    than the year's candidates would be (INEP's grid, the store's default)."""
+    app = run_page("pages/1_Accuracy_vs_ability.py", {"year": "2021", "lang": "en"})
+    shown = next(f.value for f in app.dataframe if "mean_theta" in f.value)
+    published = pd.read_parquet(real_data / "paper-results" / RESULT_FILES[0])
+    rows = published[(published["EXAM_YEAR"] == "2021") & (published["LANGUAGE"] == "en")]
+    expected = rows.groupby(["MODEL_NAME", "MODEL_SIZE", "EXAM_SUBJECT"], dropna=False)[
+        "IRT_SCORE"].mean()
+    for (name, size, area), theta in expected.items():
+        model = name if pd.isna(size) else f"{name}-{size}"
+        mean = shown[(shown["model"] == f"{model} · few-shot · 30 seeds")
+                     & (shown["area"] == area)]["mean_theta"]
+        assert len(mean) == 1 and abs(float(mean.iloc[0]) - theta) < 1e-9, (model, area)
+    captions = " ".join(c.value for c in app.caption)
+    assert ("θ: EAP, 40 points on [-4, 4], D = 1, ENEM nota. Humans: no candidates (item file "
+            "only). Model runs scored otherwise: EAP, 121 points on [-6, 6], D = 1, ENEM nota."
+            ) in captions
+    data = run_page("pages/7_Data.py")
+    runs = next(f.value for f in data.dataframe if "series" in f.value)
+    assert set(runs["scoring"]) == {"EAP, 121 points on [-6, 6], D = 1, ENEM nota"}
+    assert set(runs.loc[runs["series"].isin(SEED_SERIES), "repetition"]) == {"seed"}
+    assert set(runs.loc[runs["series"].isin(SHUFFLE_SERIES), "repetition"]) == {"shuffle"}
