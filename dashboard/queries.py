@@ -73,6 +73,7 @@ human_theta_histogram = cached_query(dashboard_queries.human_theta_histogram)
 
 # Items
 main_booklet = cached_query(dashboard_queries.main_booklet)
+model_booklet = cached_query(dashboard_queries.model_booklet)
 form_items = cached_query(dashboard_queries.form_items)
 area_items = cached_query(dashboard_queries.area_items)
 item_texts = cached_query(dashboard_queries.item_texts)

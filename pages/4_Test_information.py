@@ -25,6 +25,11 @@ from dashboard.summaries import (
 )
 from enem.areas import LANGUAGE_NAMES
 
+#: Longest series name that still fits beside a second column of panels.
+SHORT_NAME = 24
+#: Pixels per area: its information panel and its model rows.
+BLOCK_HEIGHT = 600
+
 filters = open_page("Test information: where the exam can measure, and where the models are")
 
 left, right = st.columns(2)
@@ -39,7 +44,10 @@ lc_language = right.radio("LC foreign-language items", list(LANGUAGE_NAMES), hor
                           format_func=LANGUAGE_NAMES.get)
 note_missing_runs(filters, points)
 
-columns = 2 if len(filters.areas) > 1 else 1
+# Series names are long ("llama2-13b · few-shot · 30 seeds"): beside a second column of panels
+# they would run into it, so long names get one column.
+longest = max((len(name) for name in points["model"].unique()), default=0) if len(points) else 0
+columns = 2 if len(filters.areas) > 1 and longest <= SHORT_NAME else 1
 blocks = -(-len(filters.areas) // columns)
 specs = [[{"secondary_y": True}] * columns, [{}] * columns] * blocks
 titles = []
@@ -48,14 +56,19 @@ for block in range(blocks):
     titles += [area_title(a) for a in names] + [""] * (columns - len(names))
     titles += [""] * columns
 figure = make_subplots(rows=2 * blocks, cols=columns, specs=specs, subplot_titles=titles,
-                       shared_xaxes="columns", vertical_spacing=0.06, horizontal_spacing=0.16,
+                       # About 85 px between panels however many blocks are stacked.
+                       shared_xaxes="columns", vertical_spacing=85 / (BLOCK_HEIGHT * blocks),
+                       horizontal_spacing=0.16,
                        row_heights=[0.55, 0.45] * blocks)
 styles = model_styles(points["model"].unique()) if len(points) else {}
 curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
     top, col = 2 * (index // columns) + 1, index % columns + 1
-    booklet = filters.booklet_for(area) or queries.main_booklet(filters.year, area)
+    booklet = (filters.booklet_for(area)
+               or queries.model_booklet(filters.year, area, filters.language, filters.shots,
+                                        filters.models)
+               or queries.main_booklet(filters.year, area))
     if booklet is None:
         continue
     items = queries.form_items(filters.year, booklet, lc_language if area == "LC" else None)
@@ -111,15 +124,19 @@ for index, area in enumerate(filters.areas):
                          "ci_low": low, "ci_high": high, "exam_se_at_theta": se_here,
                          "verdict": information_verdict(mean_theta, low, high, intervals,
                                                         se_here)})
-    figure.update_yaxes(title_text="model", row=top + 1, col=col)
-figure.update_layout(height=560 * blocks, margin={"t": 60, "b": 40, "l": 60, "r": 20},
+    # Every series named, even when plotly would thin out crowded category labels.
+    figure.update_yaxes(title_text="model" if longest <= SHORT_NAME else "", row=top + 1,
+                        col=col, tickmode="array",
+                        tickvals=sorted(in_area["model"].unique()) if len(in_area) else [])
+figure.update_layout(height=BLOCK_HEIGHT * blocks, margin={"t": 60, "b": 40, "l": 60, "r": 20},
                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0})
 show_figure(
     figure, key="information.figure", file_stem=f"test_information_{filters.year}",
     image_format=filters.image_format,
     data=pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(),
     caption=(f"Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
-             f"each area's booklet (the sidebar's, else the most taken one). Bottom: each model's "
+             f"each area's booklet (the sidebar's, else the one the models answered most, else "
+             f"the one most candidates took). Bottom: each model's "
              f"shuffles (faint) and mean θ with a 95% interval ({filters.prompt_label}). Green "
              f"shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."
              + filters.provenance),

@@ -289,6 +289,21 @@ def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | 
     return int(row[0][0]) if row else None
 
 
+def model_booklet(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, language: str | None,
+    shots: int | None, models: Sequence[str],
+) -> int | None:
+    """The booklet the selected series answered most often in an area (ties: lowest id); None
+    when they answered none there."""
+    row = con.execute(
+        f"""SELECT m.booklet_id FROM model_scores m JOIN model_runs r USING (run_id)
+            WHERE {_MODEL_FILTER}
+            GROUP BY m.booklet_id ORDER BY count(*) DESC, m.booklet_id LIMIT 1""",
+        _model_params(year, area, None, language, shots, models),
+    ).fetchall()
+    return int(row[0][0]) if row else None
+
+
 def form_items(
     con: duckdb.DuckDBPyConnection, year: int, booklet: int, item_language: int | None
 ) -> pd.DataFrame:

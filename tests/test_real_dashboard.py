@@ -98,3 +98,16 @@ def test_the_paper_theta_is_on_screen(paper_dashboard, real_data):
     assert set(runs["scoring"]) == {"EAP, 121 points on [-6, 6], D = 1, ENEM nota"}
     assert set(runs.loc[runs["series"].isin(SEED_SERIES), "repetition"]) == {"seed"}
     assert set(runs.loc[runs["series"].isin(SHUFFLE_SERIES), "repetition"]) == {"shuffle"}
+
+
+def test_test_information_uses_the_booklet_the_models_answered(paper_dashboard):
+    """No candidates to say which booklet is the main one: the curves are drawn for the booklet
+    the runs answered (2019: 519 CN, 520 CH, 521 LC, 522 MT), not the lowest CO_PROVA."""
+    app = run_page("pages/4_Test_information.py", {"year": "2019"})
+    assert_clean(app)
+    verdicts = next(f.value for f in app.dataframe if "verdict" in f.value)
+    assert verdicts.groupby("area")["booklet"].unique().map(list).to_dict() == {
+        "CN": [519], "CH": [520], "LC": [521], "MT": [522]}
+    ticks = [axis.get("tickvals") for key, axis in charts(app)[0]["layout"].items()
+             if key.startswith("yaxis") and axis.get("tickvals")]
+    assert all(len(values) == len(SEED_SERIES + SHUFFLE_SERIES) for values in ticks) and ticks
