@@ -20,6 +20,7 @@ from inference.item_attributes import derive_attributes, has_image, has_numbers,
 from inference.plan import RunSpec
 from inference.question_files.paper_csv import PAPER_COLUMNS, load_paper_csv
 from inference.questions import QuestionFormatError
+from tests.db_reading import query_rows
 from tests.inep_reference import booklet_items, read_rows
 from workflows.question_import import import_questions
 from workflows.run_execution import execute_run
@@ -31,14 +32,6 @@ BOOKLETS_2022 = {"CH": 1062, "LC": 1072, "MT": 1082, "CN": 1092}
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT,
                           capture_output=True, text=True, check=False)
-
-
-def _rows(db, sql, params=()):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 # --------------------------------------------------------------------------- item attributes
@@ -245,7 +238,7 @@ def test_real_files_import_every_item_in_both_languages(imported_2022, real_data
         expected = {int(item["CO_ITEM"]) for item in _expected_items(real_data, area)}
         assert len(expected) == (50 if area == "LC" else 45)
         for language in ("pt", "en"):
-            stored = {row[0] for row in _rows(
+            stored = {row[0] for row in query_rows(
                 db, """SELECT q.item_id FROM question_texts q JOIN items i
                        ON i.year = q.year AND i.item_id = q.item_id
                        WHERE q.year = 2022 AND q.language = ? AND i.booklet_id = ?""",
@@ -273,7 +266,7 @@ def test_real_file_keys_agree_with_the_item_file(imported_2022, real_data):
     assert "all keys agree with the item file" in result.stdout
     assert "key differs" not in result.stderr
     # The stored texts say the same: the one annulled item (MT) is annulled in both languages.
-    stored = _rows(db, """SELECT q.language, i.area, q.key, q.annulled, i.key FROM question_texts q
+    stored = query_rows(db, """SELECT q.language, i.area, q.key, q.annulled, i.key FROM question_texts q
                           JOIN items i ON i.year = q.year AND i.item_id = q.item_id
                           WHERE q.year = 2022 AND i.booklet_id IN (1062, 1072, 1082, 1092)""")
     assert len(stored) == 370
@@ -298,7 +291,7 @@ def test_prompt_prints_the_real_spanish_question(imported_2022, real_data):
 def test_attributes_come_from_the_portuguese_text_and_user_rows_survive(imported_2022,
                                                                          real_data, tmp_path):
     db, _ = imported_2022
-    stored = {(row[0]): row[1:] for row in _rows(
+    stored = {(row[0]): row[1:] for row in query_rows(
         db, "SELECT item_id, has_image, numbers_in_statement, numbers_in_options, source "
             "FROM item_attributes WHERE year = 2022")}
     assert len(stored) == 185 and {row[3] for row in stored.values()} == {"derived"}
@@ -327,7 +320,7 @@ def test_attributes_come_from_the_portuguese_text_and_user_rows_survive(imported
     con.close()
     summary = import_questions(copy, real_data / "paper-questions-2022" / "pt", "paper-csv")
     assert (summary.stored, summary.attributes_derived, summary.attributes_kept) == (185, 184, 1)
-    after = {row[0]: row[1:] for row in _rows(
+    after = {row[0]: row[1:] for row in query_rows(
         copy, "SELECT item_id, has_image, source FROM item_attributes WHERE year = 2022")}
     assert after[item_id] == (not stored[item_id][0], "user")
     assert len(after) == 185
@@ -345,7 +338,7 @@ def test_random_run_over_the_real_2022_exam(imported_2022, real_data, tmp_path):
         form = _real_form(real_data, area, "1")  # Spanish, as the paper
         assert len(form) == 45
         for language in ("pt", "en"):
-            answered = _rows(db, """SELECT position, item_id, count(DISTINCT shuffle),
+            answered = query_rows(db, """SELECT position, item_id, count(DISTINCT shuffle),
                                            bool_and(choice IS NOT NULL)
                                     FROM model_responses
                                     WHERE run_id = ? AND area = ? AND prompt_language = ?
@@ -361,7 +354,7 @@ def test_random_run_over_the_real_2022_exam(imported_2022, real_data, tmp_path):
                     continue
                 assert by_position[position] == (int(item["CO_ITEM"]), 3, True), (
                     area, language, position)
-            patterns = _rows(db, """SELECT response_pattern FROM model_scores
+            patterns = query_rows(db, """SELECT response_pattern FROM model_scores
                                     WHERE run_id = ? AND area = ? AND prompt_language = ?""",
                              [spec.run_id, area, language])
             assert len(patterns) == 3 and all(len(p) == 45 for (p,) in patterns)

@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,6 +19,7 @@ from cli.main import main
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from inference.protocol import LANGUAGE_ALIASES
 from store.connection import connected
+from tests.db_reading import query_frame
 from workflows.ingest import ingest_items
 from workflows.results_io import (
     export_run,
@@ -50,17 +50,9 @@ def _paper_file(real_data, name):
     return real_data / "paper-results" / name
 
 
-def _table(db, sql, params=()):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, list(params)).df()
-    finally:
-        con.close()
-
-
 def _scores_of(db, source):
     """Every stored pattern of one source file, with its run's model and repetition."""
-    return _table(db, """SELECT r.model_id, r.repetition, s.* FROM model_scores s
+    return query_frame(db, """SELECT r.model_id, r.repetition, s.* FROM model_scores s
                          JOIN model_runs r USING (run_id) WHERE r.source = ?
                          ORDER BY ALL""", [source])
 
@@ -97,7 +89,7 @@ def _expected_rows(real_data, name):
 
 def test_every_published_row_lands_once_per_model_and_year(paper_db):
     db = paper_db[0]
-    counts = _table(db, """SELECT r.source, r.model_id, s.year, count(*) AS n
+    counts = query_frame(db, """SELECT r.source, r.model_id, s.year, count(*) AS n
                            FROM model_scores s JOIN model_runs r USING (run_id)
                            GROUP BY ALL""")
     for source, models, total in ((MAIN, MAIN_MODELS, 4800), (SHUFFLE, SHUFFLE_MODELS, 3840)):
@@ -107,25 +99,25 @@ def test_every_published_row_lands_once_per_model_and_year(paper_db):
         assert set(mine["n"]) == {4 * 2 * 30}
         assert set(mine["year"]) == set(BOOKLETS)
         assert mine["n"].sum() == total
-    answers = _table(db, "SELECT count(*) AS n FROM model_responses")["n"][0]
+    answers = query_frame(db, "SELECT count(*) AS n FROM model_responses")["n"][0]
     assert answers == (4800 + 3840) * 45
 
 
 def test_each_run_carries_the_paper_booklets(paper_db):
     db = paper_db[0]
-    booklets = _table(db, "SELECT DISTINCT run_id, year, area, booklet_id FROM model_scores")
+    booklets = query_frame(db, "SELECT DISTINCT run_id, year, area, booklet_id FROM model_scores")
     expected = {(year, area, booklet) for year, areas in BOOKLETS.items()
                 for area, booklet in areas.items()}
     for run_id, rows in booklets.groupby("run_id"):
         assert set(zip(rows["year"], rows["area"], rows["booklet_id"])) == expected, run_id
-    answered = _table(db, """SELECT DISTINCT area, item_language FROM model_responses""")
+    answered = query_frame(db, """SELECT DISTINCT area, item_language FROM model_responses""")
     languages = dict(zip(answered["area"], answered["item_language"]))
     assert languages["LC"] == 1  # the Spanish LC form
     assert all(pd.isna(languages[a]) for a in ("CN", "CH", "MT"))
 
 
 def test_nine_runs_with_distinct_labels_and_their_repetition(paper_db):
-    runs = _table(paper_db[0], "SELECT * FROM model_runs ORDER BY run_id")
+    runs = query_frame(paper_db[0], "SELECT * FROM model_runs ORDER BY run_id")
     assert len(runs) == 9 and runs["label"].is_unique and runs["run_id"].is_unique
     by_source = dict(tuple(runs.groupby("source")))
     assert set(by_source[MAIN]["repetition"]) == {"seed"}
@@ -178,7 +170,7 @@ def test_summaries_count_what_landed(paper_db):
 def test_chosen_letters_are_original_letters(paper_db):
     """TX_RESPOSTAS is in the original letters in both files (the shuffle file included):
     a chosen letter equals the stored key exactly when the pattern says correct."""
-    disagree = _table(paper_db[0], """
+    disagree = query_frame(paper_db[0], """
         SELECT r.year, r.booklet_id, r.position, count(*) AS n
         FROM model_responses r JOIN items i ON i.year = r.year
              AND i.booklet_id = r.booklet_id AND i.item_id = r.item_id
@@ -197,12 +189,12 @@ def test_importing_a_file_again_changes_nothing(paper_db, real_data, tmp_path):
     db = tmp_path / "again.duckdb"
     shutil.copy(paper_db[0], db)
     tables = ("model_runs", "model_scores", "model_responses", "models")
-    before = {t: _table(db, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
+    before = {t: query_frame(db, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
     with connected(db) as con:
         run_ids = import_results(con, _paper_file(real_data, MAIN), PAPER_GRID)
     assert run_ids == paper_db[1].run_ids
     for table in tables:
-        pd.testing.assert_frame_equal(_table(db, f"SELECT * FROM {table} ORDER BY ALL"),
+        pd.testing.assert_frame_equal(query_frame(db, f"SELECT * FROM {table} ORDER BY ALL"),
                                       before[table])
 
 
@@ -215,7 +207,7 @@ def test_inep_grid_differs_a_little(real_items_db, real_data, tmp_path):
     assert summary.scoring == [DEFAULT_OPTIONS]
     assert 1e-5 < summary.max_theta_diff < 1e-2
     assert 1e-5 < summary.max_se_diff < 1e-2
-    stored = _table(db, "SELECT DISTINCT scoring FROM model_runs")["scoring"]
+    stored = query_frame(db, "SELECT DISTINCT scoring FROM model_runs")["scoring"]
     assert [ScoringOptions.from_dict(json.loads(s)) for s in stored] == [DEFAULT_OPTIONS]
 
 
@@ -247,16 +239,16 @@ def test_export_and_import_of_a_paper_run_keep_its_published_scores(paper_db, tm
     shutil.copy(paper_db[0], db)
     run_id = paper_db[1].run_ids[0]
     query = "SELECT * FROM model_scores WHERE run_id = ? ORDER BY ALL"
-    before = _table(db, query, [run_id])
-    run_before = _table(db, "SELECT * FROM model_runs WHERE run_id = ?", [run_id])
+    before = query_frame(db, query, [run_id])
+    run_before = query_frame(db, "SELECT * FROM model_runs WHERE run_id = ?", [run_id])
     with connected(db) as con:
         export_run(con, run_id, tmp_path / "run.parquet")
         for table in ("model_scores", "model_responses", "model_runs"):
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
         summary = import_results_summary(con, tmp_path / "run.parquet", PAPER_GRID)
     assert summary.run_ids == [run_id] and summary.max_theta_diff < 1e-4
-    pd.testing.assert_frame_equal(_table(db, query, [run_id]), before)
-    run_after = _table(db, "SELECT * FROM model_runs WHERE run_id = ?", [run_id])
+    pd.testing.assert_frame_equal(query_frame(db, query, [run_id]), before)
+    run_after = query_frame(db, "SELECT * FROM model_runs WHERE run_id = ?", [run_id])
     columns = ["years", "repetition", "prompt_type", "temperature", "source", "scoring",
                "label", "n_shuffles"]
     pd.testing.assert_frame_equal(run_after[columns], run_before[columns])
@@ -291,4 +283,4 @@ def test_run_ids_follow_the_files_content(real_items_db, real_data, tmp_path):
         again = import_results(con, tmp_path / "renamed.parquet")
         other = import_results(con, _one_year_file(real_data, tmp_path, [2021]))
     assert first == again and not set(first) & set(other)
-    assert _table(db, "SELECT count(*) AS n FROM model_runs")["n"][0] == 8
+    assert query_frame(db, "SELECT count(*) AS n FROM model_runs")["n"][0] == 8

@@ -19,6 +19,7 @@ from inference.prompts import build_request
 from inference.shuffles import option_permutations, to_original_probs
 from store.connection import connected
 from store.model_runs import ExamReader
+from tests.db_reading import query_rows
 from tests.inep_reference import slow_eap
 from tests.tiny_model import build_tiny_model
 from workflows.run_execution import execute_run
@@ -32,30 +33,22 @@ def _spec() -> RunSpec:
                    languages=("pt", "en"), shots=(0,), n_shuffles=5, seed=3)
 
 
-def _rows(db, sql, params=()):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
-
-
 def test_random_run_is_published_and_scored_like_humans(demo_db, tmp_path):
     spec = _spec()
     outcome = execute_run(spec, demo_db, tmp_path / "runs")
     assert outcome.status == "finished" and outcome.units_done == outcome.units_total == 2 * 2 * 45
-    n_patterns = _rows(demo_db, "SELECT count(*) FROM model_scores WHERE run_id = ?",
+    n_patterns = query_rows(demo_db, "SELECT count(*) FROM model_scores WHERE run_id = ?",
                        [spec.run_id])[0][0]
     assert n_patterns == 2 * 2 * 5
-    n_responses = _rows(demo_db, "SELECT count(*) FROM model_responses")[0][0]
+    n_responses = query_rows(demo_db, "SELECT count(*) FROM model_responses")[0][0]
     assert n_responses == 2 * 2 * 45 * 5
     # Every stored θ equals a slow EAP of its stored 0/1 pattern with the booklet's parameters.
-    items = _rows(demo_db, """SELECT position, a, b, c FROM items
+    items = query_rows(demo_db, """SELECT position, a, b, c FROM items
                               WHERE booklet_id = (SELECT booklet_id FROM model_scores
                                                   WHERE area = 'MT' LIMIT 1)
                               ORDER BY position""")
     params = [None if a is None else (a, b, c) for _, a, b, c in items]
-    for pattern, theta, se, ctt in _rows(
+    for pattern, theta, se, ctt in query_rows(
             demo_db, "SELECT response_pattern, theta, theta_se, ctt FROM model_scores "
                      "WHERE area = 'MT'"):
         values = [None if ch == "." else float(ch) for ch in pattern]
@@ -64,14 +57,14 @@ def test_random_run_is_published_and_scored_like_humans(demo_db, tmp_path):
         assert se == pytest.approx(expected_se, abs=1e-9)
         assert ctt == sum(v == 1 for v, p in zip(values, params) if p is not None)
     # Choices are original letters; correctness agrees with the items' keys.
-    wrong = _rows(demo_db, """SELECT count(*) FROM model_responses r JOIN items i
+    wrong = query_rows(demo_db, """SELECT count(*) FROM model_responses r JOIN items i
                              ON i.year = r.year AND i.booklet_id = r.booklet_id
                              AND i.position = r.position
                              AND (i.item_language IS NULL OR i.item_language = r.item_language)
                              WHERE (r.choice = i.key) <> r.correct""")[0][0]
     assert wrong == 0
     # Probabilities are stored in original-letter order: the chosen letter has the largest one.
-    probs = _rows(demo_db, "SELECT prob_a, prob_b, prob_c, prob_d, prob_e, choice "
+    probs = query_rows(demo_db, "SELECT prob_a, prob_b, prob_c, prob_d, prob_e, choice "
                            "FROM model_responses LIMIT 200")
     for *p, choice in probs:
         assert "ABCDE"[int(np.argmax(p))] == choice
@@ -118,15 +111,15 @@ def test_killed_run_resumes_without_duplicates(demo_db, tmp_path):
     process.wait()
     killed_parts = len(list(parts.glob("*.parquet")))
     assert 5 <= killed_parts < 180
-    assert _rows(demo_db, "SELECT count(*) FROM model_scores")[0][0] == 0
+    assert query_rows(demo_db, "SELECT count(*) FROM model_scores")[0][0] == 0
     rerun = _start_run(demo_db, runs)
     assert rerun.wait(timeout=120) == 0, rerun.stderr.read().decode()
     assert len(list(parts.glob("*.parquet"))) == 180
-    duplicates = _rows(demo_db, """SELECT count(*) FROM (
+    duplicates = query_rows(demo_db, """SELECT count(*) FROM (
         SELECT area, prompt_language, shots, position, shuffle, count(*) AS n
         FROM model_responses GROUP BY ALL HAVING n > 1)""")[0][0]
     assert duplicates == 0
-    resumed = _rows(demo_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
+    resumed = query_rows(demo_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
                              "ORDER BY ALL")
     # The same run done in one go gives identical results.
     fresh_db = tmp_path / "fresh.duckdb"
@@ -136,7 +129,7 @@ def test_killed_run_resumes_without_duplicates(demo_db, tmp_path):
         con.execute(f"DELETE FROM {table}")
     con.close()
     execute_run(spec, fresh_db, tmp_path / "fresh-runs")
-    assert _rows(fresh_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
+    assert query_rows(fresh_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
                            "ORDER BY ALL") == resumed
 
 
@@ -173,7 +166,7 @@ def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path)
     spec = RunSpec(model=str(folder), backend="transformers", year=2023, areas=("MT",),
                    languages=("en",), shots=(1,), n_shuffles=3, seed=4, model_name="tiny")
     execute_run(spec, demo_db, tmp_path / "runs", batch_items=9)
-    stored = _rows(demo_db, """SELECT position, shuffle, prob_a, prob_b, prob_c, prob_d, prob_e,
+    stored = query_rows(demo_db, """SELECT position, shuffle, prob_a, prob_b, prob_c, prob_d, prob_e,
                                       letter_mass FROM model_responses ORDER BY position, shuffle""")
     assert len(stored) == 45 * 3
     # Recompute one item independently with the plain (one prompt per forward pass) path.
@@ -188,7 +181,7 @@ def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path)
     np.testing.assert_allclose(got, expected, atol=1e-5)
     np.testing.assert_allclose([row[7] for row in stored if row[0] == unit.position],
                                result.letter_mass, atol=1e-5)
-    min_k = dict(_rows(demo_db, "SELECT item_id, value FROM min_k_prob WHERE model_id = 'tiny'"))
+    min_k = dict(query_rows(demo_db, "SELECT item_id, value FROM min_k_prob WHERE model_id = 'tiny'"))
     assert len(min_k) == 45
     direct = plain.min_k_percent_prob([unit.question.stem])[0]
     assert min_k[unit.item_id] == pytest.approx(direct, abs=1e-6)
@@ -200,7 +193,7 @@ def test_two_runs_at_once_both_land(demo_db, tmp_path):
     second = _start_run(demo_db, runs, "--seed", "8")
     assert first.wait(timeout=180) == 0, first.stderr.read().decode()
     assert second.wait(timeout=180) == 0, second.stderr.read().decode()
-    seeds = _rows(demo_db, "SELECT seed, count(*) FROM model_runs r JOIN model_scores s "
+    seeds = query_rows(demo_db, "SELECT seed, count(*) FROM model_runs r JOIN model_scores s "
                            "USING (run_id) GROUP BY seed ORDER BY seed")
     assert seeds == [(3, 20), (8, 20)]
 
