@@ -2,12 +2,25 @@
 
 The path comes from, in order: an explicit argument (the ``--db`` flag), the ``ENEM_DB``
 environment variable, or ``data/enem.duckdb`` under the project root.
+
+Readers never wait on a writer. DuckDB lets a file be open either by one writer or by readers,
+so a writer never opens the live file: :func:`writing` copies it to ``<file>.next``, writes the
+copy, checkpoints it and renames it over the live file in one atomic step. Until then readers
+(the dashboard opens the file read-only for each query) keep seeing the previous state; the
+next query after the rename sees the new one. Readers that still hold the old file keep reading
+it until they close it. Writers take turns through an advisory lock on ``<file>.writer-lock``;
+one that has to wait says so and for whom. The price is a copy of the store per write and, while
+writing, the disk space of a second copy.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,12 +69,104 @@ def open_database(path: Path, read_only: bool = False, wait_seconds: float = 30.
 
 @contextmanager
 def connected(path: Path, read_only: bool = False):
-    """Context manager around ``open_database`` that always closes the connection."""
-    con = open_database(path, read_only=read_only)
+    """A connection to the database that is always closed: read-only on the live file, or
+    (``read_only=False``) a :func:`writing` session whose changes appear all at once."""
+    if not read_only:
+        with writing(path) as con:
+            yield con
+        return
+    con = open_database(path, read_only=True)
     try:
         yield con
     finally:
         con.close()
+
+
+#: Databases this process is writing (a second, nested write of one of them is refused).
+_TURNS_HELD: set[str] = set()
+
+
+def _say_waiting(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def staged_path(path: Path) -> Path:
+    """Where a writer builds the next state of ``path``."""
+    return path.with_name(path.name + ".next")
+
+
+@contextmanager
+def writer_turn(path: Path, on_wait: Callable[[str], None] = _say_waiting,
+                holder: str | None = None) -> Iterator[None]:
+    """Hold the writers' lock of ``path`` (waiting for it when another writer has it).
+
+    ``on_wait`` gets one sentence naming the writer being waited for; ``holder`` is how this
+    writer is named to the others (default: its command line and process id).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = str(path.resolve())
+    if key in _TURNS_HELD:
+        # flock would make this process wait for itself forever.
+        raise RuntimeError(f"this process is already writing {path}; finish that write first")
+    _TURNS_HELD.add(key)
+    try:
+        with _locked(path, on_wait, holder):
+            yield
+    finally:
+        _TURNS_HELD.discard(key)
+
+
+@contextmanager
+def _locked(path: Path, on_wait: Callable[[str], None], holder: str | None) -> Iterator[None]:
+    with open(path.with_name(path.name + ".writer-lock"), "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            other = lock.read().strip() or "another writer"
+            on_wait(f"waiting for {other} to finish writing {path.name} …")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.seek(0)
+        lock.truncate()
+        lock.write(holder or f"{' '.join(Path(a).name for a in sys.argv[:2])} "
+                             f"(process {os.getpid()})")
+        lock.flush()
+        try:
+            yield
+        finally:
+            lock.seek(0)
+            lock.truncate()
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@contextmanager
+def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting
+            ) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection to a private copy of the database, swapped in when the block
+    ends without an exception (and thrown away when it raises: the live file is untouched)."""
+    path = Path(path)
+    staged = staged_path(path)
+    with writer_turn(path, on_wait):
+        _remove_database_file(staged)  # left over by a writer that was killed
+        if path.exists():
+            shutil.copyfile(path, staged)
+        con = duckdb.connect(str(staged))
+        try:
+            ensure_schema(con)
+            yield con
+            con.execute("CHECKPOINT")
+        except BaseException:
+            con.close()
+            _remove_database_file(staged)
+            raise
+        con.close()
+        os.replace(staged, path)
+
+
+def _remove_database_file(path: Path) -> None:
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows) -> None:
