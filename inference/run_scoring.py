@@ -3,6 +3,11 @@
 ``score_units`` asks a backend every shuffle of a batch of work units and maps the displayed
 letters back to the original ones; ``score_patterns`` turns a run's answers into one response
 pattern per (area, prompt variant, shuffle) and scores it with the same code as the humans.
+
+An answer whose backend saw no letter A–E at all (an API's top-k without one) is stored as the
+choice ``.`` and scored wrong, like a blank. A few are a model's odd answers; when most answers
+are like that the run measures the endpoint, not the model, and ``check_answer_letters``
+refuses it (more than ``NO_LETTER_LIMIT`` of its answers).
 """
 
 from __future__ import annotations
@@ -12,11 +17,44 @@ import pandas as pd
 
 from enem.areas import OPTION_LETTERS as LETTERS
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
-from inference.backends import LetterScorer
+from inference.backends import LetterScorer, ScoringError
 from inference.backends.base import NO_CHOICE
 from inference.plan import RunPlan, RunSpec, WorkUnit
 from inference.prompts import build_request
 from inference.shuffles import option_permutations, to_original_probs
+
+#: The stored choice of an answer in which the backend saw no letter at all.
+NO_LETTER = "."
+#: A run is refused when more than this share of its answers had no letter.
+NO_LETTER_LIMIT = 0.5
+#: Answers a run in progress needs before it is stopped early for want of letters (the whole
+#: run is always checked before it is published).
+NO_LETTER_EARLY_ANSWERS = 100
+
+
+class NoLetterError(ScoringError):
+    """Most of a run's answers had no letter A–E: the run is not fit to publish."""
+
+
+def no_letter_counts(responses: pd.DataFrame) -> tuple[int, int]:
+    """(answers without a letter, answers) among a run's rows (``score_units`` output)."""
+    if responses.empty:
+        return 0, 0
+    return int((responses["choice"] == NO_LETTER).sum()), len(responses)
+
+
+def check_answer_letters(missing: int, answers: int, top_k: int | None = None) -> None:
+    """Raise NoLetterError when more than ``NO_LETTER_LIMIT`` of ``answers`` had no letter;
+    the message names the likely causes. ``top_k``: how many tokens the backend saw."""
+    if not answers or missing / answers <= NO_LETTER_LIMIT:
+        return
+    seen = f"its top-{top_k}" if top_k else "its top-k"
+    raise NoLetterError(
+        f"{missing:,} of {answers:,} answers ({missing / answers:.0%}) had no letter A–E among "
+        f"the tokens the backend saw ({seen}), so the run is not published. Likely causes: the "
+        "model does not answer with a letter (it starts with words such as 'The answer is'), "
+        "the prompt format does not suit it (a chat model given a plain-text prompt, or the "
+        "reverse), or the top-k is too small to reach the letters.")
 
 
 def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> pd.DataFrame:
@@ -33,7 +71,7 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
         choice_index = np.where(result.choice >= 0,
                                 perms[np.arange(len(perms)), np.maximum(result.choice, 0)],
                                 NO_CHOICE)
-        choice = [LETTERS[c] if c >= 0 else "." for c in choice_index]
+        choice = [LETTERS[c] if c >= 0 else NO_LETTER for c in choice_index]
         frames.append(pd.DataFrame({
             "run_id": spec.run_id, "year": spec.year, "area": unit.area,
             "booklet_id": unit.booklet_id, "item_language": unit.item_language,

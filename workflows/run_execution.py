@@ -5,6 +5,10 @@
 Resumable by construction: finished batches are Parquet parts in the run folder, a restarted
 run skips every (item, prompt variant) already there, and the store is written once at the end
 (and again by ``publish`` if needed), replacing the run's rows in one transaction.
+
+``check_run`` refuses a run before anything is written or sent (backend settings such as a
+missing API key, the exam, a booklet of another area). A run most of whose answers had no
+letter A–E is stopped and never published (``inference.run_scoring.check_answer_letters``).
 """
 
 from __future__ import annotations
@@ -18,11 +22,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from enem.items import BookletForm
 from enem.scoring import ScoringOptions
-from inference.backends import LetterScorer, make_scorer
+from inference.backends import LetterScorer, check_backend, make_scorer
 from inference.min_k import DEFAULT_K_PERCENT
 from inference.plan import RunPlan, RunSpec, build_plan
-from inference.run_scoring import score_patterns, score_units
+from inference.run_scoring import (
+    NO_LETTER_EARLY_ANSWERS,
+    NoLetterError,
+    check_answer_letters,
+    no_letter_counts,
+    score_patterns,
+    score_units,
+)
 from store.connection import connected
 from store.model_runs import ExamReader, publish_run, year_scoring_options
 from workflows.run_folder import RunFolder
@@ -57,7 +69,8 @@ def execute_run(
     The patterns are scored with ``options``, by default the settings stored for the year (so
     the model sits on the scale of that year's humans); the run records which.
     SIGTERM/SIGINT stop the run after the batch in flight (status 'cancelled'); run again to
-    resume. Raises RunBusyError if another process is working on the same run.
+    resume. Raises RunBusyError if another process is working on the same run, NoLetterError
+    (nothing published) when most answers had no letter A–E.
     """
     folder = RunFolder(Path(runs_dir) / spec.run_id)
     folder.acquire()
@@ -68,8 +81,10 @@ def execute_run(
         with connected(Path(db_path), read_only=True) as con:
             plan = build_plan(ExamReader(con), spec)
             options = options or year_scoring_options(con, spec.year)
+        check_booklet_areas(plan.forms)
         done_rows = folder.read_parts()
         done = _done_keys(done_rows)
+        missing_letters, answers = no_letter_counts(done_rows)
         todo = [u for u in plan.units if u.key not in done]
         status = folder.update_status(
             status="running", pid=os.getpid(), units_total=len(plan.units),
@@ -78,12 +93,18 @@ def execute_run(
             created_at=(folder.read_json("status.json") or {}).get("created_at", time.time()))
         scorer = scorer or make_scorer(spec.backend, **_backend_options(spec))
         folder.update_status(scorer=scorer.describe())
+        top_k = scorer.describe().get("top_logprobs")
         units_done, rate_start, rate_units = status["units_done"], time.monotonic(), 0
         for start in range(0, len(todo), batch_items):
             if stop.requested:
                 raise RunCancelled(f"run {spec.run_id} cancelled; run it again to resume")
             batch = todo[start:start + batch_items]
-            folder.write_part(score_units(spec, batch, scorer))
+            part = score_units(spec, batch, scorer)
+            folder.write_part(part)
+            missing, scored = no_letter_counts(part)
+            missing_letters, answers = missing_letters + missing, answers + scored
+            if answers >= NO_LETTER_EARLY_ANSWERS:
+                _refuse_without_letters(folder, missing_letters, answers, top_k)
             units_done += len(batch)
             rate_units += len(batch)
             rate = rate_units / max(time.monotonic() - rate_start, 1e-9)
@@ -116,8 +137,10 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         with connected(Path(db_path), read_only=True) as con:
             options = year_scoring_options(con, spec.year)
     responses = folder.read_parts()
-    scores = score_patterns(responses, plan, options)
     status = folder.read_json("status.json") or {}
+    _refuse_without_letters(folder, *no_letter_counts(responses),
+                            (status.get("scorer") or {}).get("top_logprobs"))
+    scores = score_patterns(responses, plan, options)
     run = {
         "run_id": spec.run_id, "backend": spec.backend, "origin": "local", "year": spec.year,
         "areas": spec.areas, "languages": spec.languages, "shots": spec.shots,
@@ -134,6 +157,33 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
     min_k = pd.read_parquet(min_k_path) if min_k_path.exists() else None
     with connected(Path(db_path)) as con:
         publish_run(con, run, model, responses, scores, min_k)
+
+
+def check_run(spec: RunSpec, db_path: Path) -> RunPlan:
+    """Refuse ``spec`` before anything is written or sent: ValueError (BackendSettingsError)
+    for backend settings that cannot work (e.g. no API key for a remote endpoint), a store or
+    year that is not there, a booklet of another area. Returns the plan."""
+    check_backend(spec.backend, _backend_options(spec))
+    with connected(Path(db_path), read_only=True) as con:
+        plan = build_plan(ExamReader(con), spec)
+    check_booklet_areas(plan.forms)
+    return plan
+
+
+def check_booklet_areas(forms: dict[str, BookletForm]) -> None:
+    """ValueError when a booklet asked for an area belongs to another area."""
+    for area, form in forms.items():
+        if form.area != area:
+            raise ValueError(f"booklet {form.booklet_id} is a booklet of {form.area}, not {area}")
+
+
+def _refuse_without_letters(folder: RunFolder, missing: int, answers: int,
+                            top_k: int | None) -> None:
+    try:
+        check_answer_letters(missing, answers, top_k)
+    except NoLetterError as error:
+        raise NoLetterError(f"run {folder.run_id}: {error} Its answers are kept in "
+                            f"{folder.root}; remove that folder to ask again.") from None
 
 
 def _write_min_k(folder: RunFolder, spec: RunSpec, plan: RunPlan, scorer) -> None:

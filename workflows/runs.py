@@ -20,7 +20,7 @@ from typing import Any
 from inference.plan import RANDOM_BASELINE, RunSpec, exact_prompt
 from store.connection import PROJECT_ROOT, connected
 from store.model_runs import ExamReader
-from workflows.run_execution import BATCH_ITEMS, claim_spec
+from workflows.run_execution import BATCH_ITEMS, check_booklet_areas, claim_spec
 from workflows.run_folder import RunFolder, read_run_folders
 
 #: What a run whose status says "running" but whose process is gone is shown as.
@@ -139,6 +139,7 @@ def command_line(spec: RunSpec, db_path: Path) -> str:
         words += ["--model", spec.model]
     for flag, value in (("--gguf-file", spec.backend_options.get("gguf_file")),
                         ("--base-url", spec.backend_options.get("base_url")),
+                        ("--request-timeout", spec.backend_options.get("timeout")),
                         ("--family", spec.family), ("--model-name", spec.model_name)):
         if value:
             words += [flag, str(value)]
@@ -146,6 +147,18 @@ def command_line(spec: RunSpec, db_path: Path) -> str:
 
 
 def prompt_text(db_path: Path, **settings: Any) -> str:
-    """The exact prompt of one item and shuffle (``inference.plan.exact_prompt``'s settings)."""
+    """The exact prompt of one item and shuffle (``inference.plan.exact_prompt``'s settings).
+
+    Raises ValueError for a position outside the booklet or a booklet of another area.
+    """
     with connected(Path(db_path), read_only=True) as con:
-        return exact_prompt(ExamReader(con), **settings)
+        source = ExamReader(con)
+        year, area = settings["year"], settings["area"]
+        booklet = settings.get("booklet") or source.default_booklet(year, area)
+        language = settings.get("lc_language", 1) if area == "LC" else None
+        form = source.load_form(year, int(booklet), language)
+        check_booklet_areas({area: form})
+        if not 1 <= settings["position"] <= form.n_items:
+            raise ValueError(f"position must be 1–{form.n_items} (the sorted position of the "
+                             f"item in {area} booklet {form.booklet_id})")
+        return exact_prompt(source, **settings)

@@ -8,10 +8,13 @@ this package never loads torch or the OpenAI client.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from inference.backends import openai_key
 from inference.backends.base import (
     NO_CHOICE,
+    BackendSettingsError,
     ItemScores,
     LetterScorer,
     LetterScores,
@@ -27,9 +30,27 @@ BACKENDS: dict[str, str] = {
 }
 
 
+#: Checks of a backend's settings that need no import of the backend itself (no torch, no
+#: client library), run before a run writes or sends anything. Backend name -> check(options).
+PREFLIGHT: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "openai": lambda options: openai_key.api_key(options.get("base_url")),
+}
+
+
 def available_backends() -> tuple[str, ...]:
     """Registered backend names."""
     return tuple(BACKENDS)
+
+
+def check_backend(backend: str, options: Mapping[str, Any]) -> None:
+    """Raise BackendSettingsError when ``backend`` with ``options`` cannot work (an unknown
+    backend, no API key for a remote endpoint), without loading the backend."""
+    if backend not in BACKENDS:
+        raise BackendSettingsError(
+            f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
+    check = PREFLIGHT.get(backend)
+    if check is not None:
+        check(options)
 
 
 def make_scorer(backend: str, **options: Any) -> LetterScorer:
@@ -48,11 +69,14 @@ def make_scorer(backend: str, **options: Any) -> LetterScorer:
 __all__ = [
     "BACKENDS",
     "NO_CHOICE",
+    "PREFLIGHT",
+    "BackendSettingsError",
     "ItemScores",
     "LetterScorer",
     "LetterScores",
     "ScoreRequest",
     "ScoringError",
     "available_backends",
+    "check_backend",
     "make_scorer",
 ]

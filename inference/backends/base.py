@@ -31,6 +31,11 @@ class ScoringError(RuntimeError):
     """A backend could not score a request; the message names the item and shuffle."""
 
 
+class BackendSettingsError(ValueError):
+    """A backend cannot be used as set up (e.g. no API key for a remote endpoint); raised before
+    anything is sent."""
+
+
 @dataclass(frozen=True)
 class ScoreRequest:
     """One item and all of its option shuffles.

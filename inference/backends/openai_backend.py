@@ -14,11 +14,16 @@ generated token (plus the generated token itself):
   1e-6. Then the five values are normalised.
 * ``letter_mass`` = the summed probability of the letters actually found (no floors).
 * ``choice`` = the most likely letter *found*; -1 (no answer) when the top-k holds no letter.
+  A run refuses to publish when most of its answers have none (``inference.run_scoring``).
+* impossible values are refused, never scored: a log-probability above 0 or NaN or +inf, or a
+  top-k whose probabilities add up to more than 1 (both beyond ``ROUNDING_SLACK``) raise
+  :class:`ImpossibleLogprobError` at once (an endpoint that sends logits will not mend on retry).
 
 The API key is read from the environment variable ``OPENAI_API_KEY`` only; when it is unset
-and ``base_url`` points at a local server, a dummy key is sent. The key is never logged, put in
-``repr``/``describe()`` or in error messages (messages are redacted and exceptions are raised
-without the client's exception chained, which holds the request headers).
+and ``base_url`` points at a server on this machine, a dummy key is sent; any other endpoint
+without a key is refused when the scorer is made, before any request (``openai_key``). The key
+is never logged, put in ``repr``/``describe()`` or in error messages (messages are redacted and
+exceptions are raised without the client's exception chained, which holds the request headers).
 
 Retries: HTTP 429, 408/409, 5xx, timeouts and connection errors are retried with exponential
 backoff and jitter (``backoff_base·2^k`` capped at ``backoff_max``, times a random factor in
@@ -26,7 +31,8 @@ backoff and jitter (``backoff_base·2^k`` capped at ``backoff_max``, times a ran
 ``max_attempts`` tries in all. A malformed answer (not JSON, no choices, no logprobs) is retried
 up to ``malformed_attempts`` times. Other HTTP errors fail at once. Any final failure raises
 :class:`~inference.backends.base.ScoringError` naming the item and shuffle; ``score`` then
-stops the remaining requests. Requests run on a thread pool of ``concurrency`` workers.
+stops the remaining requests. Requests run on a thread pool of ``concurrency`` workers. Each
+request may take ``timeout`` seconds (``enem-llm run --request-timeout``; default 60).
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import random
 import threading
 import time
@@ -47,15 +52,25 @@ import openai
 
 from enem.areas import OPTION_LETTERS as LETTERS
 from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
+from inference.backends.openai_key import API_KEY_ENV, LOCAL_DUMMY_KEY, api_key
 
 logger = logging.getLogger(__name__)
 
-API_KEY_ENV = "OPENAI_API_KEY"
-LOCAL_DUMMY_KEY = "sk-local-no-auth"
+__all__ = ["API_KEY_ENV", "LOCAL_DUMMY_KEY", "ImpossibleLogprobError", "MalformedResponseError",
+           "OpenAIScorer", "letter_of_token", "letters_from_top_logprobs"]
+
+#: How far a log-probability may sit above 0, and the top-k's total probability above 1, from
+#: the endpoint's floating-point rounding; beyond it the values are impossible.
+ROUNDING_SLACK = 1e-3
 
 
 class MalformedResponseError(ScoringError):
     """The endpoint answered 200 but without usable logprobs."""
+
+
+class ImpossibleLogprobError(ScoringError):
+    """The endpoint's log-probabilities cannot be log-probabilities (above 0, NaN, +inf, or a
+    top-k whose probabilities add up to more than 1)."""
 
 
 class _Malformed(Exception):
@@ -79,14 +94,28 @@ def letters_from_top_logprobs(
 ) -> tuple[np.ndarray, float, int]:
     """(probs (5,) normalised, letter mass, choice index or -1) from (token, logprob) pairs.
 
-    Duplicate tokens count once. See the module docstring for the floor rule.
+    Duplicate tokens count once; a log-probability of -inf (probability 0) is left out. See the
+    module docstring for the floor rule. Raises ImpossibleLogprobError for a log-probability
+    above 0, NaN or +inf, or a top-k whose probabilities add up to more than 1.
     """
     seen: dict[str, float] = {}
     for token, logprob in entries:
-        if token not in seen and logprob is not None and math.isfinite(logprob):
-            seen[token] = float(logprob)
+        if logprob is None:
+            continue
+        logprob = float(logprob)
+        if math.isnan(logprob) or logprob > ROUNDING_SLACK:
+            raise ImpossibleLogprobError(
+                f"impossible log-probability {logprob:.3g} for token {token!r} (a log-probability "
+                "is at most 0): the endpoint does not send log-probabilities (logits or scores?)")
+        if token not in seen and logprob != -math.inf:
+            seen[token] = min(logprob, 0.0)
     if not seen:
         raise _Malformed("no finite logprobs")
+    total = math.fsum(math.exp(logprob) for logprob in seen.values())
+    if total > 1.0 + ROUNDING_SLACK:
+        raise ImpossibleLogprobError(
+            f"impossible top-k: the probabilities of its {len(seen)} tokens add up to "
+            f"{total:.3g}, more than 1: the endpoint does not send log-probabilities")
     found = np.zeros(5)
     hit = np.zeros(5, dtype=bool)
     for token, logprob in seen.items():
@@ -152,11 +181,10 @@ class OpenAIScorer:
             raise ValueError("token_limit_param must be 'max_tokens' or 'max_completion_tokens'")
         if max_attempts < 1 or malformed_attempts < 1 or concurrency < 1:
             raise ValueError("max_attempts, malformed_attempts and concurrency must be >= 1")
-        key = os.environ.get(API_KEY_ENV, "")
-        if not key:
-            if base_url is None:
-                raise ValueError(f"set {API_KEY_ENV} to use the OpenAI API")
-            key = LOCAL_DUMMY_KEY
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise ValueError(f"the request timeout must be a positive number of seconds, "
+                             f"got {timeout!r}")
+        key = api_key(base_url)
         self._secrets = tuple(s for s in (key,) if len(s) >= 4)
         self._client = openai.OpenAI(
             api_key=key, base_url=base_url, timeout=timeout, max_retries=0
@@ -189,6 +217,7 @@ class OpenAIScorer:
             "base_url": self.base_url,
             "temperature": self.temperature,
             "top_logprobs": self.top_logprobs,
+            "timeout": self.timeout,
             "floor": self.floor,
             "token_limit_param": self.token_limit_param,
             "seed": self.seed,
@@ -262,7 +291,7 @@ class OpenAIScorer:
                     ) from None
                 logger.warning("%s: malformed response (%s); retrying", where, exc)
             except ScoringError as exc:
-                raise ScoringError(f"{where}: {exc}") from None
+                raise type(exc)(f"{where}: {exc}") from None
 
     # ------------------------------------------------------------------ interface
 
