@@ -6,6 +6,8 @@ to open an item) or from the pickers below.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -32,6 +34,9 @@ ICC_BIN_WIDTH = 0.25
 HUMAN_MARKS = [*OPTION_LETTERS, BLANK_MARK, MULTIPLE_MARK]
 #: A model's choice is "?" when it gave no usable answer.
 NO_ANSWER = "?"
+#: An item number in the URL: ASCII digits only (``str.isdigit`` also takes "²", which int()
+#: refuses), at most 12 of them (CO_ITEM has 5–6).
+URL_ITEM = re.compile(r"[0-9]{1,12}")
 OPTION_NAMES = {**{letter: letter for letter in OPTION_LETTERS}, BLANK_MARK: "blank",
                 MULTIPLE_MARK: "multiple", NO_ANSWER: "no answer"}
 
@@ -42,8 +47,11 @@ url_item, url_area = st.query_params.get("item"), st.query_params.get("area")
 if url_item and url_item != st.session_state.get("explorer.written"):
     if url_area in AREAS:
         st.session_state["explorer.area"] = url_area
-    if url_item.isdigit():
+    if URL_ITEM.fullmatch(url_item):
         st.session_state["explorer.wanted"] = int(url_item)
+    else:
+        st.warning("The item in this page's link is not an item number (a CO_ITEM such as "
+                   "123456); pick an item below.")
 
 left, right = st.columns([1, 3])
 area = left.selectbox("Area", list(AREAS), key="explorer.area",
