@@ -1,17 +1,61 @@
-"""Flags that several commands share, declared once."""
+"""Flags that several commands share, declared once, and the checked types of flag values."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+from pathlib import Path
 
 from analytics import ESTIMATOR_METHODS
+from cli.errors import UsageError
 from enem.scoring import SCALES
-from store.connection import DB_ENV_VAR
+from store.connection import DB_ENV_VAR, database_path
 
 
-def add_db(parser: argparse.ArgumentParser) -> None:
-    """``--db``: the DuckDB file."""
-    parser.add_argument("--db", help=f"DuckDB file (default: ${DB_ENV_VAR} or data/enem.duckdb)")
+def add_db(parser: argparse.ArgumentParser, global_option: bool = False) -> None:
+    """``--db``: the DuckDB file. It is a global option (``global_option`` on the main parser)
+    that each command takes too, so it goes before or after the command; given in both places,
+    the one after the command wins."""
+    parser.add_argument("--db", default=None if global_option else argparse.SUPPRESS,
+                        help=f"DuckDB file (default: ${DB_ENV_VAR} or data/enem.duckdb)")
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    """The database the parsed ``args`` name: ``--db``, else $ENEM_DB, else the default."""
+    return database_path(getattr(args, "db", None))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def output_file(path: str | os.PathLike) -> Path:
+    """``path`` as a file to write: UsageError unless its folder exists and it is no folder."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; name the file to write")
+    if not path.parent.is_dir():
+        raise UsageError(f"cannot write {path}: there is no folder {path.parent}")
+    return path
 
 
 def add_runs_dir(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +85,6 @@ def scoring_overrides(args: argparse.Namespace) -> dict:
              "theta_range": args.grid_range, "scaling": args.scaling, "scale": args.scale}
     overrides = {key: value for key, value in given.items() if value is not None}
     low, high = overrides.get("theta_range", (0.0, 1.0))
-    if overrides.get("n_quadrature", 2) < 2 or low >= high:
-        raise SystemExit("error: --grid-points must be ≥ 2 and --grid-range LOW < HIGH")
+    if overrides.get("n_quadrature", 2) < 2 or not low < high:
+        raise UsageError("--grid-points must be ≥ 2 and --grid-range LOW < HIGH")
     return overrides

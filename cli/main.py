@@ -12,16 +12,16 @@ import sys
 from pathlib import Path
 
 from analytics import ESTIMATOR_METHODS
-from cli.arguments import add_db
+from cli.arguments import add_db, db_path, output_file
+from cli.errors import Parser, UsageError, error_line, exit_code
 from cli.run_commands import add_run_parser
-from enem.csvfiles import UnusableFileError
 from enem.items import load_items
-from enem.patterns import score_pattern_file
+from enem.patterns import PATTERN_ENCODINGS, score_pattern_file
 from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
 from store.connection import connected, database_path
 from store.queries import overview, year_booklets
 from workflows.demo_build import build_demo_database
-from workflows.ingest import IngestError, ingest_items, ingest_year
+from workflows.ingest import ingest_items, ingest_year
 
 
 def _add_scoring(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +40,8 @@ def _add_scoring(parser: argparse.ArgumentParser) -> None:
 
 def _options(args: argparse.Namespace) -> ScoringOptions:
     low, high = args.grid_range
-    if args.grid_points < 2 or low >= high:
-        raise SystemExit("error: --grid-points must be ≥ 2 and --grid-range LOW < HIGH")
+    if args.grid_points < 2 or not low < high:
+        raise UsageError("--grid-points must be ≥ 2 and --grid-range LOW < HIGH")
     return ScoringOptions(method=args.method, n_quadrature=args.grid_points,
                           theta_range=(low, high), scaling=args.scaling, scale=args.scale)
 
@@ -85,29 +85,36 @@ def cmd_ingest_items(args: argparse.Namespace) -> int:
 
 
 def cmd_score_patterns(args: argparse.Namespace) -> int:
+    output = output_file(args.output)
+    options = _options(args)
     items = load_items(Path(args.items), args.encoding)
-    summary = score_pattern_file(Path(args.patterns), items, Path(args.output), _options(args),
-                                 lc_language=args.lc_language)
+    summary = score_pattern_file(Path(args.patterns), items, output, options,
+                                 lc_language=args.lc_language, encoding=args.patterns_encoding)
     print(f"scored {summary.scored:,} of {summary.rows:,} rows → {args.output}")
-    if summary.failed:
+    if summary.failed and summary.scored:
         print(f"{summary.failed:,} rows could not be scored; see their SCORE_ERROR column")
     for line in summary.nota_lines():
         print(line)
+    if not summary.scored:
+        print(f"error: none of the {summary.rows:,} rows could be scored; see their "
+              f"SCORE_ERROR column in {args.output}", file=sys.stderr)
+        return 1
     return 0
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    path = database_path(args.db)
+    path = db_path(args)
     if not path.exists():
-        print(f"no database at {path}; run `enem-llm demo` or `enem-llm ingest-enem`")
-        return 1
+        raise FileNotFoundError(
+            f"no database at {path}; run `enem-llm demo` or `enem-llm ingest-enem`")
     with connected(path, read_only=True) as con:
         print(overview(con).to_string(index=False))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="enem-llm", description=__doc__.splitlines()[0])
+    parser = Parser(prog="enem-llm", description=__doc__.splitlines()[0])
+    add_db(parser, global_option=True)
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="generate and ingest the synthetic demo year")
@@ -147,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     patterns.add_argument("--lc-language", type=int, choices=(0, 1),
                           help="TP_LINGUA for LC rows that have none (0 English, 1 Spanish)")
     patterns.add_argument("--encoding", default="latin-1", help="items file encoding")
+    patterns.add_argument("--patterns-encoding", choices=PATTERN_ENCODINGS, default="auto",
+                          help="patterns file encoding (default auto: UTF-8 when the whole "
+                               "file is valid UTF-8, else Latin-1)")
     _add_scoring(patterns)
     patterns.set_defaults(run=cmd_score_patterns)
 
@@ -159,18 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; bad input or a failure ends in one ``error:`` line on stderr and a
+    non-zero exit code (``cli.errors``)."""
     try:
+        args = build_parser().parse_args(argv)
         return args.run(args)
-    except UnusableFileError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except IngestError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 3
-    except ValueError as error:  # bad arguments found past argparse (e.g. an unknown item)
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except Exception as error:
+        code = exit_code(error)
+        if code is None:  # not a failure the command line knows: a bug, keep the traceback
+            raise
+        print(error_line(error), file=sys.stderr)
+        return code
 
 
 def run() -> None:

@@ -5,26 +5,46 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
-from cli.arguments import add_db, add_runs_dir, add_scoring_overrides, scoring_overrides
+from cli.arguments import (
+    add_db,
+    add_runs_dir,
+    add_scoring_overrides,
+    db_path,
+    output_file,
+    positive_int,
+    positive_seconds,
+    scoring_overrides,
+)
+from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.plan import RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from store.connection import connected, database_path
+from store.connection import connected
 from workflows import runs as runs_service
 from workflows.question_import import QUESTION_FORMATS, import_questions
-from workflows.results_io import ResultsFormatError, export_run, import_results_summary
-from workflows.run_execution import BATCH_ITEMS, RunCancelled, execute_run
+from workflows.results_io import export_run, import_results_summary
+from workflows.run_execution import BATCH_ITEMS, RunCancelled, check_run, execute_run
+
+#: Backend options the ``run`` flags set: option -> (flag, the one backend that takes it).
+BACKEND_FLAGS = {
+    "gguf_file": ("--gguf-file", "transformers"),
+    "device": ("--device", "transformers"),
+    "batch_size": ("--batch-size", "transformers"),
+    "base_url": ("--base-url", "openai"),
+    "timeout": ("--request-timeout", "openai"),
+}
 
 
 def runs_directory(args: argparse.Namespace) -> Path:
     """Run folders live in ``--runs-dir``, else ``runs/`` beside the database."""
-    return runs_service.runs_directory(database_path(args.db), getattr(args, "runs_dir", None))
+    return runs_service.runs_directory(db_path(args), getattr(args, "runs_dir", None))
 
 
 def add_run_parser(commands) -> None:
@@ -47,14 +67,20 @@ def add_run_parser(commands) -> None:
                      help="booklet per area (default: the lowest valid CO_PROVA)")
     run.add_argument("--gguf-file", help="GGUF file name inside --model (transformers)")
     run.add_argument("--device", help="cuda / cpu (transformers; default: cuda when present)")
-    run.add_argument("--batch-size", type=int, help="prompts per forward pass (transformers)")
+    run.add_argument("--batch-size", type=positive_int,
+                     help="prompts per forward pass (transformers)")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend); the key "
-                                        "is read from OPENAI_API_KEY only")
+                                        "is read from OPENAI_API_KEY only, and checked before "
+                                        "the first request (a server on this machine may go "
+                                        "without one)")
+    run.add_argument("--request-timeout", type=positive_seconds, metavar="SECONDS",
+                     help="seconds one request may take before it is retried (openai backend; "
+                          "default 60); like every backend option, part of the run's settings")
     run.add_argument("--model-name", help="name shown in the dashboard (default: the GGUF "
                                           "file's or the model folder's name)")
     run.add_argument("--family", help="model family, for grouping in the dashboard")
     run.add_argument("--instruction-tuned", action=argparse.BooleanOptionalAction, default=None)
-    run.add_argument("--batch-items", type=int, default=BATCH_ITEMS,
+    run.add_argument("--batch-items", type=positive_int, default=BATCH_ITEMS,
                      help="items scored between two checkpoints (default 4)")
     run.add_argument("--background", action="store_true",
                      help="start the run as a background process and return at once")
@@ -122,10 +148,14 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     """The run spec the ``run`` flags describe."""
     model = model_or_default(args.backend, args.model)
     if not model:
-        raise SystemExit("error: --model is required for this backend")
-    options = {k: v for k, v in (("gguf_file", args.gguf_file), ("device", args.device),
-                                 ("batch_size", args.batch_size), ("base_url", args.base_url))
-               if v is not None}
+        raise UsageError("--model is required for this backend")
+    given = {"gguf_file": args.gguf_file, "device": args.device, "batch_size": args.batch_size,
+             "base_url": args.base_url, "timeout": getattr(args, "request_timeout", None)}
+    options = {k: v for k, v in given.items() if v is not None}
+    for option in options:
+        flag, backend = BACKEND_FLAGS[option]
+        if backend != args.backend:
+            raise UsageError(f"{flag} applies to --backend {backend} only, not {args.backend}")
     return RunSpec(model=model, backend=args.backend, year=args.year, areas=tuple(args.areas),
                    languages=tuple(args.languages), shots=tuple(args.shots),
                    n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
@@ -139,46 +169,49 @@ def booklet_flags(values: list[str]) -> dict[str, int]:
     booklets = {}
     for item in values:
         area, _, booklet = item.partition("=")
-        if area.upper() not in AREAS or not booklet.isdigit():
-            raise SystemExit(f"error: --booklet expects AREA=CO_PROVA, got {item!r}")
+        if area.upper() not in AREAS or not re.fullmatch(r"[0-9]{1,9}", booklet):
+            raise UsageError(f"--booklet expects AREA=CO_PROVA, got {item!r}")
         booklets[area.upper()] = int(booklet)
     return booklets
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
-    runs_dir = runs_directory(args)
+    db, runs_dir = db_path(args), runs_directory(args)
+    check_run(spec, db)  # refuse bad input before a run folder is made or a request is sent
     if args.background:
-        launched = runs_service.start_in_background(spec, database_path(args.db), runs_dir,
+        launched = runs_service.start_in_background(spec, db, runs_dir,
                                                     batch_items=args.batch_items)
         print(json.dumps({"run_id": launched.run_id, "pid": launched.pid,
                           "folder": str(launched.folder)}))
         return 0
-    bar = None
-    if not args.quiet:
-        # The rate and ETA come from the runner, which counts only items scored by this
-        # process; tqdm's own rate would include the units a resumed run found already done.
-        bar = tqdm(unit="item", desc=spec.run_id,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
-                              "[{elapsed}{postfix}]")
+    bars: list[tqdm] = []
 
     def report(status: dict) -> None:
-        if bar is not None:
-            bar.total = status.get("units_total")
-            bar.n = status.get("units_done", 0)
-            rate, eta = status.get("items_per_s"), status.get("eta_s")
-            if rate:
-                bar.set_postfix_str(f"{rate:.2f} items/s, ETA {eta:.0f} s", refresh=False)
-            bar.refresh()
+        if args.quiet:
+            return
+        if not bars:
+            # Drawn from the first finished batch on, so a run refused at its start prints
+            # nothing but its error. The rate and ETA come from the runner, which counts only
+            # items scored by this process (tqdm's own rate would count resumed ones too).
+            bars.append(tqdm(unit="item", desc=spec.run_id,
+                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                        "[{elapsed}{postfix}]"))
+        bar = bars[0]
+        bar.total = status.get("units_total")
+        bar.n = status.get("units_done", 0)
+        rate, eta = status.get("items_per_s"), status.get("eta_s")
+        if rate:
+            bar.set_postfix_str(f"{rate:.2f} items/s, ETA {eta:.0f} s", refresh=False)
+        bar.refresh()
 
     try:
-        outcome = execute_run(spec, database_path(args.db), runs_dir,
-                              batch_items=args.batch_items, progress=report)
+        outcome = execute_run(spec, db, runs_dir, batch_items=args.batch_items, progress=report)
     except RunCancelled as stopped:
         print(stopped, file=sys.stderr)
         return 130
     finally:
-        if bar is not None:
+        for bar in bars:
             bar.close()
     print(f"run {outcome.run_id} {outcome.status}: {outcome.units_done}/{outcome.units_total} "
           f"items in {outcome.seconds:.1f} s")
@@ -186,7 +219,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = runs_service.list_runs(runs_directory(args))
+    runs_dir = runs_directory(args)
+    if runs_dir.exists() and not runs_dir.is_dir():
+        raise UsageError(f"{runs_dir} is not a folder of runs")
+    if getattr(args, "runs_dir", None) is None and not runs_dir.exists():
+        path = db_path(args)
+        if not path.exists():
+            raise FileNotFoundError(f"no database at {path} (and no runs beside it); "
+                                    "run `enem-llm demo` or ingest a year")
+    runs = runs_service.list_runs(runs_dir)
     if not runs:
         print("no runs yet")
         return 0
@@ -196,17 +237,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    try:
-        print(runs_service.cancel(args.run_id, runs_directory(args)))
-    except runs_service.RunNotRunning as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    print(runs_service.cancel(args.run_id, runs_directory(args)))
     return 0
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
     print(runs_service.prompt_text(
-        database_path(args.db), year=args.year, area=args.area, position=args.position,
+        db_path(args), year=args.year, area=args.area, position=args.position,
         language=args.language, shots=args.shots, shuffle=args.shuffle,
         n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
         booklet=args.booklet))
@@ -214,26 +251,24 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 
 
 def cmd_import_results(args: argparse.Namespace) -> int:
-    try:
-        with connected(database_path(args.db)) as con:
-            summary = import_results_summary(con, Path(args.path), scoring_overrides(args))
-    except ResultsFormatError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    overrides = scoring_overrides(args)
+    with connected(db_path(args)) as con:
+        summary = import_results_summary(con, Path(args.path), overrides)
     print("\n".join(summary.lines()))
     return 0
 
 
 def cmd_export_run(args: argparse.Namespace) -> int:
-    with connected(database_path(args.db), read_only=True) as con:
-        rows = export_run(con, args.run_id, Path(args.output))
+    output = output_file(args.output)
+    with connected(db_path(args), read_only=True) as con:
+        rows = export_run(con, args.run_id, output)
     print(f"wrote {rows:,} answers of {args.run_id} to {args.output}")
     return 0
 
 
 def cmd_import_questions(args: argparse.Namespace) -> int:
     summary = import_questions(
-        database_path(args.db), Path(args.path), args.format, booklet_flags(args.booklet),
+        db_path(args), Path(args.path), args.format, booklet_flags(args.booklet),
         area=args.area, year=args.year, language=args.language)
     print("\n".join(summary.lines()))
     for title, messages in (("key differs", summary.key_disagreements),
@@ -242,4 +277,7 @@ def cmd_import_questions(args: argparse.Namespace) -> int:
             print(f"  {title}: {message}", file=sys.stderr)
         if len(messages) > 20:
             print(f"  … and {len(messages) - 20} more", file=sys.stderr)
-    return 0 if summary.stored else 1
+    if not summary.stored:
+        print(f"error: no question text of {args.path} was stored", file=sys.stderr)
+        return 1
+    return 0
