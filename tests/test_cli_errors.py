@@ -18,7 +18,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cli.main import build_parser
+from inference.plan import RunSpec
 from tests.test_pages import ROOT, TIMEOUT, assert_clean
+from workflows.run_folder import RunFolder
 
 #: The sub-commands the parser knows (the test checks ``--help`` lists the same).
 COMMANDS = sorted(next(action for action in build_parser()._actions
@@ -138,6 +140,21 @@ def test_db_goes_before_or_after_the_command(paths):
     assert both.returncode == 0 and both.stdout == after.stdout
     prompt = ["prompt", "--year", "2023", "--area", "MT", "--position", "2"]
     assert enem_llm("--db", paths.db, *prompt).stdout == enem_llm(*prompt, "--db", paths.db).stdout
+
+
+def test_a_run_another_process_holds_is_one_error_line(paths, tmp_path):
+    spec = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",))
+    folder = RunFolder(tmp_path / "runs" / spec.run_id)
+    folder.acquire()
+    try:
+        done = enem_llm("run", "--db", paths.db, "--runs-dir", tmp_path / "runs", "--backend",
+                        "random", "--year", "2023", "--areas", "MT")
+    finally:
+        folder.release()
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), done.stderr
+    assert f"run {spec.run_id} is already being worked on" in lines[0]
 
 
 # --- the dashboard: the item explorer's URL -------------------------------------------------
