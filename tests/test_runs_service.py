@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from cli.run_commands import add_run_parser, spec_from_args
-from inference.plan import RunSpec
+from inference.plan import RANDOM_BASELINE, RunSpec
 from workflows import runs as service
 from workflows.run_execution import execute_run
 from workflows.run_folder import RunFolder
@@ -117,3 +117,19 @@ def test_foreground_and_background_runs_share_one_folder_layout(demo_db, tmp_pat
     [progress] = service.list_runs(tmp_path / "runs")
     assert progress.spec == json.loads(json.dumps(spec.to_dict()))
     assert progress.state == "finished" and not progress.skipped
+
+
+def test_a_spec_that_cannot_work_is_refused_before_a_folder_exists(demo_db, tmp_path):
+    runs_dir = tmp_path / "runs"
+    no_year = RunSpec(model=RANDOM_BASELINE, backend="random", year=1999, areas=("MT",),
+                      languages=("pt",), shots=(0,), n_shuffles=2, seed=1)
+    with pytest.raises(ValueError, match="1999"):
+        service.start_in_background(no_year, demo_db, runs_dir)
+    remote_without_key = RunSpec(model="some-model", backend="openai", year=2023, areas=("MT",),
+                                 languages=("pt",), shots=(0,), n_shuffles=2, seed=1,
+                                 backend_options={"base_url": "https://api.example.org/v1"})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("OPENAI_API_KEY", raising=False)
+        with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+            service.start_in_background(remote_without_key, demo_db, runs_dir)
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())

@@ -20,7 +20,7 @@ from typing import Any
 from inference.plan import RANDOM_BASELINE, RunSpec, exact_prompt
 from store.connection import PROJECT_ROOT, connected
 from store.model_runs import ExamReader
-from workflows.run_execution import BATCH_ITEMS, check_booklet_areas, claim_spec
+from workflows.run_execution import BATCH_ITEMS, check_booklet_areas, check_run, claim_spec
 from workflows.run_folder import RunFolder, read_run_folders
 
 #: What a run whose status says "running" but whose process is gone is shown as.
@@ -104,7 +104,10 @@ def start_in_background(spec: RunSpec, db_path: Path, runs_dir: Path,
                         batch_items: int = BATCH_ITEMS) -> LaunchedRun:
     """Start ``spec`` as a separate process and return at once; its output goes to the run
     folder's ``log.txt``. The spec is written to the folder first, so the worker and any later
-    resume read exactly this spec (a different spec already there is refused)."""
+    resume read exactly this spec (a different spec already there is refused). A spec that
+    cannot work (``check_run``: no key, no such year, a booklet of another area) is refused
+    with ValueError before any folder or process exists."""
+    check_run(spec, db_path)
     folder = RunFolder(Path(runs_dir) / spec.run_id)
     claim_spec(folder, spec)
     command = [sys.executable, "-m", "workflows.run_worker", "--db", str(db_path),
