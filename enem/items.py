@@ -11,6 +11,10 @@ Real files vary by year, and each variant is read here rather than refused:
 * 2020's digital LC booklets carry ``TP_VERSAO_DIGITAL``: two complete 45-item versions under
   one ``CO_PROVA``, version *L* for candidates of ``TP_LINGUA`` *L*;
 * 2013's adapted booklets list every position twice with nothing telling the two apart.
+
+A booklet whose form lacks a position that the area's other forms hold (an item row lost from
+the file) is not scored, and its problem names the missing CO_POSICAO, e.g. ``44 items, not 45
+(CO_POSICAO 136–180 without 152)``; so is a form spanning ITEMS_PER_AREA positions with holes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.irt import ItemBank
-from enem.areas import AREAS, OPTION_LETTERS
+from enem.areas import AREAS, ITEMS_PER_AREA, OPTION_LETTERS
 from enem.csvfiles import check_readable, read_small_csv
 
 REQUIRED_ITEM_COLUMNS: tuple[str, ...] = (
@@ -280,7 +284,49 @@ def _find_invalid_booklets(rows: pd.DataFrame) -> dict[int, str]:
                 label = "" if language is None else f" (TP_LINGUA {language})"
                 invalid[booklet] = f"repeated CO_POSICAO{label}"
                 break
+    invalid.update(_incomplete_forms(rows, invalid))
     return invalid
+
+
+def _incomplete_forms(rows: pd.DataFrame, invalid: dict[int, str]) -> dict[int, str]:
+    """booklet_id → the positions one of its forms lacks, for booklets not already invalid.
+
+    A form lacks positions when its set of CO_POSICAO is a proper subset of its area's usual
+    set (the set most forms of the area hold; the larger on a tie), or, failing that, when it
+    spans ITEMS_PER_AREA positions with some missing.
+    """
+    forms: list[tuple[int, str, int | None, frozenset[int]]] = []
+    for booklet_id, booklet_rows in rows.dropna(subset=["booklet_id"]).groupby("booklet_id"):
+        if int(booklet_id) in invalid:
+            continue
+        for language, form_rows in _form_row_sets(booklet_rows):
+            positions = frozenset(int(p) for p in form_rows["co_posicao"].dropna())
+            forms.append((int(booklet_id), str(booklet_rows["area"].iloc[0]), language,
+                          positions))
+    usual: dict[str, frozenset[int]] = {}
+    for area in {area for _, area, _, _ in forms}:
+        counts: dict[frozenset[int], int] = {}
+        for _, form_area, _, positions in forms:
+            if form_area == area:
+                counts[positions] = counts.get(positions, 0) + 1
+        usual[area] = max(counts, key=lambda s: (counts[s], len(s)))
+    found: dict[int, str] = {}
+    for booklet, area, language, positions in forms:
+        if booklet in found or not positions:
+            continue
+        expected = usual[area]
+        if not positions < expected:
+            low, high = min(positions), max(positions)
+            if high - low + 1 != ITEMS_PER_AREA:
+                continue
+            expected = frozenset(range(low, high + 1))
+        missing = sorted(expected - positions)
+        if missing:
+            shown = ", ".join(str(p) for p in missing[:10]) + (", …" if len(missing) > 10 else "")
+            label = "" if language is None else f" for TP_LINGUA {language}"
+            found[booklet] = (f"{len(positions)} items, not {len(expected)} (CO_POSICAO "
+                              f"{min(expected)}–{max(expected)} without {shown}){label}")
+    return found
 
 
 def _version_problem(booklet_rows: pd.DataFrame) -> str | None:
