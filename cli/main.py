@@ -21,7 +21,7 @@ from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
 from store.connection import connected, database_path
 from store.queries import overview, year_booklets
 from workflows.demo_build import build_demo_database
-from workflows.ingest import ingest_items, ingest_year
+from workflows.ingest import SHRINK_LIMIT, ingest_items, ingest_year
 
 
 def _add_scoring(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +62,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     options = _options(args)
     summary = ingest_year(database_path(args.db), args.year, Path(args.microdata),
                           Path(args.items), encoding=args.encoding, progress=not args.quiet,
-                          options=options)
+                          options=options, allow_shrink=args.allow_shrink)
     print("\n".join(summary.lines()))
     print(f"  scoring: {options.describe()}")
     return 0
@@ -133,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
     ingest.add_argument("--encoding", default="latin-1", help="file encoding (INEP: latin-1)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--allow-shrink", action="store_true",
+                        help=f"replace the year even with under {100 * SHRINK_LIMIT:.0f}%% of the "
+                             "candidates it holds now, or from a file that ends mid-line "
+                             "(refused otherwise)")
     _add_scoring(ingest)
     ingest.set_defaults(run=cmd_ingest)
 

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from enem.areas import AREAS
-from enem.csvfiles import UnusableFileError, check_readable
+from enem.csvfiles import FieldCheck, LineScan, UnusableFileError, check_readable, scan_lines
 
 ID_COLUMNS = ("NU_INSCRICAO", "NU_SEQUENCIAL")
+YEAR_COLUMN = "NU_ANO"
+#: Share of well-formed rows whose NU_ANO differs from --year above which the file is refused.
+WRONG_YEAR_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -49,3 +52,55 @@ def detect_layout(path: Path, encoding: str) -> MicrodataLayout:
         raise UnusableFileError(f"{path}: missing column(s) {', '.join(missing)}")
     name = "resultados" if id_column == "NU_SEQUENCIAL" else "microdados"
     return MicrodataLayout(name=name, id_column=id_column, header=tuple(header))
+
+
+def year_values(year: int) -> tuple[str, ...]:
+    """NU_ANO texts (after trimming spaces) that agree with ``year``; empty agrees too."""
+    return ("", str(year), f"{year}.0")
+
+
+def year_reason(year: int) -> str:
+    """Reject reason of a row whose NU_ANO is another year."""
+    return f"{YEAR_COLUMN} differs from --year {year}"
+
+
+def duplicate_reason(layout: MicrodataLayout) -> str:
+    """Reject reason of a later line repeating an examinee id."""
+    return f"duplicate {layout.id_column} (an earlier line has it; the first is kept)"
+
+
+def scan_microdata(path: Path, layout: MicrodataLayout, year: int, encoding: str) -> LineScan:
+    """Classify every line of the microdata file; UnusableFileError if no row can be used.
+
+    Refused: a file with a header and no rows, one whose every line is malformed, and one
+    whose NU_ANO disagrees with ``year`` on more than WRONG_YEAR_SHARE of its rows.
+    """
+    check = (FieldCheck(layout.header.index(YEAR_COLUMN), YEAR_COLUMN, year_values(year))
+             if layout.has(YEAR_COLUMN) else None)
+    scan = scan_lines(Path(path), len(layout.header), encoding, check)
+    problem = unusable_scan_problem(scan, year)
+    if problem:
+        raise UnusableFileError(f"{path}: {problem}")
+    return scan
+
+
+def unusable_scan_problem(scan: LineScan, year: int) -> str | None:
+    """Why a scanned microdata file cannot be used at all, or None."""
+    if scan.lines == 0:
+        return ("the file has a header and no rows (`ingest-items` stores a year's items "
+                "without candidates)")
+    if scan.well_formed == 0:
+        counts = "; ".join(f"{tally.count:,} × {reason}" for reason, tally in
+                           sorted(scan.malformed.items(), key=lambda kv: -kv[1].count))
+        first = min((tally.samples[0] for tally in scan.malformed.values() if tally.samples),
+                    default=None)
+        example = f"; e.g. line {first[0]}: {first[1]}" if first else ""
+        return (f"no usable row: all {scan.lines:,} lines are malformed ({counts}){example}; "
+                f"the header has {scan.n_fields} ';'-separated columns")
+    if scan.off_value.count > WRONG_YEAR_SHARE * scan.well_formed:
+        value, count = scan.off_values.most_common(1)[0]
+        rest = scan.off_value.count - count
+        others = f" (and other values on {rest:,})" if rest else ""
+        return (f"{YEAR_COLUMN} is {value} on {count:,} of {scan.well_formed:,} rows{others}, "
+                f"not --year {year}: is this the {value} file?")
+    return None

@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 from enem.areas import AREAS
-from enem.microdata import MicrodataLayout
+from enem.microdata import YEAR_COLUMN, MicrodataLayout
+
+#: The ``examinees`` columns after ``year``, in table order (the SELECT list names each).
+EXAMINEE_COLUMNS: tuple[str, ...] = (
+    ("examinee_id", "language", "state", "school_type", "sex", "race", "age_band", "income")
+    + tuple(f"presence_{area.lower()}" for area in AREAS)
+    + tuple(f"booklet_{area.lower()}" for area in AREAS)
+    + tuple(f"nota_official_{area.lower()}" for area in AREAS)
+    + tuple(f"responses_{area.lower()}" for area in AREAS)
+)
+
+
+def year_filter_sql(layout: MicrodataLayout) -> str:
+    """WHERE condition keeping the raw rows whose NU_ANO is one of the bound list ``$years``
+    (``enem.microdata.year_values``; empty counts as agreeing). True without NU_ANO."""
+    if not layout.has(YEAR_COLUMN):
+        return "len($years) >= 0"  # still names the parameter, which is always bound
+    return f"list_contains($years, coalesce(trim({YEAR_COLUMN}), ''))"
 
 
 def examinee_select_sql(layout: MicrodataLayout) -> str:
-    """SELECT list (after ``$year``) producing the ``examinees`` columns from the raw CSV."""
+    """SELECT list (after ``$year``) producing the ``examinees`` columns from the raw CSV, each
+    named as its column."""
 
     def optional(expression: str, column: str, cast: str) -> str:
         return expression if layout.has(column) else f"CAST(NULL AS {cast})"
@@ -41,4 +59,5 @@ def examinee_select_sql(layout: MicrodataLayout) -> str:
         for area in AREAS
     ]
     parts += [f"trim(TX_RESPOSTAS_{area})" for area in AREAS]
-    return ", ".join(parts)
+    return ", ".join(f"{part} AS {name}" for part, name in zip(parts, EXAMINEE_COLUMNS,
+                                                               strict=True))

@@ -13,16 +13,14 @@ import pandas as pd
 import pyarrow as pa
 
 from enem.areas import AREAS
-from enem.csvfiles import csv_source_sql
+from enem.csvfiles import REJECT_SAMPLES, csv_source_sql
 from enem.items import ItemsTable
 from enem.microdata import MicrodataLayout
 from enem.score_batches import BookletAudit
 from store.connection import insert_rows
-from store.examinee_sql import examinee_select_sql
+from store.examinee_sql import examinee_select_sql, year_filter_sql
 from store.schema import YEAR_TABLES
 
-#: DuckDB's temporary table for malformed CSV lines of the microdata file.
-CSV_REJECTS = "csv_rejects"
 #: Bounded memory for full-size years.
 MEMORY_LIMIT = "1GB"
 
@@ -97,34 +95,90 @@ def write_booklet_audit(con: duckdb.DuckDBPyConnection, year: int,
     ]))
 
 
-def load_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,
-                   layout: MicrodataLayout, encoding: str, ingest_id: int) -> tuple[int, list]:
-    """Stream the microdata CSV into ``examinees``; malformed lines go to ``rejects``.
+def examinee_count(con: duckdb.DuckDBPyConnection, year: int) -> int:
+    """Examinees ``year`` holds."""
+    return con.execute("SELECT count(*) FROM examinees WHERE year = ?", [year]).fetchone()[0]
 
-    Returns (rows inserted, reasons of the malformed lines, one per line).
+
+def load_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,
+                   layout: MicrodataLayout, encoding: str, years: list[str]) -> int:
+    """Stream the microdata CSV into ``examinees``; returns the rows inserted.
+
+    The reader skips malformed lines and keeps nothing of them (the caller's line scan counts
+    them); rows whose NU_ANO is not one of ``years`` are left out.
     """
-    source = csv_source_sql(encoding, rejects=CSV_REJECTS)
-    columns = {name: "VARCHAR" for name in layout.header}
+    return con.execute(
+        f"""INSERT INTO examinees SELECT $year, {examinee_select_sql(layout)}
+            FROM {csv_source_sql(encoding, skip_malformed=True)} WHERE {year_filter_sql(layout)}""",
+        {"year": year, "path": str(microdata), "columns": _columns(layout), "years": years},
+    ).fetchone()[0]
+
+
+def drop_duplicate_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,
+                             layout: MicrodataLayout, encoding: str,
+                             years: list[str]) -> tuple[int, list[tuple[int, str, int]]]:
+    """Keep, of every examinee id that ``year`` holds more than once, the row read first.
+
+    Rows are numbered in file order by re-reading only the duplicated ids with insertion order
+    preserved (the 1-based ordinal counts the rows the reader returns). Returns (rows dropped,
+    the first REJECT_SAMPLES of them as (ordinal, examinee_id, ordinal of the kept row)).
+    """
     con.execute(
-        f"INSERT INTO examinees SELECT $year, {examinee_select_sql(layout)} FROM {source}",
-        {"year": year, "path": str(microdata), "columns": columns},
-    )
-    inserted = con.execute(
-        "SELECT count(*) FROM examinees WHERE year = ?", [year]).fetchone()[0]
-    csv_rejects = con.execute(
-        # DuckDB reports a short line once per missing column: keep one row per line.
-        f"""SELECT line, arg_min(error_type, column_idx),
-                   arg_min(error_message, column_idx) || ': ' || left(any_value(csv_line), 200)
-            FROM {CSV_REJECTS} GROUP BY line ORDER BY line"""
-    ).fetchall()
-    reasons = [f"malformed line ({r[1].lower()})" for r in csv_rejects]
-    if csv_rejects:
-        insert_rows(con, "rejects", pd.DataFrame({
-            "ingest_id": ingest_id, "year": year, "kind": "csv",
-            "line": [r[0] for r in csv_rejects], "examinee_id": None, "area": None,
-            "reason": reasons, "detail": [r[2] for r in csv_rejects],
-        }))
-    return inserted, reasons
+        """CREATE OR REPLACE TEMP TABLE duplicate_ids AS
+           SELECT examinee_id FROM examinees WHERE year = ? AND examinee_id IS NOT NULL
+           GROUP BY examinee_id HAVING count(*) > 1""", [year])
+    try:
+        if not con.execute("SELECT count(*) FROM duplicate_ids").fetchone()[0]:
+            return 0, []
+        con.execute("SET preserve_insertion_order = true")
+        try:
+            con.execute(
+                f"""CREATE OR REPLACE TEMP TABLE duplicate_rows AS
+                    SELECT ordinal, $year AS year, {examinee_select_sql(layout)} FROM (
+                        SELECT row_number() OVER () AS ordinal, *
+                        FROM {csv_source_sql(encoding, skip_malformed=True)})
+                    WHERE {year_filter_sql(layout)}
+                      AND trim({layout.id_column}) IN (SELECT examinee_id FROM duplicate_ids)""",
+                {"year": year, "path": str(microdata), "columns": _columns(layout),
+                 "years": years})
+        finally:
+            con.execute("SET preserve_insertion_order = false")
+        con.execute("""DELETE FROM examinees WHERE year = ?
+                       AND examinee_id IN (SELECT examinee_id FROM duplicate_ids)""", [year])
+        con.execute("""INSERT INTO examinees SELECT * EXCLUDE (ordinal) FROM duplicate_rows
+                       QUALIFY row_number() OVER (PARTITION BY examinee_id ORDER BY ordinal) = 1""")
+        later = """SELECT ordinal, examinee_id,
+                          min(ordinal) OVER (PARTITION BY examinee_id) AS kept
+                   FROM duplicate_rows QUALIFY ordinal > kept"""
+        dropped = con.execute(f"SELECT count(*) FROM ({later})").fetchone()[0]
+        samples = con.execute(f"{later} ORDER BY ordinal LIMIT ?", [REJECT_SAMPLES]).fetchall()
+        return dropped, [(int(o), str(e), int(k)) for o, e, k in samples]
+    finally:
+        con.execute("DROP TABLE IF EXISTS duplicate_rows")
+        con.execute("DROP TABLE IF EXISTS duplicate_ids")
+
+
+def insert_line_rejects(con: duckdb.DuckDBPyConnection, ingest_id: int, year: int, reason: str,
+                        total: int, samples: list[tuple[int | None, str | None, str]]) -> None:
+    """Rejected file lines of one reason: the sample ``(line, examinee_id, detail)`` rows.
+
+    When the sample is smaller than ``total`` the stored reason says so, e.g.
+    ``… (3,900,000 lines; the first 100 kept)``, so counting rows never understates it.
+    """
+    if not samples:
+        return
+    if total > len(samples):
+        reason = f"{reason} ({total:,} lines; the first {len(samples)} kept)"
+    insert_rows(con, "rejects", pd.DataFrame({
+        "ingest_id": ingest_id, "year": year, "kind": "csv",
+        "line": pd.array([line for line, _, _ in samples], dtype="Int64"),
+        "examinee_id": [examinee for _, examinee, _ in samples], "area": None,
+        "reason": reason, "detail": [detail for _, _, detail in samples],
+    }))
+
+
+def _columns(layout: MicrodataLayout) -> dict[str, str]:
+    return {name: "VARCHAR" for name in layout.header}
 
 
 def present_count(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int:

@@ -4,6 +4,21 @@ The whole year is written in one transaction: a failure at any point rolls back 
 database exactly as it was, and re-ingesting a year replaces it in one step. Files that cannot
 be used at all are refused before the database is touched. The SQL lives in
 ``store.year_tables``; the scoring in ``enem.score_batches`` and ``enem.item_statistics``.
+
+Nothing that fails validation replaces a year:
+
+* every line of the microdata is classified first (``enem.microdata.scan_microdata``): a file
+  with no rows, only malformed lines, or another year's NU_ANO on most rows is refused before
+  the database is opened;
+* a year that holds candidates is not replaced by an ingest that would keep fewer than
+  SHRINK_LIMIT (90%) of them, nor by a file that ends mid-line (its last line has no line end
+  and too few fields) with fewer rows than the year holds, unless ``allow_shrink`` (the
+  ``--allow-shrink`` flag) is given. The check runs on the line scan before anything is written
+  and again, inside the transaction, on the rows actually stored. The synthetic demo, rebuilt
+  at whatever size is asked, is exempt;
+* bad lines are all counted by reason (malformed lines, rows of another NU_ANO, later
+  repetitions of an examinee id, of which the first line is kept) and the first REJECT_SAMPLES
+  of each reason are stored in ``rejects`` with their line numbers.
 """
 
 from __future__ import annotations
@@ -17,10 +32,16 @@ from pathlib import Path
 from tqdm import tqdm
 
 from enem.areas import AREAS
-from enem.csvfiles import UnusableFileError
+from enem.csvfiles import LineScan, UnusableFileError
 from enem.item_statistics import area_item_frames
 from enem.items import ItemsTable, load_items
-from enem.microdata import detect_layout
+from enem.microdata import (
+    detect_layout,
+    duplicate_reason,
+    scan_microdata,
+    year_reason,
+    year_values,
+)
 from enem.score_batches import (
     AreaAccumulator,
     BatchResult,
@@ -36,6 +57,12 @@ from store.histograms import build_histograms
 BATCH_ROWS = 250_000
 #: The ``ingests.layout`` of a year stored from its item file alone.
 ITEMS_ONLY_LAYOUT = "items-only"
+#: Replacing a year with fewer than this share of the candidates it holds needs allow_shrink.
+SHRINK_LIMIT = 0.9
+#: Reason of the lines the CSV reader skipped beyond those the line scan found: bytes that are
+#: not UTF-8 in a column read (with --encoding utf-8), or a line within a byte or two of the
+#: maximum line size.
+UNSCANNED_REJECT = "malformed line (skipped by the CSV reader, e.g. bytes that are not UTF-8)"
 
 
 class IngestError(RuntimeError):
@@ -57,10 +84,17 @@ class IngestSummary:
     seconds: float = 0.0
     reject_reasons: Counter = field(default_factory=Counter)
     booklet_audit: list[BookletAudit] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def reject(self, reason: str, count: int) -> None:
+        """Count ``count`` rejected rows or lines of one reason."""
+        self.rows_rejected += count
+        self.reject_reasons[reason] += count
 
     def lines(self) -> list[str]:
         """Human-readable summary lines."""
-        out = [
+        out = [f"  warning: {warning}" for warning in self.warnings]
+        out += [
             f"year {self.year} ({self.layout} layout) ingested in {self.seconds:.1f} s",
             f"  rows read:        {self.rows_read:,}",
             f"  area records present: {self.records_present:,}",
@@ -88,29 +122,55 @@ def ingest_year(
     options: ScoringOptions = DEFAULT_OPTIONS,
     batch_rows: int = BATCH_ROWS,
     progress: bool = True,
+    allow_shrink: bool = False,
 ) -> IngestSummary:
     """Read, validate, score and aggregate one year into the database at ``db_path``.
 
-    Raises UnusableFileError (file refused, nothing written) or IngestError (stopped midway,
-    rolled back). Rows that cannot be used are counted and kept in ``rejects`` with a reason.
+    Raises UnusableFileError (file refused, nothing written) or IngestError (refused or stopped
+    midway; the database is unchanged). Rows that cannot be used are counted by reason and a
+    sample of each reason is kept in ``rejects``. ``allow_shrink`` lets the ingest replace a
+    year with far fewer candidates than it holds (see the module's docstring).
     """
     started = time.monotonic()
-    items = load_items(Path(items_file), encoding)
-    layout = detect_layout(Path(microdata), encoding)
+    microdata, items_file = Path(microdata), Path(items_file)
+    items = load_items(items_file, encoding)
+    layout = detect_layout(microdata, encoding)
     if not items.forms:
         raise UnusableFileError(f"{items_file}: no booklet can be scored: {_first_problems(items)}")
-    con = open_database(Path(db_path))
-    year_tables.configure_bulk_session(con)
-    summary = IngestSummary(year=year, layout=layout.name)
+    scan = scan_microdata(microdata, layout, year, encoding)
+    summary = IngestSummary(year=year, layout=layout.name, rows_read=scan.lines)
+    if not scan.ends_with_newline:
+        summary.warnings.append(_cut_short(scan) + ": the file may be cut short")
+    allow_shrink = allow_shrink or is_synthetic
+    con = open_database(db_path)
     try:
+        previous = year_tables.examinee_count(con, year)
+        usable = scan.well_formed - scan.off_value.count
+        if not allow_shrink:
+            _refuse_shrink(year, previous, usable, scan)
+        year_tables.configure_bulk_session(con)
         con.execute("BEGIN TRANSACTION")
+    except BaseException:
+        con.close()
+        raise
+    try:
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
-        summary.rows_read, malformed = year_tables.load_examinees(
-            con, year, Path(microdata), layout, encoding, ingest_id)
-        summary.rows_read += len(malformed)
-        summary.rows_rejected += len(malformed)
-        summary.reject_reasons.update(malformed)
+        years = list(year_values(year))
+        inserted = year_tables.load_examinees(con, year, microdata, layout, encoding, years)
+        _line_rejects(con, ingest_id, year, scan, inserted, summary)
+        dropped, samples = year_tables.drop_duplicate_examinees(
+            con, year, microdata, layout, encoding, years)
+        if dropped:
+            reason = duplicate_reason(layout)
+            year_tables.insert_line_rejects(con, ingest_id, year, reason, dropped,
+                                            _duplicate_samples(scan, samples))
+            summary.reject(reason, dropped)
+        stored = inserted - dropped
+        if stored == 0:
+            raise IngestError(f"{microdata}: no row could be stored; the year is unchanged")
+        if not allow_shrink:
+            _refuse_shrink(year, previous, stored, scan, dropped)
         _score_areas(con, year, items, options, batch_rows, progress, ingest_id, summary)
         if summary.records_present and not summary.patterns_scored:
             raise IngestError(
@@ -136,6 +196,62 @@ def ingest_year(
         raise IngestError(f"ingest of {year} stopped and was rolled back: {error}") from error
     con.close()
     return summary
+
+
+def _duplicate_samples(scan: LineScan, samples: list[tuple[int, str, int]]):
+    """(line, examinee id, "first on line N") of repeated rows given by reader ordinals."""
+    dropped = scan.row_lines([ordinal for ordinal, _, _ in samples])
+    kept = scan.row_lines([first for _, _, first in samples])
+    return [(int(line), examinee, f"first on line {int(first)}")
+            for line, first, (_, examinee, _) in zip(dropped, kept, samples)]
+
+
+def _cut_short(scan: LineScan) -> str:
+    return (f"the last line (line {scan.last_line:,}, {scan.last_line_fields} of "
+            f"{scan.n_fields} fields) has no line end")
+
+
+def _refuse_shrink(year: int, previous: int, rows: int, scan: LineScan, dropped: int = 0) -> None:
+    """IngestError when ``rows`` usable rows would replace a year holding ``previous``
+    candidates with under SHRINK_LIMIT of them, or with fewer from a file that ends mid-line."""
+    if not previous:
+        return
+    cut = not scan.ends_with_newline and scan.last_line_fields < scan.n_fields
+    if rows >= SHRINK_LIMIT * previous and not (cut and rows < previous):
+        return
+    after = f" after dropping {dropped:,} repeated ids" if dropped else ""
+    first = (f"refusing to replace year {year}: the new file has {rows:,} usable rows{after}, "
+             f"{100 * rows / previous:.0f}% of the {previous:,} candidates the year holds now "
+             f"(the limit is {SHRINK_LIMIT:.0%})")
+    why = [first]
+    if cut:
+        why.append(_cut_short(scan) + ", so the file looks cut short")
+    if scan.malformed_count:
+        why.append(f"{scan.malformed_count:,} lines are malformed")
+    why.append("pass --allow-shrink to replace it anyway; the database is unchanged")
+    raise IngestError("; ".join(why))
+
+
+def _line_rejects(con, ingest_id: int, year: int, scan: LineScan, inserted: int,
+                  summary: IngestSummary) -> None:
+    """Count the lines the reader skipped or the NU_ANO check left out, and store samples."""
+    tallies = dict(scan.malformed)
+    if scan.off_value.count:
+        tallies[year_reason(year)] = scan.off_value
+    for reason, tally in tallies.items():
+        year_tables.insert_line_rejects(con, ingest_id, year, reason, tally.count,
+                                        [(line, None, text) for line, text in tally.samples])
+        summary.reject(reason, tally.count)
+    expected = scan.well_formed - scan.off_value.count
+    if inserted < expected:
+        # Lines whose bytes are not UTF-8 in a column the load reads, or within a byte or two
+        # of the maximum line size (DuckDB's limit depends on where a line falls in its buffers).
+        summary.reject(UNSCANNED_REJECT, expected - inserted)
+        summary.warnings.append(f"the CSV reader skipped {expected - inserted:,} lines the line "
+                                "scan took as well-formed; they are counted, not listed")
+    elif inserted > expected:
+        summary.warnings.append(f"the CSV reader read {inserted - expected:,} lines the line "
+                                "scan counted as rejects; the reject counts overstate them")
 
 
 def ingest_items(
@@ -192,8 +308,7 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
                  summary: IngestSummary) -> None:
     summary.records_present = sum(year_tables.present_count(con, year, area) for area in AREAS)
     for reason, count in year_tables.reject_bad_presence(con, year, ingest_id).items():
-        summary.rows_rejected += count
-        summary.reject_reasons[reason] += count
+        summary.reject(reason, count)
     bar = tqdm(total=summary.records_present, unit="rec", desc=f"scoring {year}",
                disable=not progress, leave=False)
     for area in AREAS:
