@@ -1,7 +1,9 @@
 """Ingest one ENEM year: INEP files → examinees, scores, rejects and aggregates, atomically.
 
-The whole year is written in one transaction: a failure at any point rolls back and leaves the
-database exactly as it was, and re-ingesting a year replaces it in one step. Files that cannot
+The whole year is written in one write session (``store.connection.writing``: a copy of the
+store swapped in when it is complete): a failure at any point leaves the database exactly as it
+was, re-ingesting a year replaces it in one step, and the dashboard keeps reading the previous
+state meanwhile. Files that cannot
 be used at all are refused before the database is touched. The SQL lives in
 ``store.year_tables``; the scoring in ``enem.score_batches`` and ``enem.item_statistics``.
 
@@ -14,7 +16,7 @@ Nothing that fails validation replaces a year:
   SHRINK_LIMIT (90%) of them, nor by a file that ends mid-line (its last line has no line end
   and too few fields) with fewer rows than the year holds, unless ``allow_shrink`` (the
   ``--allow-shrink`` flag) is given. The check runs on the line scan before anything is written
-  and again, inside the transaction, on the rows actually stored. The synthetic demo, rebuilt
+  and again, inside the write session, on the rows actually stored. The synthetic demo, rebuilt
   at whatever size is asked, is exempt;
 * bad lines are all counted by reason (malformed lines, rows of another NU_ANO, later
   repetitions of an examinee id, of which the first line is kept) and the first REJECT_SAMPLES
@@ -26,9 +28,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 from tqdm import tqdm
 
 from enem.areas import AREAS
@@ -51,7 +56,7 @@ from enem.score_batches import (
 )
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
-from store.connection import insert_rows, open_database
+from store.connection import insert_rows, writing
 from store.histograms import build_histograms
 
 BATCH_ROWS = 250_000
@@ -142,18 +147,12 @@ def ingest_year(
     if not scan.ends_with_newline:
         summary.warnings.append(_cut_short(scan) + ": the file may be cut short")
     allow_shrink = allow_shrink or is_synthetic
-    con = open_database(db_path)
-    try:
+    with _writing_year(db_path, f"ingest of {year}") as con:
         previous = year_tables.examinee_count(con, year)
         usable = scan.well_formed - scan.off_value.count
         if not allow_shrink:
             _refuse_shrink(year, previous, usable, scan)
         year_tables.configure_bulk_session(con)
-        con.execute("BEGIN TRANSACTION")
-    except BaseException:
-        con.close()
-        raise
-    try:
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
         years = list(year_values(year))
@@ -187,14 +186,6 @@ def ingest_year(
             "patterns_scored": summary.patterns_scored, "rows_rejected": summary.rows_rejected,
             "nota_checked": summary.nota_checked, "nota_matched": summary.nota_matched,
             "is_synthetic": is_synthetic, "scoring": json.dumps(options.as_dict())})
-        con.execute("COMMIT")
-    except BaseException as error:
-        con.execute("ROLLBACK")
-        con.close()
-        if isinstance(error, (IngestError, UnusableFileError, KeyboardInterrupt)):
-            raise
-        raise IngestError(f"ingest of {year} stopped and was rolled back: {error}") from error
-    con.close()
     return summary
 
 
@@ -254,6 +245,20 @@ def _line_rejects(con, ingest_id: int, year: int, scan: LineScan, inserted: int,
                                 "scan counted as rejects; the reject counts overstate them")
 
 
+@contextmanager
+def _writing_year(db_path: Path, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A write session on the store (``store.connection.writing``): everything done in it
+    appears at once when it ends, and nothing when it raises. Unexpected failures become one
+    IngestError naming ``what`` stopped."""
+    try:
+        with writing(Path(db_path)) as con:
+            yield con
+    except (IngestError, UnusableFileError):
+        raise
+    except Exception as error:
+        raise IngestError(f"{what} stopped and was rolled back; the database is unchanged: {error}") from error
+
+
 def ingest_items(
     db_path: Path,
     year: int,
@@ -272,10 +277,8 @@ def ingest_items(
     items = load_items(Path(items_file), encoding)
     if not items.forms:
         raise UnusableFileError(f"{items_file}: no booklet can be scored: {_first_problems(items)}")
-    con = open_database(Path(db_path))
     summary = IngestSummary(year=year, layout=ITEMS_ONLY_LAYOUT)
-    try:
-        con.execute("BEGIN TRANSACTION")
+    with _writing_year(db_path, f"items ingest of {year}") as con:
         if year_tables.holds_candidates(con, year):
             raise IngestError(
                 f"year {year} already holds candidates from a microdata ingest; "
@@ -289,14 +292,6 @@ def ingest_items(
             "rows_read": 0, "records_present": 0, "patterns_scored": 0, "rows_rejected": 0,
             "nota_checked": 0, "nota_matched": 0, "is_synthetic": False,
             "scoring": json.dumps(options.as_dict()), "items_only": True})
-        con.execute("COMMIT")
-    except BaseException as error:
-        con.execute("ROLLBACK")
-        con.close()
-        if isinstance(error, (IngestError, UnusableFileError, KeyboardInterrupt)):
-            raise
-        raise IngestError(f"items ingest of {year} stopped and was rolled back: {error}") from error
-    con.close()
     return summary
 
 
