@@ -42,29 +42,23 @@ def database_path(explicit: str | os.PathLike | None = None) -> Path:
     return DEFAULT_DB_PATH
 
 
-def open_database(path: Path, read_only: bool = False, wait_seconds: float = 30.0):
-    """Open the DuckDB file, creating it and its schema when writing.
+def open_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the live file (writers use :func:`writing` instead).
 
-    DuckDB lets one process write a file at a time; when another holds the lock this retries
-    for ``wait_seconds`` before giving up with a readable error.
+    Writers never hold the live file, so a lock conflict only comes from a program outside this
+    project; it is retried for ``wait_seconds`` before giving up with DuckDB's error.
     """
     path = Path(path)
-    if read_only and not path.exists():
+    if not path.exists():
         raise FileNotFoundError(f"no database at {path}; run `enem-llm demo` or ingest a year")
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_seconds
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
-            break
+            return duckdb.connect(str(path), read_only=True)
         except duckdb.IOException as error:
             if "lock" not in str(error).lower() or time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
-    if not read_only:
-        ensure_schema(con)
-    return con
 
 
 @contextmanager
@@ -75,7 +69,7 @@ def connected(path: Path, read_only: bool = False):
         with writing(path) as con:
             yield con
         return
-    con = open_database(path, read_only=True)
+    con = open_reader(path)
     try:
         yield con
     finally:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from store.connection import insert_rows, open_database
+from store.connection import insert_rows, writing
 from store.schema import SCHEMA_VERSION, TABLES
 from tests.model_fixtures import add_test_model_runs
 from tests.test_pages import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
@@ -93,21 +93,28 @@ def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
 
 def test_a_schema_1_file_is_upgraded_in_place(tmp_path):
     path = tmp_path / "old.duckdb"
-    con = open_database(path)
     added = {"ingests": ["scoring", "items_only"], "booklets": ["note"], "items": ["version"],
              "model_runs": ["years", "repetition", "prompt_type", "temperature", "source",
                             "scoring", "label"],
              "model_scores": ["sampling_seed", "published_theta", "published_se",
                               "published_lz"]}
-    for table, columns in added.items():
-        for column in columns:
-            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    con.execute("DROP TABLE booklet_audit")
-    con.execute("DROP TABLE item_attributes")
-    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    con.close()
+    with writing(path) as con:  # a current file, taken back to what schema 1 made
+        for table, columns in added.items():
+            for column in columns:
+                con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        con.execute("DROP TABLE booklet_audit")
+        con.execute("DROP TABLE item_attributes")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    old = duckdb.connect(str(path), read_only=True)
+    assert "label" not in [row[0] for row in old.execute("DESCRIBE model_runs").fetchall()]
+    old.close()
 
-    con = open_database(path)
+    with writing(path) as con:
+        check_upgraded(con, added)
+
+
+def check_upgraded(con, added: dict[str, list[str]]) -> None:
+    """The schema-1 file opened for writing has every column of today's schema, in order."""
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     assert int(version) == SCHEMA_VERSION
     for table, columns in added.items():
@@ -120,4 +127,3 @@ def test_a_schema_1_file_is_upgraded_in_place(tmp_path):
                                                  "label": ["m · 0-shot · 1 shuffles"]}))
     assert con.execute("SELECT label, years FROM model_runs").fetchall() == [
         ("m · 0-shot · 1 shuffles", None)]
-    con.close()
