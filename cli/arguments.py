@@ -9,6 +9,8 @@ from pathlib import Path
 
 from analytics import ESTIMATOR_METHODS
 from cli.errors import UsageError
+from enem.csvfiles import UnusableFileError
+from enem.patterns import check_output
 from enem.scoring import SCALES
 from store.connection import DB_ENV_VAR, database_path
 
@@ -50,12 +52,10 @@ def positive_seconds(text: str) -> float:
 
 def output_file(path: str | os.PathLike) -> Path:
     """``path`` as a file to write: UsageError unless its folder exists and it is no folder."""
-    path = Path(path)
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; name the file to write")
-    if not path.parent.is_dir():
-        raise UsageError(f"cannot write {path}: there is no folder {path.parent}")
-    return path
+    try:
+        return check_output(path)
+    except UnusableFileError as error:
+        raise UsageError(str(error)) from error
 
 
 def add_runs_dir(parser: argparse.ArgumentParser) -> None:
