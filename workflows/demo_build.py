@@ -20,7 +20,9 @@ from workflows.run_execution import execute_run
 DEMO_YEAR = 2023
 DEMO_EXAMINEES = 100_000
 DEMO_SEED = 2023
-DEMO_FILES_DIR = PROJECT_ROOT / "data" / "demo"
+#: The demo's generated INEP files live in this folder beside the database they were built for
+#: (``data/demo`` for the default database), so two databases never share them.
+DEMO_FILES_FOLDER = "demo"
 #: Model runs made by this project's pipeline on the demo exam, committed as run exports
 #: (see demo/runs/README.md for how each was made); imported into every demo database.
 DEMO_RUNS_DIR = PROJECT_ROOT / "demo" / "runs"
@@ -44,10 +46,12 @@ def build_demo_database(
     n_examinees: int = DEMO_EXAMINEES,
     seed: int = DEMO_SEED,
     year: int = DEMO_YEAR,
-    files_dir: Path = DEMO_FILES_DIR,
+    files_dir: Path | None = None,
     progress: bool = True,
 ) -> IngestSummary:
-    """Generate the demo files under ``files_dir`` and ingest them into ``db_path``."""
+    """Generate the demo files under ``files_dir`` (default: ``demo/`` beside ``db_path``) and
+    ingest them into ``db_path``."""
+    files_dir = Path(files_dir) if files_dir else Path(db_path).parent / DEMO_FILES_FOLDER
     files = generate_demo_files(Path(files_dir), year=year, n_examinees=n_examinees, seed=seed,
                                 progress=progress)
     summary = ingest_year(Path(db_path), year, files.microdata, files.items, source="demo",
