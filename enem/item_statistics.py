@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analytics.ctt import discrimination_index, item_p_values, point_biserial
+from analytics.ctt import group_size, item_p_values, point_biserial
 from enem.items import ItemsTable
 from enem.score_batches import AreaAccumulator
 
@@ -34,6 +34,9 @@ def area_item_frames(
     """
     stats, iccs, options = [], [], []
     for language, item_ids, chars, keys, theta, total in _populations(items, accumulator):
+        # What depends on θ alone is worked out once per population, not once per block.
+        bins = _ThetaBins(theta, chars)
+        low, high = _di_groups(theta, di_fraction)
         for start in range(0, len(item_ids), COLUMN_BLOCK):
             block = slice(start, start + COLUMN_BLOCK)
             block_chars, block_ids = chars[:, block], item_ids[block]
@@ -41,16 +44,20 @@ def area_item_frames(
             not_given = block_chars == 0
             if not_given.any():  # an item missing from some candidates' forms
                 responses[not_given] = np.nan
+            if low is None:
+                di = np.full(responses.shape[1], np.nan)
+            else:
+                di = item_p_values(responses[high]) - item_p_values(responses[low])
             stats.append(pd.DataFrame({
                 "year": year, "area": area, "item_id": block_ids, "item_language": language,
                 "n": (~not_given).sum(axis=0),
                 "p_value": item_p_values(responses),
                 "point_biserial": point_biserial(responses, total),
-                "di": discrimination_index(responses, theta, group_fraction=di_fraction),
+                "di": di,
                 "di_fraction": di_fraction,
             }))
-            iccs.append(_icc_rows(year, area, language, block_ids, responses, theta))
             del responses
+            iccs.append(bins.icc_rows(year, area, language, block_ids, block, keys[block]))
         options.append(_option_rows(year, area, language, item_ids, chars))
     return {
         "item_stats": pd.concat(stats, ignore_index=True) if stats else None,
@@ -108,26 +115,49 @@ def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarr
     return np.concatenate(blocks), keys, np.concatenate(thetas), np.concatenate(totals)
 
 
-def _icc_rows(year, area, language, item_ids, responses, theta) -> pd.DataFrame:
-    """Candidates and correct answers per (item, θ bin): the empirical ICC points."""
-    bins = np.floor(theta / ICC_BIN_WIDTH).astype(np.int64)
-    order = np.argsort(bins, kind="stable")
-    sorted_bins = bins[order]
-    starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
-    ordered = responses[order]
-    answered = ~np.isnan(ordered)
-    n = np.add.reduceat(answered, starts, axis=0, dtype=np.int64)
-    correct = np.add.reduceat(np.where(answered, ordered, 0), starts, axis=0, dtype=np.float64)
-    n_bins, n_items = n.shape
-    frame = pd.DataFrame({
-        "year": year, "area": area,
-        "item_id": np.tile(item_ids, n_bins),
-        "item_language": language,
-        "theta_bin": np.repeat(sorted_bins[starts] * ICC_BIN_WIDTH, n_items),
-        "n": n.reshape(-1),
-        "n_correct": correct.reshape(-1).round().astype(np.int64),
-    })
-    return frame[frame["n"] > 0]
+def _di_groups(theta: np.ndarray, di_fraction: float):
+    """Rows of the bottom and top groups of the discrimination index, ranked by θ as
+    ``analytics.ctt.discrimination_index`` ranks them (stable ascending sort, NaN left out);
+    (None, None) when the groups are empty."""
+    if not (0.0 < di_fraction <= 0.5):
+        raise ValueError(f"group_fraction must be in (0, 0.5]; got {di_fraction!r}")
+    ranked = np.flatnonzero(np.isfinite(theta))
+    ranked = ranked[np.argsort(theta[ranked], kind="stable")]
+    size = group_size(ranked.size, di_fraction)
+    if size == 0:
+        return None, None
+    return ranked[:size], ranked[-size:]
+
+
+class _ThetaBins:
+    """A population's candidates sorted by θ bin (of width ICC_BIN_WIDTH), for the empirical
+    ICC points: the sort is done once and each block of items only counts within the bins."""
+
+    def __init__(self, theta: np.ndarray, chars: np.ndarray):
+        bins = np.floor(theta / ICC_BIN_WIDTH).astype(np.int64)
+        order = np.argsort(bins, kind="stable")
+        sorted_bins = bins[order]
+        self.starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
+        self.edges = sorted_bins[self.starts] * ICC_BIN_WIDTH
+        self.chars = chars[order]
+
+    def icc_rows(self, year, area, language, item_ids, block: slice, keys) -> pd.DataFrame:
+        """Candidates and correct answers per (item, θ bin) of one block of items."""
+        ordered = self.chars[:, block]
+        answered = ordered != 0
+        n = np.add.reduceat(answered, self.starts, axis=0, dtype=np.int64)
+        correct = np.add.reduceat(answered & (ordered == keys[None, :]), self.starts, axis=0,
+                                  dtype=np.int64)
+        n_bins, n_items = n.shape
+        frame = pd.DataFrame({
+            "year": year, "area": area,
+            "item_id": np.tile(item_ids, n_bins),
+            "item_language": language,
+            "theta_bin": np.repeat(self.edges, n_items),
+            "n": n.reshape(-1),
+            "n_correct": correct.reshape(-1),
+        })
+        return frame[frame["n"] > 0]
 
 
 def _option_rows(year, area, language, item_ids, chars) -> pd.DataFrame:
