@@ -38,6 +38,8 @@ def build_fresh_demo_database(db_path: Path, **options) -> IngestSummary:
     partial.unlink(missing_ok=True)
     summary = build_demo_database(partial, **options)
     os.replace(partial, db_path)
+    # Nobody else knows the partial file: its writers' lock file can go with it.
+    partial.with_name(partial.name + ".writer-lock").unlink(missing_ok=True)
     return summary
 
 
