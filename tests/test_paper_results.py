@@ -21,12 +21,8 @@ from inference.protocol import LANGUAGE_ALIASES
 from store.connection import connected
 from tests.db_reading import query_frame
 from workflows.ingest import ingest_items
-from workflows.results_io import (
-    export_run,
-    import_results,
-    import_results_summary,
-    paper_model_id,
-)
+from workflows.paper_results import paper_model_id
+from workflows.results_io import export_run, import_results, import_results_summary
 
 MAIN = "enem-experiments-results-processed-with-irt-lz.parquet"
 SHUFFLE = "enem-experiments-results-shuffle-processed-with-irt-lz.parquet"
