@@ -115,11 +115,13 @@ class AreaAccumulator:
 
 @dataclass
 class BatchResult:
-    """Rows produced from one Arrow batch: score columns and rejected (id, reason) pairs."""
+    """Rows produced from one Arrow batch: score columns and rejected (id, reason) pairs;
+    ``records``: the batch's rows."""
 
     scores: pa.Table | None
     rejected_ids: list[str]
     rejected_reasons: list[str]
+    records: int = 0
 
 
 SCORE_SCHEMA = pa.schema([
@@ -194,7 +196,7 @@ def score_batch(
             count_notas(audit, np.asarray(result["nota"], dtype=float), official[kept])
             tables.append(_score_table(year, area, form, batch.take(pa.array(kept)), result, blank))
     scores = pa.concat_tables(tables) if tables else None
-    return BatchResult(scores, rejected_ids, rejected_reasons)
+    return BatchResult(scores, rejected_ids, rejected_reasons, batch.num_rows)
 
 
 def _form_groups(rows, booklet_id, languages, items: ItemsTable, reject):

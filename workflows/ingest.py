@@ -26,9 +26,12 @@ Nothing that fails validation replaces a year:
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import time
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +63,11 @@ from store.connection import insert_rows, writing
 from store.histograms import build_histograms
 
 BATCH_ROWS = 250_000
+#: Processes scoring areas in parallel (one per core, at most one per area) …
+SCORING_WORKERS = max(1, min(len(AREAS), os.cpu_count() or 1))
+#: … once the microdata file has this many bytes (about 100,000 candidates; below it,
+#: starting them costs more than they save).
+PARALLEL_FROM_BYTES = 50_000_000
 #: The ``ingests.layout`` of a year stored from its item file alone.
 ITEMS_ONLY_LAYOUT = "items-only"
 #: Replacing a year with fewer than this share of the candidates it holds needs allow_shrink.
@@ -128,16 +136,29 @@ def ingest_year(
     batch_rows: int = BATCH_ROWS,
     progress: bool = True,
     allow_shrink: bool = False,
+    workers: int | None = None,
 ) -> IngestSummary:
     """Read, validate, score and aggregate one year into the database at ``db_path``.
 
     Raises UnusableFileError (file refused, nothing written) or IngestError (refused or stopped
     midway; the database is unchanged). Rows that cannot be used are counted by reason and a
     sample of each reason is kept in ``rejects``. ``allow_shrink`` lets the ingest replace a
-    year with far fewer candidates than it holds (see the module's docstring).
+    year with far fewer candidates than it holds (see the module's docstring). ``workers``
+    processes score the areas (default: one per core for a large year, none for a small one);
+    the stored rows are the same whatever their number.
     """
     started = time.monotonic()
     microdata, items_file = Path(microdata), Path(items_file)
+    if workers is None:
+        large = microdata.is_file() and microdata.stat().st_size >= PARALLEL_FROM_BYTES
+        workers = SCORING_WORKERS if large else 1
+    with _area_scorer(workers) as scorer:
+        return _ingest_year(started, db_path, year, microdata, items_file, encoding, source,
+                            is_synthetic, options, batch_rows, progress, allow_shrink, scorer)
+
+
+def _ingest_year(started, db_path, year, microdata, items_file, encoding, source, is_synthetic,
+                 options, batch_rows, progress, allow_shrink, scorer) -> IngestSummary:
     items = load_items(items_file, encoding)
     layout = detect_layout(microdata, encoding)
     if not items.forms:
@@ -170,7 +191,8 @@ def ingest_year(
             raise IngestError(f"{microdata}: no row could be stored; the year is unchanged")
         if not allow_shrink:
             _refuse_shrink(year, previous, stored, scan, dropped)
-        _score_areas(con, year, items, options, batch_rows, progress, ingest_id, summary)
+        _score_areas(con, year, items, options, batch_rows, progress, ingest_id, summary,
+                     scorer)
         if summary.records_present and not summary.patterns_scored:
             raise IngestError(
                 "no candidate could be scored; most common problems: "
@@ -300,28 +322,100 @@ def _first_problems(items: ItemsTable) -> str:
 
 
 def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, ingest_id,
-                 summary: IngestSummary) -> None:
+                 summary: IngestSummary, scorer: _Scorer) -> None:
     summary.records_present = sum(year_tables.present_count(con, year, area) for area in AREAS)
     for reason, count in year_tables.reject_bad_presence(con, year, ingest_id).items():
         summary.reject(reason, count)
     bar = tqdm(total=summary.records_present, unit="rec", desc=f"scoring {year}",
                disable=not progress, leave=False)
-    for area in AREAS:
-        accumulator = AreaAccumulator()
-        pending = []
-        for batch in year_tables.present_records(con, year, area, batch_rows):
-            pending.append(score_batch(batch, year, area, items, accumulator, options))
-            bar.update(batch.num_rows)
-        for result in pending:
+    # Each area is read here (the store stays with this process) and scored, with its item
+    # statistics, by a worker; at most ``workers`` areas are in flight. Results are stored
+    # in area order, as if scored one after the other, while the workers go on.
+    areas, in_flight = iter(AREAS), deque()
+
+    def submit_next() -> None:
+        area = next(areas, None)
+        if area is not None:
+            batches = list(year_tables.present_records(con, year, area, batch_rows))
+            in_flight.append(
+                (area, scorer.submit(_score_area, batches, year, area, items, options)))
+
+    for _ in range(scorer.workers):
+        submit_next()
+    while in_flight:
+        area, future = in_flight.popleft()
+        scored = future.result()
+        submit_next()
+        for result in scored.batches:
             _store_batch(con, year, area, ingest_id, result, summary)
-        summary.nota_checked += accumulator.nota_checked
-        summary.nota_matched += accumulator.nota_matched
-        summary.booklet_audit.extend(accumulator.audit.values())
-        for table, frame in area_item_frames(year, area, items, accumulator).items():
+            bar.update(result.records)
+        summary.nota_checked += scored.nota_checked
+        summary.nota_matched += scored.nota_matched
+        summary.booklet_audit.extend(scored.audit)
+        for table, frame in scored.frames.items():
             if frame is not None and len(frame):
                 insert_rows(con, table, frame)
     bar.close()
     year_tables.write_booklet_audit(con, year, summary.booklet_audit)
+
+
+@dataclass
+class _AreaScores:
+    """What scoring one area hands back: per batch its rows, the audit and item tables."""
+
+    batches: list[BatchResult]
+    audit: list[BookletAudit]
+    nota_checked: int
+    nota_matched: int
+    frames: dict
+
+
+def _score_area(batches, year: int, area: str, items: ItemsTable,
+                options: ScoringOptions) -> _AreaScores:
+    """Score the present records of one area (a list of Arrow batches) and compute its item
+    statistics; runs in a worker process when the ingest has several."""
+    accumulator = AreaAccumulator()
+    results = []
+    for batch in batches:
+        results.append(score_batch(batch, year, area, items, accumulator, options))
+    del batches
+    frames = area_item_frames(year, area, items, accumulator)
+    return _AreaScores(results, list(accumulator.audit.values()), accumulator.nota_checked,
+                       accumulator.nota_matched, frames)
+
+
+@dataclass
+class _Scorer:
+    """Where areas are scored: ``submit(function, *args)`` returns a future; ``workers`` areas
+    are kept in flight."""
+
+    submit: Callable[..., Future]
+    workers: int
+
+
+def _run_here(function, *args) -> Future:
+    future = Future()
+    future.set_result(function(*args))
+    return future
+
+
+@contextmanager
+def _area_scorer(workers: int) -> Iterator[_Scorer]:
+    """A pool of ``workers`` processes, or (one worker) the calling process itself, so small
+    ingests pay no process start.
+
+    The pool is forked before anything else the ingest does, while this process runs no other
+    thread and has no database open: a fork then copies nothing that another thread could be
+    holding. (Spawned workers would re-import the caller's ``__main__``, which a script that
+    runs an ingest at import, as ``python -m cli`` does, would make ingest again.)
+    """
+    if workers <= 1:
+        yield _Scorer(_run_here, 1)
+        return
+    with ProcessPoolExecutor(max_workers=workers,
+                             mp_context=multiprocessing.get_context("fork")) as pool:
+        pool.submit(int).result()  # the fork start method starts every worker now
+        yield _Scorer(pool.submit, workers)
 
 
 def _store_batch(con, year, area, ingest_id, result: BatchResult,
