@@ -2,4 +2,6 @@
 
 from cli.main import run
 
-run()
+# Guarded so that a process started to import this module (a worker) does not run the command.
+if __name__ == "__main__":
+    run()
