@@ -110,8 +110,15 @@ class FitVerdict:
     untrusted: bool
 
     @property
+    def decided(self) -> bool:
+        """False when there was nothing to compare (no l_z, or no humans to give a percentile)."""
+        return bool(np.isfinite(self.share_below))
+
+    @property
     def words(self) -> str:
         """Plain-words reading of the share."""
+        if not self.decided:
+            return "no human reference in this selection to compare its l_z with"
         percent = f"{100 * self.share_below:.0f}%"
         if self.untrusted:
             return (f"{percent} of its response patterns are less coherent than 95% of humans: "

@@ -117,7 +117,9 @@ else:
             "mean_theta": group["theta"].mean(), "mean_lz": group["lz"].mean(),
             "mean_lz_star": group["lz_star"].mean(), "human_p5_lz": human_p5.get(area),
             "share_below_p5": verdict.share_below,
-            "theta_trusted": "no" if verdict.untrusted else "yes", "reading": verdict.words,
+            "theta_trusted": ("—" if not verdict.decided else "no" if verdict.untrusted
+                              else "yes"),
+            "reading": verdict.words,
         })
     table = pd.DataFrame(rows)
     st.dataframe(table, hide_index=True, width="stretch", column_config={

@@ -40,6 +40,12 @@ def test_items_only_year_shows_models_and_says_humans_are_missing(monkeypatch,
         assert "test-strong-it" in names
         heatmaps = [t for f in charts(app) for t in f["data"] if t.get("type") == "heatmap"]
         assert all(np.nansum(decoded(t.get("z", []))) == 0 for t in heatmaps)
+    if page == "pages/2_Person_fit.py":
+        # Without humans there is no 5th percentile: no verdict either way.
+        verdicts = next(f.value for f in app.dataframe if "theta_trusted" in f.value)
+        assert set(verdicts["theta_trusted"]) == {"—"}
+        assert set(verdicts["reading"]) == {
+            "no human reference in this selection to compare its l_z with"}
 
 
 def _flag_one_booklet(path) -> tuple[int, int]:
