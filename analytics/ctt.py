@@ -100,6 +100,20 @@ def point_biserial(
         sum_y = centred @ weight
         sum_yy = centred**2 @ weight
         sum_xy = centred @ item
+    return correlation_from_sums(count, sum_x, sum_xx, sum_y, sum_yy, sum_xy, corrected)
+
+
+def correlation_from_sums(
+    count: FloatArray, sum_x: FloatArray, sum_xx: FloatArray, sum_y: FloatArray,
+    sum_yy: FloatArray, sum_xy: FloatArray, corrected: bool = True,
+) -> FloatArray:
+    """The point-biserial of :func:`point_biserial` from its sums, each of shape (n_items,).
+
+    Over the examinees counted for item j (``count``): x is the item's 0/1 response and y the
+    total, centred by any constant (the same for every item); ``sum_xy`` is Σ x·y, and so on.
+    With ``corrected``, the correlation is taken with y − x instead of y. Sums gathered in
+    pieces (a chunk of examinees at a time) give the same correlation as one pass.
+    """
     if corrected:
         # y = total − x: expand the sums of y, y² and x·y in terms of those of x and total.
         sum_yy = sum_yy - 2.0 * sum_xy + sum_xx
@@ -150,17 +164,48 @@ def discrimination_index(
     ranked lower, so the bottom group takes the earliest of tied examinees at its edge and the
     top group the latest.
     """
-    if not (0.0 < group_fraction <= 0.5):
-        raise ValueError(f"group_fraction must be in (0, 0.5]; got {group_fraction!r}")
     matrix = _matrix(responses)
     score = np.asarray(ranking_score, dtype=np.float64)
     if score.shape != (matrix.shape[0],):
         raise ValueError(f"ranking_score must have shape ({matrix.shape[0]},); got {score.shape}")
-    ranked = np.flatnonzero(np.isfinite(score))
-    ranked = ranked[np.argsort(score[ranked], kind="stable")]
-    size = group_size(ranked.size, group_fraction)
-    if size == 0:
+    groups = rank_groups(score, group_fraction)
+    if groups is None:
         return np.full(matrix.shape[1], np.nan)
-    low = item_p_values(matrix[ranked[:size]])
-    high = item_p_values(matrix[ranked[-size:]])
-    return high - low
+    low, high = groups
+    return item_p_values(matrix[high]) - item_p_values(matrix[low])
+
+
+def rank_groups(
+    ranking_score: ArrayLike, group_fraction: float = 0.25
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bottom and top groups of :func:`discrimination_index`, as boolean masks.
+
+    Parameters
+    ----------
+    ranking_score : array of shape (n_examinees,)
+        NaN scores are left out before ranking.
+    group_fraction : float in (0, 0.5]
+
+    Returns
+    -------
+    (low, high), each a bool array of shape (n_examinees,) with ceil(group_fraction · n)
+    entries set (n: finite scores); None when the groups are empty. Ties are broken as a stable
+    ascending sort breaks them: at the bottom group's edge the earlier examinees are taken, at
+    the top group's edge the later ones. Found by partition, in time linear in n_examinees.
+    """
+    if not (0.0 < group_fraction <= 0.5):
+        raise ValueError(f"group_fraction must be in (0, 0.5]; got {group_fraction!r}")
+    score = np.asarray(ranking_score, dtype=np.float64)
+    finite = np.isfinite(score)
+    values = score[finite]
+    size = group_size(values.size, group_fraction)
+    if size == 0:
+        return None
+    low_edge = np.partition(values, size - 1)[size - 1]
+    high_edge = np.partition(values, values.size - size)[values.size - size]
+    low = finite & (score < low_edge)
+    high = finite & (score > high_edge)
+    low[np.flatnonzero(score == low_edge)[: size - int(low.sum())]] = True
+    ties = np.flatnonzero(score == high_edge)
+    high[ties[ties.size - (size - int(high.sum())):]] = True
+    return low, high

@@ -6,10 +6,12 @@ in. The population of an LC foreign-language item is the candidates of that lang
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from analytics.ctt import group_size, item_p_values, point_biserial
+from analytics.ctt import correlation_from_sums, rank_groups
 from enem.items import ItemsTable
 from enem.score_batches import AreaAccumulator
 
@@ -19,46 +21,43 @@ ICC_BIN_WIDTH = 0.25
 DI_FRACTION = 0.25
 
 
-#: Items whose 0/1 matrix is built at a time: bounds memory on full-size years.
-COLUMN_BLOCK = 12
+#: Candidates handled at a time in the one pass over a population: bounds the temporaries to
+#: a few MB whatever the year's size, and keeps them in the processor's cache.
+CHUNK_ROWS = 32_768
 
 
 def area_item_frames(
     year: int, area: str, items: ItemsTable, accumulator: AreaAccumulator,
-    di_fraction: float = DI_FRACTION,
+    di_fraction: float = DI_FRACTION, chunk_rows: int = CHUNK_ROWS,
 ) -> dict[str, pd.DataFrame]:
     """item_stats, item_icc and option_counts rows for one area.
 
     The point-biserial correlates each item with the candidate's CTT score on the whole test
-    (corrected: the item's own answer removed).
+    (corrected: the item's own answer removed). Every statistic is a sum over candidates, so
+    each population is read once, ``chunk_rows`` candidates at a time (``_ItemSums``).
     """
     stats, iccs, options = [], [], []
     for language, item_ids, chars, keys, theta, total in _populations(items, accumulator):
-        # What depends on θ alone is worked out once per population, not once per block.
-        bins = _ThetaBins(theta, chars)
-        low, high = _di_groups(theta, di_fraction)
-        for start in range(0, len(item_ids), COLUMN_BLOCK):
-            block = slice(start, start + COLUMN_BLOCK)
-            block_chars, block_ids = chars[:, block], item_ids[block]
-            responses = (block_chars == keys[None, block]).astype(np.float64)
-            not_given = block_chars == 0
-            if not_given.any():  # an item missing from some candidates' forms
-                responses[not_given] = np.nan
-            if low is None:
-                di = np.full(responses.shape[1], np.nan)
-            else:
-                di = item_p_values(responses[high]) - item_p_values(responses[low])
-            stats.append(pd.DataFrame({
-                "year": year, "area": area, "item_id": block_ids, "item_language": language,
-                "n": (~not_given).sum(axis=0),
-                "p_value": item_p_values(responses),
-                "point_biserial": point_biserial(responses, total),
-                "di": di,
-                "di_fraction": di_fraction,
-            }))
-            del responses
-            iccs.append(bins.icc_rows(year, area, language, block_ids, block, keys[block]))
-        options.append(_option_rows(year, area, language, item_ids, chars))
+        sums = _ItemSums.gather(chars, keys, theta, total, di_fraction, chunk_rows)
+        labels = {"year": year, "area": area}
+        stats.append(pd.DataFrame({
+            **labels, "item_id": item_ids, "item_language": language,
+            "n": sums.answered, "p_value": _ratio(sums.correct, sums.answered),
+            "point_biserial": correlation_from_sums(*sums.moments),
+            "di": sums.discrimination_index(), "di_fraction": di_fraction,
+        }))
+        n_bins = sums.icc_answered.shape[0]
+        icc = pd.DataFrame({
+            **labels, "item_id": np.tile(item_ids, n_bins), "item_language": language,
+            "theta_bin": np.repeat(sums.bin_edges, len(item_ids)),
+            "n": sums.icc_answered.reshape(-1), "n_correct": sums.icc_correct.reshape(-1),
+        })
+        iccs.append(icc[icc["n"] > 0])
+        options.append(pd.DataFrame({
+            **labels, "item_id": np.repeat(item_ids, len(OPTION_MARKS)),
+            "item_language": language, "option": np.tile(list(OPTION_MARKS), len(item_ids)),
+            "n": sums.option_counts.reshape(-1),
+        }))
     return {
         "item_stats": pd.concat(stats, ignore_index=True) if stats else None,
         "item_icc": pd.concat(iccs, ignore_index=True) if iccs else None,
@@ -99,76 +98,139 @@ def _common_item_ids(forms) -> np.ndarray:
 def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarray):
     """Place each form's characters into columns ordered by ``item_ids``; stack the rows."""
     column_of = {int(item): j for j, item in enumerate(item_ids)}
-    blocks, thetas, totals = [], [], []
+    n_rows = sum(len(piece) for key in keys_by_form for piece in accumulator.chars[key])
+    chars = np.zeros((n_rows, len(item_ids)), np.uint8)
     keys = np.zeros(len(item_ids), np.uint8)
+    thetas, totals, row = [], [], 0
     for form, key in zip(forms, keys_by_form):
-        form_chars = np.concatenate(accumulator.chars[key])
-        block = np.zeros((form_chars.shape[0], len(item_ids)), np.uint8)
-        for source, item in enumerate(form.item_ids):
-            target = column_of.get(int(item))
-            if target is not None:
-                block[:, target] = form_chars[:, source]
-                keys[target] = form.keys[source]
-        blocks.append(block)
-        thetas.append(np.concatenate(accumulator.theta[key]))
-        totals.append(np.concatenate(accumulator.ctt[key]))
-    return np.concatenate(blocks), keys, np.concatenate(thetas), np.concatenate(totals)
+        placed = [(source, column_of[int(item)]) for source, item in enumerate(form.item_ids)
+                  if int(item) in column_of]
+        sources = np.array([source for source, _ in placed], np.intp)
+        targets = np.array([target for _, target in placed], np.intp)
+        keys[targets] = form.keys[sources]
+        whole = np.array_equal(np.sort(targets), np.arange(len(item_ids)))
+        for piece in accumulator.chars[key]:
+            rows = slice(row, row + len(piece))
+            if whole:  # the form holds every column: a permutation, taken straight in place
+                np.take(piece, sources[np.argsort(targets)], axis=1, out=chars[rows],
+                        mode="clip")  # "raise" would copy through a buffer
+            else:
+                chars[rows, targets] = piece[:, sources]
+            row += len(piece)
+        thetas.extend(accumulator.theta[key])
+        totals.extend(accumulator.ctt[key])
+    return chars, keys, np.concatenate(thetas), np.concatenate(totals)
 
 
-def _di_groups(theta: np.ndarray, di_fraction: float):
-    """Rows of the bottom and top groups of the discrimination index, ranked by θ as
-    ``analytics.ctt.discrimination_index`` ranks them (stable ascending sort, NaN left out);
-    (None, None) when the groups are empty."""
-    if not (0.0 < di_fraction <= 0.5):
-        raise ValueError(f"group_fraction must be in (0, 0.5]; got {di_fraction!r}")
-    ranked = np.flatnonzero(np.isfinite(theta))
-    ranked = ranked[np.argsort(theta[ranked], kind="stable")]
-    size = group_size(ranked.size, di_fraction)
-    if size == 0:
-        return None, None
-    return ranked[:size], ranked[-size:]
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.nan)
 
 
-class _ThetaBins:
-    """A population's candidates sorted by θ bin (of width ICC_BIN_WIDTH), for the empirical
-    ICC points: the sort is done once and each block of items only counts within the bins."""
+@dataclass
+class _ItemSums:
+    """Per-item sums over one population, shapes (n_items,) unless stated.
 
-    def __init__(self, theta: np.ndarray, chars: np.ndarray):
-        bins = np.floor(theta / ICC_BIN_WIDTH).astype(np.int64)
-        order = np.argsort(bins, kind="stable")
-        sorted_bins = bins[order]
-        self.starts = np.flatnonzero(np.r_[True, sorted_bins[1:] != sorted_bins[:-1]])
-        self.edges = sorted_bins[self.starts] * ICC_BIN_WIDTH
-        self.chars = chars[order]
+    ``answered``/``correct``: candidates whose form held the item / who answered it correctly.
+    ``moments``: the sums ``analytics.ctt.correlation_from_sums`` takes (count, Σx, Σx², Σy,
+    Σy², Σxy; y the CTT total centred on its mean), over candidates with a finite total.
+    ``low_*``/``high_*``: answered and correct in the bottom and top θ groups of the
+    discrimination index (``analytics.ctt.rank_groups``); None when the groups are empty.
+    ``icc_answered``/``icc_correct`` (n_bins, n_items): the same per θ bin of ICC_BIN_WIDTH
+    whose lower edges are ``bin_edges``. ``option_counts`` (n_items, 7): candidates per mark of
+    OPTION_MARKS.
+    """
 
-    def icc_rows(self, year, area, language, item_ids, block: slice, keys) -> pd.DataFrame:
-        """Candidates and correct answers per (item, θ bin) of one block of items."""
-        ordered = self.chars[:, block]
-        answered = ordered != 0
-        n = np.add.reduceat(answered, self.starts, axis=0, dtype=np.int64)
-        correct = np.add.reduceat(answered & (ordered == keys[None, :]), self.starts, axis=0,
-                                  dtype=np.int64)
-        n_bins, n_items = n.shape
-        frame = pd.DataFrame({
-            "year": year, "area": area,
-            "item_id": np.tile(item_ids, n_bins),
-            "item_language": language,
-            "theta_bin": np.repeat(self.edges, n_items),
-            "n": n.reshape(-1),
-            "n_correct": correct.reshape(-1),
-        })
-        return frame[frame["n"] > 0]
+    answered: np.ndarray
+    correct: np.ndarray
+    moments: tuple
+    low_answered: np.ndarray | None
+    low_correct: np.ndarray | None
+    high_answered: np.ndarray | None
+    high_correct: np.ndarray | None
+    bin_edges: np.ndarray
+    icc_answered: np.ndarray
+    icc_correct: np.ndarray
+    option_counts: np.ndarray
 
+    def discrimination_index(self) -> np.ndarray:
+        """p(top group) − p(bottom group) per item; NaN without groups or answers."""
+        if self.low_answered is None:
+            return np.full(self.answered.shape, np.nan)
+        return (_ratio(self.high_correct, self.high_answered)
+                - _ratio(self.low_correct, self.low_answered))
 
-def _option_rows(year, area, language, item_ids, chars) -> pd.DataFrame:
-    """How many candidates chose each option (and '.', '*') of each item."""
-    codes = np.frombuffer(OPTION_MARKS.encode(), np.uint8)
-    counts = np.stack([np.bincount(chars[:, j], minlength=256)[codes]
-                       for j in range(chars.shape[1])])
-    return pd.DataFrame({
-        "year": year, "area": area,
-        "item_id": np.repeat(item_ids, len(OPTION_MARKS)),
-        "item_language": language,
-        "option": np.tile(list(OPTION_MARKS), len(item_ids)),
-        "n": counts.reshape(-1),
-    })
+    @classmethod
+    def gather(cls, chars: np.ndarray, keys: np.ndarray, theta: np.ndarray, total: np.ndarray,
+               di_fraction: float, chunk_rows: int) -> _ItemSums:
+        """Sums of a population: ``chars`` (n, n_items) uint8 marks, 0 where the candidate's
+        form lacked the item; ``keys`` (n_items,) uint8; ``theta`` and ``total`` (n,).
+
+        Candidates are visited in θ-bin order, ``chunk_rows`` at a time. Per chunk one matrix
+        product gives every weighted sum at once: the weights are 1, the finite-total flag w,
+        w·t, w·t² (t the total) and the two group flags; the sums stay exact integers in
+        float64.
+        """
+        n_rows, n_items = chars.shape
+        finite_total = np.isfinite(total)
+        kept_total = np.where(finite_total, total, 0.0)
+        groups = rank_groups(theta, di_fraction)
+        no_group = np.zeros(n_rows, bool)
+        low, high = groups if groups is not None else (no_group, no_group)
+        # CTT totals are integers, so every weighted sum is an exact integer in float64,
+        # whatever the chunking or BLAS's order of summation: the results are reproducible.
+        weight_columns = [np.ones(n_rows), finite_total, kept_total, kept_total**2, low, high]
+        binned = np.isfinite(theta)
+        bins = np.floor(np.where(binned, theta, 0.0) / ICC_BIN_WIDTH).astype(np.int64)
+        first_bin = int(bins[binned].min()) if binned.any() else 0
+        n_bins = int(bins[binned].max()) - first_bin + 1 if binned.any() else 0
+        # Rows without θ sort after every bin (index n_bins) and are left out of the ICC.
+        bin_index = np.where(binned, bins - first_bin, n_bins).astype(np.uint16)
+        order = np.argsort(bin_index, kind="stable")  # a radix sort on 16-bit keys
+        weight_columns = [column[order] for column in weight_columns]
+        bin_index = bin_index[order]
+        complete = bool((chars != 0).all())
+        codes = np.frombuffer(OPTION_MARKS.encode(), np.uint8)
+        by_correct = np.zeros((len(weight_columns), n_items))
+        by_answered = np.zeros((len(weight_columns), n_items))
+        icc_answered = np.zeros((n_bins + 1, n_items), np.int64)
+        icc_correct = np.zeros((n_bins + 1, n_items), np.int64)
+        marks = np.zeros((len(codes), n_items))
+        for start in range(0, n_rows, chunk_rows):
+            chunk = slice(start, start + chunk_rows)
+            block, chunk_bins = chars[order[chunk]], bin_index[chunk]
+            chunk_weights = np.column_stack([column[chunk] for column in weight_columns])
+            answered = block != 0
+            correct = (block == keys[None, :]) & answered
+            by_correct += chunk_weights.T @ correct.astype(np.float64)
+            if not complete:
+                by_answered += chunk_weights.T @ answered.astype(np.float64)
+            starts = np.flatnonzero(np.r_[True, chunk_bins[1:] != chunk_bins[:-1]])
+            segment_bins = chunk_bins[starts]  # distinct: the chunk is sorted by bin
+            icc_correct[segment_bins] += np.add.reduceat(correct, starts, axis=0,
+                                                         dtype=np.int64)
+            icc_answered[segment_bins] += np.add.reduceat(answered, starts, axis=0,
+                                                          dtype=np.int64)
+            for mark, code in enumerate(codes):  # a product with ones: the fastest count
+                marks[mark] += chunk_weights[:, 0] @ (block == code).astype(np.float64)
+        if complete:  # every candidate answered every item: the weighted sums are constant
+            by_answered[:] = np.array([column.sum() for column in weight_columns])[:, None]
+        count, sum_x, sum_xt = by_answered[1], by_correct[1], by_correct[2]
+        sum_t, sum_tt = by_answered[2], by_answered[3]
+        # Centre the total on its mean before the moments meet in the correlation.
+        shift = total[finite_total].mean() if finite_total.any() else 0.0
+        moments = (count, sum_x, sum_x,  # x is 0/1, so Σx² = Σx
+                   sum_t - shift * count, sum_tt - 2 * shift * sum_t + shift**2 * count,
+                   sum_xt - shift * sum_x)
+        has_groups = groups is not None
+        return cls(
+            answered=by_answered[0].astype(np.int64), correct=by_correct[0],
+            moments=moments,
+            low_answered=by_answered[4] if has_groups else None,
+            low_correct=by_correct[4] if has_groups else None,
+            high_answered=by_answered[5] if has_groups else None,
+            high_correct=by_correct[5] if has_groups else None,
+            bin_edges=(first_bin + np.arange(n_bins)) * ICC_BIN_WIDTH,
+            icc_answered=icc_answered[:n_bins], icc_correct=icc_correct[:n_bins],
+            option_counts=marks.T.astype(np.int64),
+        )

@@ -11,6 +11,7 @@ from analytics.ctt import (
     item_p_values,
     point_biserial,
     proportion_correct,
+    rank_groups,
 )
 
 NAN = np.nan
@@ -127,3 +128,23 @@ def test_complete_matrices_take_the_same_values_as_the_masked_path():
     np.testing.assert_allclose(item_p_values(dense), item_p_values(masked)[:7], atol=1e-12)
     np.testing.assert_allclose(point_biserial(dense, total), point_biserial(masked, total)[:7],
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("fraction", [0.01, 0.25, 0.3, 0.5])
+def test_rank_groups_equal_the_ends_of_a_stable_sort(seed, fraction):
+    """The partition-based groups are the first and last ceil(f·n) rows of a stable argsort
+    (heavy ties, NaN scores left out), whatever the ties at the edges."""
+    rng = np.random.default_rng(seed)
+    score = rng.integers(0, 6, 997).astype(float)
+    score[rng.random(997) < 0.1] = np.nan
+    ranked = np.flatnonzero(np.isfinite(score))
+    ranked = ranked[np.argsort(score[ranked], kind="stable")]
+    size = int(np.ceil(fraction * ranked.size - 1e-9))
+    low, high = rank_groups(score, fraction)
+    assert np.flatnonzero(low).tolist() == sorted(ranked[:size].tolist())
+    assert np.flatnonzero(high).tolist() == sorted(ranked[-size:].tolist())
+
+
+def test_rank_groups_are_none_without_finite_scores():
+    assert rank_groups(np.full(4, np.nan), 0.25) is None

@@ -26,12 +26,10 @@ Nothing that fails validation replaces a year:
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +39,6 @@ from tqdm import tqdm
 
 from enem.areas import AREAS
 from enem.csvfiles import LineScan, UnusableFileError
-from enem.item_statistics import area_item_frames
 from enem.items import ItemsTable, load_items
 from enem.microdata import (
     detect_layout,
@@ -50,17 +47,12 @@ from enem.microdata import (
     year_reason,
     year_values,
 )
-from enem.score_batches import (
-    AreaAccumulator,
-    BatchResult,
-    BookletAudit,
-    score_batch,
-    unreproduced_lines,
-)
+from enem.score_batches import BookletAudit, unreproduced_lines
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
 from store.connection import insert_rows, writing
 from store.histograms import build_histograms
+from workflows.area_scoring import AreaScorer
 
 BATCH_ROWS = 250_000
 #: Processes scoring areas in parallel (one per core, at most one per area) …
@@ -152,7 +144,7 @@ def ingest_year(
     if workers is None:
         large = microdata.is_file() and microdata.stat().st_size >= PARALLEL_FROM_BYTES
         workers = SCORING_WORKERS if large else 1
-    with _area_scorer(workers) as scorer:
+    with AreaScorer(workers, scratch_parent=Path(db_path).parent) as scorer:
         return _ingest_year(started, db_path, year, microdata, items_file, encoding, source,
                             is_synthetic, options, batch_rows, progress, allow_shrink, scorer)
 
@@ -322,109 +314,31 @@ def _first_problems(items: ItemsTable) -> str:
 
 
 def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, ingest_id,
-                 summary: IngestSummary, scorer: _Scorer) -> None:
+                 summary: IngestSummary, scorer: AreaScorer) -> None:
     summary.records_present = sum(year_tables.present_count(con, year, area) for area in AREAS)
     for reason, count in year_tables.reject_bad_presence(con, year, ingest_id).items():
         summary.reject(reason, count)
     bar = tqdm(total=summary.records_present, unit="rec", desc=f"scoring {year}",
                disable=not progress, leave=False)
-    # Each area is read here (the store stays with this process) and scored, with its item
-    # statistics, by a worker; at most ``workers`` areas are in flight. Results are stored
-    # in area order, as if scored one after the other, while the workers go on.
-    areas, in_flight = iter(AREAS), deque()
 
-    def submit_next() -> None:
-        area = next(areas, None)
-        if area is not None:
-            batches = list(year_tables.present_records(con, year, area, batch_rows))
-            in_flight.append(
-                (area, scorer.submit(_score_area, batches, year, area, items, options)))
+    def read_area(area: str):
+        return year_tables.present_records(con, year, area, batch_rows)
 
-    for _ in range(scorer.workers):
-        submit_next()
-    while in_flight:
-        area, future = in_flight.popleft()
-        scored = future.result()
-        submit_next()
-        for result in scored.batches:
-            _store_batch(con, year, area, ingest_id, result, summary)
-            bar.update(result.records)
+    for scored in scorer.score_areas(read_area, year, items, options):
+        if scored.scores is not None:
+            insert_rows(con, "scores", scored.scores)
+            summary.patterns_scored += scored.scores.num_rows
+        if scored.rejected_ids:
+            year_tables.insert_record_rejects(con, ingest_id, year, scored.area,
+                                              scored.rejected_ids, scored.rejected_reasons)
+            summary.rows_rejected += len(scored.rejected_ids)
+            summary.reject_reasons.update(scored.rejected_reasons)
         summary.nota_checked += scored.nota_checked
         summary.nota_matched += scored.nota_matched
         summary.booklet_audit.extend(scored.audit)
         for table, frame in scored.frames.items():
             if frame is not None and len(frame):
                 insert_rows(con, table, frame)
+        bar.update(scored.records)
     bar.close()
     year_tables.write_booklet_audit(con, year, summary.booklet_audit)
-
-
-@dataclass
-class _AreaScores:
-    """What scoring one area hands back: per batch its rows, the audit and item tables."""
-
-    batches: list[BatchResult]
-    audit: list[BookletAudit]
-    nota_checked: int
-    nota_matched: int
-    frames: dict
-
-
-def _score_area(batches, year: int, area: str, items: ItemsTable,
-                options: ScoringOptions) -> _AreaScores:
-    """Score the present records of one area (a list of Arrow batches) and compute its item
-    statistics; runs in a worker process when the ingest has several."""
-    accumulator = AreaAccumulator()
-    results = []
-    for batch in batches:
-        results.append(score_batch(batch, year, area, items, accumulator, options))
-    del batches
-    frames = area_item_frames(year, area, items, accumulator)
-    return _AreaScores(results, list(accumulator.audit.values()), accumulator.nota_checked,
-                       accumulator.nota_matched, frames)
-
-
-@dataclass
-class _Scorer:
-    """Where areas are scored: ``submit(function, *args)`` returns a future; ``workers`` areas
-    are kept in flight."""
-
-    submit: Callable[..., Future]
-    workers: int
-
-
-def _run_here(function, *args) -> Future:
-    future = Future()
-    future.set_result(function(*args))
-    return future
-
-
-@contextmanager
-def _area_scorer(workers: int) -> Iterator[_Scorer]:
-    """A pool of ``workers`` processes, or (one worker) the calling process itself, so small
-    ingests pay no process start.
-
-    The pool is forked before anything else the ingest does, while this process runs no other
-    thread and has no database open: a fork then copies nothing that another thread could be
-    holding. (Spawned workers would re-import the caller's ``__main__``, which a script that
-    runs an ingest at import, as ``python -m cli`` does, would make ingest again.)
-    """
-    if workers <= 1:
-        yield _Scorer(_run_here, 1)
-        return
-    with ProcessPoolExecutor(max_workers=workers,
-                             mp_context=multiprocessing.get_context("fork")) as pool:
-        pool.submit(int).result()  # the fork start method starts every worker now
-        yield _Scorer(pool.submit, workers)
-
-
-def _store_batch(con, year, area, ingest_id, result: BatchResult,
-                 summary: IngestSummary) -> None:
-    if result.scores is not None:
-        insert_rows(con, "scores", result.scores)
-        summary.patterns_scored += result.scores.num_rows
-    if result.rejected_ids:
-        year_tables.insert_record_rejects(con, ingest_id, year, area, result.rejected_ids,
-                                          result.rejected_reasons)
-        summary.rows_rejected += len(result.rejected_ids)
-        summary.reject_reasons.update(result.rejected_reasons)
