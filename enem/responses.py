@@ -15,6 +15,9 @@ import pyarrow.compute as pc
 from enem.areas import BLANK_MARK, MULTIPLE_MARK, OPTION_LETTERS, UNCHOSEN_MARK
 
 _VALID_MARKS = np.frombuffer((OPTION_LETTERS + BLANK_MARK + MULTIPLE_MARK).encode(), np.uint8)
+#: A lookup by byte value (faster than np.isin on full-size years).
+_IS_VALID_MARK = np.zeros(256, bool)
+_IS_VALID_MARK[_VALID_MARKS] = True
 _BLANK = ord(BLANK_MARK)
 _UNCHOSEN = ord(UNCHOSEN_MARK)
 
@@ -49,7 +52,7 @@ def strings_to_chars(strings: pa.Array | Sequence[str], width: int) -> np.ndarra
 
 def invalid_mark_rows(chars: np.ndarray) -> np.ndarray:
     """Rows holding a character other than A–E, '.' or '*', shape (n,) bool."""
-    return ~np.isin(chars, _VALID_MARKS).all(axis=1)
+    return ~_IS_VALID_MARK[chars].all(axis=1)
 
 
 def select_language_block(chars: np.ndarray, language: np.ndarray, block_size: int = 5) -> np.ndarray:
