@@ -121,6 +121,13 @@ class Filters:
         if not self.models:
             return (f"No model runs for {where} match the sidebar's families, tuning and "
                     "models — launch one on the Runs page or widen the model filters.")
+        if self.booklet is not None and (area is None or area == self.booklet_area):
+            took = queries.model_booklet(self.year, self.booklet_area, lang, self.shots,
+                                         self.models)
+            if took is not None:
+                return (f"The selected models took booklet {took}, which holds other items than "
+                        f"booklet {self.booklet}: pick booklet {took}, or every booklet, to see "
+                        "them.")
         return (f"No model runs for {where} ({lang}, {self.shots}-shot) yet — launch one on the "
                 "Runs page or pick another prompt language or number of shots.")
 
@@ -236,7 +243,25 @@ def open_page(title: str) -> Filters:
     if filters is None:
         require_database()
     _note_human_reference(filters)
+    _note_model_booklet(filters)
     return filters
+
+
+def _note_model_booklet(filters: Filters) -> None:
+    """With one booklet chosen, say which booklet the selected models took when it is another
+    one holding the same items (their answers are then placed on the chosen booklet's items)."""
+    if filters.booklet is None or not filters.models or filters.booklet_area is None:
+        return
+    took = queries.model_booklet(filters.year, filters.booklet_area, filters.language,
+                                 filters.shots, filters.models)
+    if took is None or took == filters.booklet:
+        return
+    same = queries.model_booklet(filters.year, filters.booklet_area, filters.language,
+                                 filters.shots, filters.models, filters.booklet)
+    if same is not None:
+        st.caption(f"Booklet {filters.booklet} holds the same items as booklet {same}, which the "
+                   "selected models took: their answers are placed on booklet "
+                   f"{filters.booklet}'s items through the item ids.")
 
 
 def _note_human_reference(filters: Filters) -> None:

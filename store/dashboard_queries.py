@@ -7,7 +7,10 @@ row, so a full-size year (about 4M candidates) costs the same as the demo.
 
 Conventions for the filter arguments:
 
-- ``booklet``: a ``CO_PROVA`` or None for every booklet of the area;
+- ``booklet``: a ``CO_PROVA`` or None for every booklet of the area. Humans are those who
+  took that booklet; model runs are those that took it *or any booklet of the year holding the
+  same items* (booklets of one area differ only in the order of their items, so a model's
+  answers and θ carry over through the item ids);
 - ``group_kind`` / ``group_value``: ``'all'/'all'``, ``'state'/'SP'`` or ``'school_type'/'2'``,
   the subgroups the histograms were built for;
 - ``models``: a list of run series (``model_runs.label``, e.g. ``llama2-13b · few-shot ·
@@ -36,7 +39,12 @@ _SERIES = "coalesce(r.label, r.model_id)"
 _MODEL_FILTER = """
     m.year = $year
     AND ($area IS NULL OR m.area = $area)
-    AND ($booklet IS NULL OR m.booklet_id = $booklet)
+    AND ($booklet IS NULL OR m.booklet_id IN (
+        SELECT booklet_id FROM items WHERE year = $year AND position IS NOT NULL
+        GROUP BY booklet_id
+        HAVING list_sort(list(DISTINCT item_id)) = (
+            SELECT list_sort(list(DISTINCT item_id)) FROM items
+            WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL)))
     AND ($language IS NULL OR m.prompt_language = $language)
     AND ($shots IS NULL OR m.shots = $shots OR m.shots IS NULL)
     AND list_contains($models, coalesce(r.label, r.model_id))
@@ -291,15 +299,15 @@ def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | 
 
 def model_booklet(
     con: duckdb.DuckDBPyConnection, year: int, area: str, language: str | None,
-    shots: int | None, models: Sequence[str],
+    shots: int | None, models: Sequence[str], booklet: int | None = None,
 ) -> int | None:
     """The booklet the selected series answered most often in an area (ties: lowest id); None
-    when they answered none there."""
+    when they answered none there. With ``booklet``, only booklets holding its items count."""
     row = con.execute(
         f"""SELECT m.booklet_id FROM model_scores m JOIN model_runs r USING (run_id)
             WHERE {_MODEL_FILTER}
             GROUP BY m.booklet_id ORDER BY count(*) DESC, m.booklet_id LIMIT 1""",
-        _model_params(year, area, None, language, shots, models),
+        _model_params(year, area, booklet, language, shots, models),
     ).fetchall()
     return int(row[0][0]) if row else None
 

@@ -1,0 +1,93 @@
+"""One booklet rule on every page: with a booklet chosen, model runs that took any booklet of
+the year holding the same items are shown (their answers carry over through the item ids), and
+runs on a booklet with other items get an empty state naming the booklet they took."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pytest
+
+from store import dashboard_queries
+from tests.test_pages import PER_MODEL_PAGES, assert_clean, charts, messages, run_page
+
+
+def _taken_and_other(db) -> tuple[str, int, int, list[str]]:
+    """(area, the booklet the test runs took most, another booklet of that area, series)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        area, took = con.execute(
+            """SELECT area, booklet_id FROM model_scores WHERE year = 2023 AND area = 'CN'
+               GROUP BY ALL ORDER BY count(*) DESC LIMIT 1""").fetchone()
+        other = con.execute(
+            """SELECT min(booklet_id) FROM booklets WHERE year = 2023 AND area = ?
+               AND booklet_id <> ? AND valid""", [area, took]).fetchone()[0]
+        series = [row[0] for row in con.execute(
+            "SELECT DISTINCT coalesce(label, model_id) FROM model_runs").fetchall()]
+        return area, int(took), int(other), series
+    finally:
+        con.close()
+
+
+def _points(db, area, booklet, series):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return dashboard_queries.model_points(con, 2023, area, booklet, None, None, series)
+    finally:
+        con.close()
+
+
+def test_a_booklet_with_the_same_items_shows_the_models_answers(pages_models_db):
+    area, took, other, series = _taken_and_other(pages_models_db)
+    on_taken = _points(pages_models_db, area, took, series)
+    on_other = _points(pages_models_db, area, other, series)
+    assert len(on_taken) > 0
+    assert on_other.equals(on_taken)
+
+
+@pytest.fixture(scope="module")
+def other_items_db(tmp_path_factory, pages_models_db):
+    """A copy where one booklet of the area holds one item the models' booklet lacks."""
+    area, took, other, _ = _taken_and_other(pages_models_db)
+    target = tmp_path_factory.mktemp("booklet_rule") / "other_items.duckdb"
+    shutil.copyfile(pages_models_db, target)
+    con = duckdb.connect(str(target))
+    con.execute("""UPDATE items SET item_id = 999999
+                   WHERE year = 2023 AND booklet_id = ? AND position = 1""", [other])
+    con.close()
+    return target, area, took, other
+
+
+def test_a_booklet_with_other_items_shows_no_model(other_items_db):
+    db, area, took, other = other_items_db
+    series = _taken_and_other(db)[3]
+    assert len(_points(db, area, took, series)) > 0
+    assert _points(db, area, other, series).empty
+
+
+def test_pages_say_which_booklet_the_models_took(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    _, took, other, _ = _taken_and_other(pages_models_db)
+    app = run_page("pages/1_Accuracy_vs_ability.py", {"booklet": str(other)})
+    assert_clean(app)
+    captions = " | ".join(c.value for c in app.caption)
+    assert f"same items as booklet {took}" in captions
+    assert "No model runs" not in messages(app)
+    figure = charts(app)[0]
+    assert any(trace.get("x") is not None and trace.get("name") not in (None, "Humans")
+               and trace.get("type") == "scatter" for trace in figure["data"])
+
+
+#: Pages that place a run's θ on the chosen booklet (the item pages match answers by item id).
+THETA_PAGES = [page for page in PER_MODEL_PAGES
+               if page not in ("pages/3_Response_patterns.py", "pages/6_Item_explorer.py")]
+
+
+@pytest.mark.parametrize("page", THETA_PAGES)
+def test_pages_name_the_booklet_models_took_when_items_differ(monkeypatch, other_items_db, page):
+    db, _, took, other = other_items_db
+    monkeypatch.setenv("ENEM_DB", str(db))
+    app = run_page(page, {"booklet": str(other)})
+    assert_clean(app)
+    assert f"The selected models took booklet {took}" in messages(app)
