@@ -15,7 +15,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import queries
-from dashboard.figures import THETA_TITLE, show_figure
+from dashboard.figures import THETA_TITLE, empty_panel, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, model_styles, with_alpha
 from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import THETA_GRID, item_curves, model_item_di
@@ -28,6 +28,7 @@ from enem.areas import (
     OPTION_LETTERS,
 )
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
+from store import dashboard_queries
 
 ICC_BIN_WIDTH = 0.25
 #: What humans can mark (the options, blank, several marks), in the order the bars are drawn.
@@ -40,23 +41,52 @@ URL_ITEM = re.compile(r"[0-9]{1,12}")
 OPTION_NAMES = {**{letter: letter for letter in OPTION_LETTERS}, BLANK_MARK: "blank",
                 MULTIPLE_MARK: "multiple", NO_ANSWER: "no answer"}
 
+#: One item's rows in every booklet, with INEP's reason when it was abandoned.
+item_record = queries.cached_query(dashboard_queries.item_record)
+
 filters = open_page("Item explorer")
 
-# The URL wins when it names an item other than the one this page last wrote there.
-url_item, url_area = st.query_params.get("item"), st.query_params.get("area")
+
+def area_holding(year: int, item_id: int, first: str | None) -> str | None:
+    """The area of ``year`` whose items include ``item_id`` (``first`` is looked at first)."""
+    for candidate in sorted(AREAS, key=lambda a: a != first):
+        if item_id in set(queries.area_items(year, candidate)["item_id"]):
+            return candidate
+    return None
+
+
+# The URL wins when it names an item other than the one this page last wrote there; an area
+# without an item (a link such as ?area=LC, or the sidebar's area) opens that area's first item.
+url_item = st.query_params.get("item")
+url_area = next((a for a in st.query_params.get_all("area") if a in AREAS), None)
+not_in_year: int | None = None
 if url_item and url_item != st.session_state.get("explorer.written"):
-    if url_area in AREAS:
+    if url_area:
         st.session_state["explorer.area"] = url_area
     if URL_ITEM.fullmatch(url_item):
-        st.session_state["explorer.wanted"] = int(url_item)
+        asked = int(url_item)
+        holder = area_holding(filters.year, asked, url_area)
+        if holder is None:
+            not_in_year = asked
+            st.session_state.pop("explorer.item", None)
+        else:
+            st.session_state["explorer.area"] = holder
+            st.session_state["explorer.wanted"] = asked
     else:
         st.warning("The item in this page's link is not an item number (a CO_ITEM such as "
                    "123456); pick an item below.")
+elif not url_item and url_area:
+    st.session_state["explorer.area"] = url_area
+    st.session_state.pop("explorer.item", None)
 
 left, right = st.columns([1, 3])
 area = left.selectbox("Area", list(AREAS), key="explorer.area",
                       format_func=lambda a: f"{a} — {AREA_NAMES[a]}")
 items = queries.area_items(filters.year, area)
+if not_in_year is not None:
+    instead = f"showing the first {area} item instead" if len(items) else "nothing to show"
+    st.warning(f"The link asks for item {not_in_year}, but item {not_in_year} is not in "
+               f"{filters.year} (no booklet of that year holds it); {instead}.")
 if items.empty:
     st.info(f"No items of {area} in {filters.year}: ingest that year's ITENS_PROVA file.")
     st.stop()
@@ -91,7 +121,12 @@ facts[3].metric("c (guessing)", "—" if pd.isna(item["c"]) else f"{item['c']:.3
 facts[4].metric("Skill (CO_HABILIDADE)", "—" if pd.isna(item["skill"]) else int(item["skill"]))
 facts[5].metric("Human p-value", "—" if pd.isna(item["p_value"]) else f"{item['p_value']:.3f}")
 if item["abandoned"]:
-    st.warning("INEP abandoned this item (no parameters): it does not count in anyone's θ.")
+    reasons = item_record(filters.year, item_id)["abandon_reason"].dropna().str.strip()
+    reason = next((r for r in reasons if r), None)
+    st.warning("INEP abandoned this item: it has no IRT parameters (a, b, c), so it has no "
+               "characteristic curve and no information, and it counts in nobody's θ. "
+               + (f"INEP's reason: “{reason}”." if reason
+                  else "INEP's item file gives no reason."))
 
 if texts.empty:
     st.info("No question text stored for this item (real exams: import texts with the "
@@ -131,7 +166,10 @@ curve = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                       subplot_titles=["Item characteristic curve", "Item information"])
 empirical = queries.item_icc(filters.year, item_id)
 export = []
-if not item["abandoned"]:
+if item["abandoned"]:
+    for column, where in ((1, 0.92), (2, 0.5)):
+        empty_panel(curve, 1, column, "abandoned by INEP: no IRT parameters, no curve", y=where)
+else:
     p, info = item_curves(item["a"], item["b"], item["c"])
     curve.add_trace(go.Scatter(x=THETA_GRID, y=p, name="3PL P(θ)", line={
         "color": OKABE_ITO[0], "width": 2}, hovertemplate="θ %{x:.2f}: P = %{y:.3f}<extra></extra>"),
