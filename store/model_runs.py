@@ -41,6 +41,21 @@ def run_label(model_id: str, prompt_type: str, n_repetitions: int | None,
     return " · ".join(part for part in (model_id, prompt_type, count) if part)
 
 
+def _unique_label(con: duckdb.DuckDBPyConnection, run: dict, label: str) -> str:
+    """``label``, made distinct from every other run's: pages compare runs by label, and two
+    runs of one model with the same settings must never be pooled silently. The run's seed is
+    added when that tells them apart, else the end of its run id."""
+    def taken(candidate: str) -> bool:
+        return con.execute("SELECT count(*) > 0 FROM model_runs WHERE label = ? AND run_id <> ?",
+                           [candidate, run["run_id"]]).fetchone()[0]
+
+    if not taken(label):
+        return label
+    if run.get("seed") is not None and not taken(seeded := f"{label} · seed {run['seed']}"):
+        return seeded
+    return f"{label} · run {str(run['run_id'])[-8:]}"
+
+
 def shots_prompt_type(shots) -> str:
     """The prompt type of one of our runs from its shot settings: ``0-shot``, ``0/1/4-shot``."""
     return "/".join(str(s) for s in shots) + "-shot" if len(shots) else ""
@@ -195,8 +210,8 @@ def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
              ",".join(str(y) for y in years), repetition, prompt_type, run.get("temperature"),
              run.get("source"),
              json.dumps(run["scoring"], sort_keys=True) if run.get("scoring") else None,
-             run.get("label") or run_label(model["model_id"], prompt_type, run.get("n_shuffles"),
-                                           repetition)],
+             _unique_label(con, run, run.get("label") or run_label(
+                 model["model_id"], prompt_type, run.get("n_shuffles"), repetition))],
         )
         if len(responses):
             insert_rows(con, "model_responses", responses[list(RESPONSE_COLUMNS)])

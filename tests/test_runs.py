@@ -211,3 +211,21 @@ def test_plan_records_where_the_shot_examples_came_from(demo_db):
     for unit in plan.units:
         assert len(unit.shot_examples) == 4
         assert all(example.item_id != unit.item_id for example in unit.shot_examples)
+
+
+def test_two_runs_with_the_same_settings_are_never_pooled(demo_db, tmp_path):
+    """The demo holds a 30-shuffle random run; two more with equal settings and other seeds
+    each get their own label (the series pages compare), and re-publishing keeps it."""
+    first = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
+                    languages=("pt",), shots=(0,), n_shuffles=3, seed=11)
+    second = RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
+                     languages=("pt",), shots=(0,), n_shuffles=3, seed=12)
+    for spec in (first, second):
+        assert execute_run(spec, demo_db, tmp_path / "runs").status == "finished"
+    labels = dict(query_rows(demo_db, "SELECT run_id, label FROM model_runs"))
+    assert len(set(labels.values())) == len(labels)
+    assert labels[first.run_id] == "random-baseline · 0-shot · 3 shuffles"
+    assert labels[second.run_id] == "random-baseline · 0-shot · 3 shuffles · seed 12"
+    assert execute_run(first, demo_db, tmp_path / "again").status == "finished"
+    assert query_rows(demo_db, "SELECT label FROM model_runs WHERE run_id = ?",
+                      [first.run_id])[0][0] == labels[first.run_id]
