@@ -1,93 +1,71 @@
 """Response patterns (the paper's Fig. 2): which items each model gets right, sorted by difficulty.
 
-A human-like pattern is dark on the left (easy items) and fades to the right (hard items). Cells
-are the fraction of a model's shuffles (and runs) that answered the item correctly.
+Per area, rows are run series × prompt language (or one row per repetition), columns the items
+sorted by IRT difficulty b with the b curve above, the humans' share correct on top and each
+row's mean l_z (SD) at the right. A human-like pattern is dark on the left (easy items) and
+fades to the right (hard items). Figure and data: ``dashboard.pattern_figure``.
 """
 
 from __future__ import annotations
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
+from dashboard import pattern_figure as patterns
 from dashboard import queries
-from dashboard.figures import area_title, show_figure
+from dashboard.figures import show_figure
 from dashboard.navigation import ITEM_EXPLORER
-from dashboard.palette import CORRECT_SCALE
-from dashboard.state import note_missing_runs, open_page
-from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
+from dashboard.state import open_page
+from inference.protocol import PROMPT_LANGUAGE_NAMES
 
 filters = open_page("Response patterns: models × items sorted by difficulty")
-st.caption("Both prompt languages are shown side by side; the sidebar's number of shots, models "
-           "and booklet apply.")
+st.caption("Both prompt languages are shown as rows; the sidebar's areas, booklet, number of "
+           "shots and models apply (the booklet decides the item positions; models' answers "
+           "are placed on it through the item ids).")
+per_repetition = st.toggle(
+    "One row per repetition (shuffle or seed)", key="patterns.expand",
+    help="Off: each row pools a run series' repetitions into the share answered correctly. "
+         "On: each repetition of each run is its own row of right (black) and wrong (white).")
+if not filters.has_humans:
+    st.info(f"No human row: {filters.year} holds only its item file, so there is no share of "
+            "candidates answering each item correctly.")
 
+catalogue = filters.catalogue
+words = ({} if catalogue.empty or "repetition" not in catalogue else
+         dict(zip(catalogue["model"], catalogue["repetition"])))
+names, shared_tail = patterns.short_labels(filters.models)
 clicked: tuple[str, int] | None = None
-answered = [area for area in filters.areas
-            if len(queries.model_item_correct(filters.year, area, None, filters.shots,
-                                              filters.models))]
-note_missing_runs(filters, pd.DataFrame({"area": answered}), language="pt or en")
-for area in answered:
-    items = queries.area_items(filters.year, area)
-    cells = queries.model_item_correct(filters.year, area, None, filters.shots,
-                                       filters.models)
-    cells = cells.merge(items[["item_id", "b", "a", "skill", "first_position"]], on="item_id",
-                        how="left")
-    order = (cells.drop_duplicates("item_id")
-             .sort_values(["b", "item_id"], na_position="last")["item_id"].astype(str).tolist())
-    cells["fraction"] = cells["correct"] / cells["answers"]
-    figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                           subplot_titles=[PROMPT_LANGUAGE_NAMES[lang] for lang in PROMPT_LANGUAGES])
-    models = sorted(cells["model"].unique())
-    for col, language in enumerate(PROMPT_LANGUAGES, start=1):
-        part = queries.model_item_correct(filters.year, area, language, filters.shots,
-                                          filters.models)
-        part = part.merge(items[["item_id", "b"]], on="item_id", how="left")
-        part["fraction"] = part["correct"] / part["answers"]
-        grid = (part.assign(item=part["item_id"].astype(str))
-                .pivot_table(index="model", columns="item", values="fraction")
-                .reindex(index=models, columns=order))
-        answers = (part.assign(item=part["item_id"].astype(str))
-                   .pivot_table(index="model", columns="item", values="answers")
-                   .reindex(index=models, columns=order).fillna(0))
-        b_values = items.set_index(items["item_id"].astype(str))["b"].reindex(order)
-        hover_b = [[b_values.iloc[j] for j in range(len(order))] for _ in models]
-        figure.add_trace(go.Heatmap(
-            z=grid.to_numpy(), x=order, y=models, zmin=0, zmax=1, colorscale=CORRECT_SCALE,
-            showscale=col == 1, colorbar={"title": "fraction<br>correct", "len": 0.8},
-            hoverinfo="skip", xgap=1, ygap=1, name=language,
-        ), row=1, col=col)
-        # Invisible markers on the cells carry the hover text and make cells clickable
-        # (Plotly reports clicks on points, not on heatmap cells).
-        cell_x = [item for _ in models for item in order]
-        cell_y = [model for model in models for _ in order]
-        figure.add_trace(go.Scatter(
-            x=cell_x, y=cell_y, mode="markers", showlegend=False, name=language,
-            marker={"symbol": "square", "size": 9, "color": "rgba(0,0,0,0)"},
-            customdata=[(answers.iat[i, j], hover_b[i][j], grid.iat[i, j])
-                        for i in range(len(models)) for j in range(len(order))],
-            hovertemplate=("<b>%{y}</b> · item %{x}<br>b = %{customdata[1]:.2f}<br>correct in "
-                           "%{customdata[2]:.0%} of %{customdata[0]} answers<extra></extra>"),
-        ), row=1, col=col)
-        figure.update_xaxes(title_text="items, easiest (lowest b) → hardest", type="category",
-                            showticklabels=False, row=1, col=col)
-    figure.update_layout(title=area_title(area), height=140 + 38 * len(models),
-                         margin={"t": 70, "b": 40, "l": 10, "r": 10})
+drawn = []
+for area in filters.areas:
+    panel = patterns.load_panel(
+        filters.year, area, filters.booklet_for(area), filters.shots, filters.models,
+        per_repetition=per_repetition, with_humans=filters.has_humans, names=names,
+        repetition_words=words)
+    if panel is None:
+        st.info(filters.no_runs_message(area, "pt or en"))
+        continue
+    missing = [lang for lang in PROMPT_LANGUAGE_NAMES if lang not in panel.languages]
+    if missing:
+        st.info(f"No model run answered {filters.year} {area} with "
+                f"{' or '.join(PROMPT_LANGUAGE_NAMES[lang] for lang in missing)} prompts "
+                f"({filters.shots}-shot): the figure has no rows in that language.")
+    humans_note = ""
+    if filters.has_humans and panel.human is None:
+        humans_note = f" No human row: no item statistics are stored for {area}."
+        st.info(f"No human row for {area}: the store holds no share correct for its items.")
     event = show_figure(
-        figure, key=f"patterns.{area}", file_stem=f"response_patterns_{filters.year}_{area}",
-        image_format=filters.image_format, on_select=True,
-        data=cells.drop(columns=["a"]),
-        caption=(f"Rows: models; columns: the {len(order)} items they answered in {area}, sorted "
-                 f"by IRT difficulty b (abandoned items last); cell darkness = share of shuffles "
-                 f"answered correctly ({filters.shots}-shot). Click a cell to open its item."
-                 + filters.provenance),
+        patterns.pattern_figure(panel), key=f"patterns.{area}",
+        file_stem=f"response_patterns_{filters.year}_{area}", image_format=filters.image_format,
+        on_select=True, data=patterns.panel_table(panel),
+        caption=patterns.panel_caption(panel, filters.shots, shared_tail, filters.provenance,
+                                       humans_note),
     )
+    drawn.append(area)
     points = (event.selection.points if event is not None and hasattr(event, "selection")
               else [])
-    if points:
+    if points and str(points[0].get("x", "")).isdigit():
         clicked = (area, int(points[0]["x"]))
 
-if not answered:
+if not drawn:
     st.stop()
 
 st.subheader("Open an item in the item explorer")
