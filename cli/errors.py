@@ -16,7 +16,7 @@ from enem.csvfiles import UnusableFileError
 from inference.backends import BackendSettingsError, ScoringError
 from workflows.ingest import IngestError
 from workflows.run_folder import RunBusyError
-from workflows.runs import RunNotRunning
+from workflows.runs import RunNotRemovable, RunNotRunning
 
 
 class UsageError(ValueError):
@@ -28,7 +28,8 @@ EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((UsageError, UnusableFileError, BackendSettingsError, FileNotFoundError,
       NotADirectoryError, IsADirectoryError), 2),
     ((IngestError,), 3),
-    ((ScoringError, RunBusyError, RunNotRunning, duckdb.Error, OSError), 1),
+    ((ScoringError, RunBusyError, RunNotRunning, RunNotRemovable, duckdb.Error,
+      OSError), 1),
     ((ValueError,), 2),
 )
 

@@ -1,7 +1,7 @@
 """The ``enem-llm`` command line: ``enem-llm COMMAND --help`` explains each command.
 
-Commands: demo, ingest-enem, ingest-items, score-patterns, info here; run, runs, cancel, prompt,
-import-results, export-run and import-questions in ``cli.run_commands``.
+Commands: demo, ingest-enem, ingest-items, score-patterns, info here; run, runs, remove-run,
+cancel, prompt, import-results, export-run and import-questions in ``cli.run_commands``.
 """
 
 from __future__ import annotations

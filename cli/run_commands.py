@@ -1,5 +1,5 @@
-"""The model-run commands: run, runs, cancel, prompt, import-results, export-run and
-import-questions. Each is a thin wrapper around ``workflows`` (the runs service for runs)."""
+"""The model-run commands: run, runs, remove-run, cancel, prompt, import-results, export-run
+and import-questions. Each is a thin wrapper around ``workflows`` (the runs service for runs)."""
 
 from __future__ import annotations
 
@@ -87,10 +87,20 @@ def add_run_parser(commands) -> None:
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(run=cmd_run)
 
-    runs = commands.add_parser("runs", help="list model runs and their progress")
+    runs = commands.add_parser(
+        "runs", help="list model runs: run folders with their progress and the runs in the "
+                     "database (published and imported), each marked where it lives")
     add_db(runs)
     add_runs_dir(runs)
     runs.set_defaults(run=cmd_runs)
+
+    remove = commands.add_parser(
+        "remove-run", help="remove a failed, cancelled or stopped run: its folder and any "
+                           "unpublished rows (never a running or published run)")
+    remove.add_argument("run_id")
+    add_db(remove)
+    add_runs_dir(remove)
+    remove.set_defaults(run=cmd_remove_run)
 
     cancel = commands.add_parser("cancel", help="ask a running model run to stop")
     cancel.add_argument("run_id")
@@ -227,12 +237,18 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if not path.exists():
             raise FileNotFoundError(f"no database at {path} (and no runs beside it); "
                                     "run `enem-llm demo` or ingest a year")
-    runs = runs_service.list_runs(runs_dir)
-    if not runs:
-        print("no runs yet")
+    path = db_path(args)
+    listed = runs_service.list_all_runs(path, runs_dir)
+    if not listed:
+        print(f"no runs yet: no run folder in {runs_dir} and no run in the database {path}")
         return 0
-    for run in runs:
-        print(run.summary())
+    for run in listed:
+        print(run.line())
+    return 0
+
+
+def cmd_remove_run(args: argparse.Namespace) -> int:
+    print(runs_service.remove_run(args.run_id, db_path(args), runs_directory(args)))
     return 0
 
 

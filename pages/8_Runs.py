@@ -17,15 +17,21 @@ from inference.plan import RANDOM_BASELINE, RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.runs import (
     SKIPPED_WORDING,
+    RunNotRemovable,
     RunNotRunning,
+    RunProgress,
+    any_active,
     cancel,
     command_line,
     list_runs,
     prompt_text,
+    remove_run,
     runs_directory,
     start_in_background,
 )
 
+#: Seconds between two refreshes of the run tables while a run is working (else no polling).
+REFRESH_SECONDS = 2
 #: Columns of the store's run table shown here (the Data page shows all of them).
 STORED_COLUMNS = ["series", "run_id", "backend", "origin", "years", "areas", "languages",
                   "prompt_type", "repetition", "repetitions", "status", "finished_at", "patterns"]
@@ -69,8 +75,9 @@ spec = RunSpec(model=model_or_default(backend, model), backend=backend,
                                                               ("base_url", base_url)) if value},
                family=family or None)
 st.code(command_line(spec, db_path), language="bash", wrap_lines=True)
-st.caption("The same run from the command line (add --background to return at once, as the "
-           "Launch button does).")
+st.caption("The same run from a terminal, runnable as shown (add --background to return at "
+           "once, as the Launch button does); it has the same run id, so either one continues "
+           "what the other started.")
 
 if launched:
     if not areas or not languages or not shots:
@@ -83,49 +90,75 @@ if launched:
         except (ValueError, OSError) as error:
             st.error(f"The run could not start: {error}")
         else:
-            st.success(f"Started {started.run_id} (process {started.pid}); its folder is "
-                       f"`{started.folder}`.")
+            # Kept for the reruns that follow (the tables refresh themselves while it works).
+            st.session_state["runs.started"] = (
+                f"Run **{started.run_id}** started (process {started.pid}). Follow its progress "
+                "under *Runs on this machine* below; you can leave this page, it keeps going. "
+                "When it finishes it is published into the database, appears under *Runs in "
+                "the database* and on every page (pick it in the sidebar's Models). Its log is "
+                f"`{started.folder / 'log.txt'}`.")
+if st.session_state.get("runs.started"):
+    st.success(st.session_state["runs.started"])
 
 
-@st.fragment(run_every=2)
-def live_runs() -> None:
-    """Run folders with live progress; refreshed every two seconds."""
+def draw_run(run: RunProgress) -> None:
+    """One run folder: state, rate, progress, and its Cancel or Remove button."""
+    header = st.columns([4, 2, 2, 1])
+    header[0].markdown(f"**{run.run_id}** — {run.state}")
+    header[1].markdown(f"{run.items_per_s:.2f} items/s" if run.items_per_s else "—")
+    header[2].markdown(f"ETA {run.eta_s / 60:.1f} min" if run.eta_s else "")
+    if run.alive and header[3].button("Cancel", key=f"cancel-{run.run_id}"):
+        try:
+            st.toast(cancel(run.run_id, runs_dir))
+        except RunNotRunning as error:
+            st.toast(str(error))
+    if run.removable and header[3].button("Remove", key=f"remove-{run.run_id}",
+                                          help="Delete this run's folder (its finished "
+                                               "batches) and any unpublished rows"):
+        try:
+            st.success(remove_run(run.run_id, db_path, runs_dir))
+        except (RunNotRemovable, OSError) as error:
+            st.error(f"Run {run.run_id} was not removed: {error}")
+        else:
+            return
+    total = run.units_total
+    st.progress(run.units_done / total if total else 0.0,
+                text=f"{run.units_done}/{total} items")
+    if run.error:
+        st.error(run.error)
+    if run.skipped:
+        st.caption(f"{len(run.skipped)} {SKIPPED_WORDING}.")
+
+
+def run_tables() -> None:
+    """The run folders with live progress, then the runs in the database. While a run works
+    this refreshes itself every few seconds, so a run that ends shows up in the database
+    table; the whole page reruns once when the last run ends, which stops the refreshing."""
     runs = list_runs(runs_dir)
+    active = any_active(runs)
+    if st.session_state.get("runs.active", False) != active:
+        st.session_state["runs.active"] = active
+        st.rerun()
+    st.subheader("Runs on this machine")
     if not runs:
         st.info("No runs launched from this machine yet: launch one above.")
-        return
     for run in runs:
-        header = st.columns([4, 2, 2, 1])
-        header[0].markdown(f"**{run.run_id}** — {run.state}")
-        header[1].markdown(f"{run.items_per_s:.2f} items/s" if run.items_per_s else "—")
-        header[2].markdown(f"ETA {run.eta_s / 60:.1f} min" if run.eta_s else "")
-        if run.alive and header[3].button("Cancel", key=f"cancel-{run.run_id}"):
-            try:
-                st.toast(cancel(run.run_id, runs_dir))
-            except RunNotRunning as error:
-                st.toast(str(error))
-        total = run.units_total
-        st.progress(run.units_done / total if total else 0.0,
-                    text=f"{run.units_done}/{total} items")
-        if run.error:
-            st.error(run.error)
-        if run.skipped:
-            st.caption(f"{len(run.skipped)} {SKIPPED_WORDING}.")
-
-
-st.subheader("Runs on this machine")
-live_runs()
-
-st.subheader("Runs in the database")
-stored = queries.model_run_table()
-if stored.empty:
-    st.info("No finished or imported runs yet.")
-else:
+        draw_run(run)
+    st.subheader("Runs in the database")
+    stored = queries.model_run_table()
+    if stored.empty:
+        st.info("No finished or imported runs yet.")
+        return
     stored = stored.sort_values("finished_at", ascending=False, na_position="last")
     st.dataframe(stored[STORED_COLUMNS], hide_index=True, width="stretch")
     st.caption("Finished runs and imported results. Pages name each by its series; every "
                "repetition (an option shuffle, or a sampling seed with the options in order) "
                "of every prompt variant is one scored pattern.")
+
+
+# Refreshing only while some run is working: the interval is chosen on each full run.
+st.session_state.setdefault("runs.active", any_active(list_runs(runs_dir)))
+st.fragment(run_every=REFRESH_SECONDS if st.session_state["runs.active"] else None)(run_tables)()
 
 st.subheader("See the exact prompt")
 columns = st.columns(6)

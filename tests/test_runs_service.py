@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import pytest
 
+from cli.main import build_parser
 from cli.run_commands import add_run_parser, spec_from_args
 from inference.plan import RANDOM_BASELINE, RunSpec
+from store.connection import connected
 from workflows import runs as service
 from workflows.run_execution import execute_run
 from workflows.run_folder import RunFolder
@@ -89,14 +93,90 @@ def test_a_run_whose_process_died_is_reported_stopped(demo_db, tmp_path):
 def test_the_command_line_shown_makes_the_same_run(demo_db):
     specs = [_spec(),
              _spec(model="some/model", backend="transformers", shots=(0, 4), n_shuffles=30,
-                   backend_options={"gguf_file": "m.gguf"}, family="fam", model_name="M"),
-             _spec(model="gpt-x", backend="openai", backend_options={"base_url": "http://h/v1"})]
+                   backend_options={"gguf_file": "m.gguf", "device": "cpu", "batch_size": 8},
+                   family="fam", model_name="M", instruction_tuned=False, lc_language=0,
+                   booklets={"MT": 1234}),
+             _spec(model="gpt-x", backend="openai",
+                   backend_options={"base_url": "http://h/v1", "timeout": 12.5})]
     for spec in specs:
         words = shlex.split(service.command_line(spec, demo_db))
-        assert words[0] == "enem-llm"
-        args = _parse(words[1:])
-        assert args.db == str(demo_db)
+        # The project's own command, by its full path, then the global --db, then `run`.
+        assert words[:1] == service.project_command() or words[:3] == service.project_command()
+        program = Path(words[0])
+        assert program.is_absolute() and os.access(program, os.X_OK), words[0]
+        args = build_parser().parse_args(words[len(service.project_command()):])
+        assert args.command == "run" and args.db == str(demo_db.absolute())
         assert spec_from_args(args) == spec
+
+
+def test_the_command_line_shown_runs_as_printed(demo_db, tmp_path):
+    """Pasted into a shell from another folder, the printed command makes the very run."""
+    spec = _spec(n_shuffles=2, languages=("pt",))
+    printed = service.command_line(spec, demo_db)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(["bash", "-c", printed + " --quiet"], cwd=elsewhere, text=True,
+                          capture_output=True, timeout=300, check=False,
+                          env={k: v for k, v in os.environ.items() if k != "ENEM_DB"})
+    assert done.returncode == 0, done.stderr
+    assert f"run {spec.run_id} finished: 45/45 items" in done.stdout
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM model_scores WHERE run_id = ?",
+                           [spec.run_id]).fetchone()[0] == 2
+
+
+def test_a_failed_run_is_removed_with_its_unpublished_rows(demo_db, tmp_path):
+    runs_dir = tmp_path / "runs"
+    spec = _spec()
+    folder = RunFolder(runs_dir / spec.run_id)
+    folder.write_json("spec.json", spec.to_dict())
+    folder.update_status(status="failed", error="ScoringError: boom", units_done=4,
+                         units_total=90)
+    # Rows a run left without being published (status other than 'finished').
+    with connected(demo_db) as con:
+        con.execute("INSERT INTO model_runs (run_id, model_id, status) VALUES (?, ?, 'failed')",
+                    [spec.run_id, spec.model_id])
+        con.execute("INSERT INTO model_scores (run_id, year, area) VALUES (?, 2023, 'MT')",
+                    [spec.run_id])
+    [progress] = service.list_runs(runs_dir)
+    assert progress.removable
+    said = service.remove_run(spec.run_id, demo_db, runs_dir)
+    assert said == (f"removed run {spec.run_id}: its folder {folder.root} and 2 unpublished "
+                    "rows from the database")
+    assert not folder.root.exists() and service.list_runs(runs_dir) == []
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        for table in ("model_runs", "model_scores", "model_responses"):
+            assert con.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?",
+                               [spec.run_id]).fetchone()[0] == 0
+    with pytest.raises(FileNotFoundError, match=f"no run {spec.run_id}"):
+        service.remove_run(spec.run_id, demo_db, runs_dir)
+
+
+def test_running_and_published_runs_are_never_removed(demo_db, tmp_path):
+    runs_dir = tmp_path / "runs"
+    published = _spec(languages=("pt",), n_shuffles=2)
+    execute_run(published, demo_db, runs_dir)
+    with pytest.raises(service.RunNotRemovable, match="is published in the database"):
+        service.remove_run(published.run_id, demo_db, runs_dir)
+    assert (runs_dir / published.run_id / "spec.json").exists()
+
+    running = _spec(seed=9)
+    folder = RunFolder(runs_dir / running.run_id)
+    folder.write_json("spec.json", running.to_dict())
+    folder.update_status(status="failed")
+    folder.acquire()  # a process works on it (e.g. it was launched again)
+    try:
+        listed = {run.run_id: run for run in service.list_runs(runs_dir)}
+        assert not listed[running.run_id].removable
+        with pytest.raises(service.RunNotRemovable, match="is running"):
+            service.remove_run(running.run_id, demo_db, runs_dir)
+    finally:
+        folder.release()
+    assert (folder.root / "spec.json").exists()
+    for bad in ("..", "../runs", "a/b", ""):
+        with pytest.raises(ValueError, match="is not a run id"):
+            service.remove_run(bad, demo_db, runs_dir)
+    assert runs_dir.exists()
 
 
 def test_the_cli_and_the_service_print_the_same_prompt(demo_db):

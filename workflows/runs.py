@@ -10,26 +10,41 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from inference.plan import RANDOM_BASELINE, RunSpec, exact_prompt
 from store.connection import PROJECT_ROOT, connected
 from store.model_runs import ExamReader
+from store.run_listing import delete_unpublished_rows, run_presence, stored_runs
 from workflows.run_execution import BATCH_ITEMS, check_booklet_areas, check_run, claim_spec
-from workflows.run_folder import RunFolder, read_run_folders
+from workflows.run_folder import RunBusyError, RunFolder, read_run_folders
 
 #: What a run whose status says "running" but whose process is gone is shown as.
 STOPPED_WORDING = "stopped: the process is gone; start the same run again to resume"
 SKIPPED_WORDING = "items skipped (no text in that language, or annulled)"
 
 
+#: Folder states a run can be removed in (a stopped run's status still says "running").
+REMOVABLE_STATES = ("failed", "cancelled", STOPPED_WORDING)
+#: How long a launched run without a status yet counts as starting (its worker is loading).
+STARTING_SECONDS = 60.0
+
+
 class RunNotRunning(RuntimeError):
     """Cancel was asked for a run that no process is working on."""
+
+
+class RunNotRemovable(RuntimeError):
+    """Removal was asked for a run that is running or published in the database."""
 
 
 def runs_directory(db_path: Path, runs_dir: str | os.PathLike | None = None) -> Path:
@@ -45,10 +60,14 @@ class RunProgress:
     spec: dict[str, Any]
     status: dict[str, Any]
     alive: bool
+    #: When the run's spec was written (seconds since the epoch), None when unknown.
+    launched_at: float | None = None
 
     @property
     def state(self) -> str:
         """The run's state in words: running, finished, cancelled, failed or stopped (…)."""
+        if not self.status and self.starting:
+            return "starting"
         state = self.status.get("status", "?")
         if state == "running" and not self.alive:
             return STOPPED_WORDING
@@ -79,18 +98,146 @@ class RunProgress:
     def skipped(self) -> list[str]:
         return list(self.status.get("skipped") or [])
 
+    @property
+    def removable(self) -> bool:
+        """True for a run that ended without finishing: failed, cancelled or stopped."""
+        return not self.alive and self.state in REMOVABLE_STATES
+
+    @property
+    def starting(self) -> bool:
+        """True for a run launched moments ago whose worker has not reported yet."""
+        return (not self.status and self.launched_at is not None
+                and time.time() - self.launched_at < STARTING_SECONDS)
+
+    def progress_words(self) -> str:
+        """``<state>, done/total items[, error: …]``."""
+        total = self.units_total or "?"
+        line = f"{self.state}, {self.units_done}/{total} items"
+        return line + (f", error: {self.error}" if self.error else "")
+
     def summary(self) -> str:
         """One line: ``<run id>: <state>, done/total items[, error: …]``."""
-        total = self.units_total or "?"
-        line = f"{self.run_id}: {self.state}, {self.units_done}/{total} items"
-        return line + (f", error: {self.error}" if self.error else "")
+        return f"{self.run_id}: {self.progress_words()}"
 
 
 def list_runs(runs_dir: Path) -> list[RunProgress]:
     """Every run folder under ``runs_dir``, newest first."""
     return [RunProgress(run_id=folder.run_id, spec=folder.read_json("spec.json") or {},
-                        status=folder.read_json("status.json") or {}, alive=folder.is_locked())
+                        status=folder.read_json("status.json") or {}, alive=folder.is_locked(),
+                        launched_at=_modified(folder.root / "spec.json"))
             for folder in read_run_folders(runs_dir)]
+
+
+def _modified(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def any_active(runs: list[RunProgress]) -> bool:
+    """True while some run is being worked on, or was launched moments ago."""
+    return any(run.alive or run.starting for run in runs)
+
+
+@dataclass(frozen=True)
+class ListedRun:
+    """One run as ``enem-llm runs`` lists it: its folder on this machine, its row in the
+    database, or both (a local run once published)."""
+
+    run_id: str
+    folder: RunProgress | None = None
+    stored: dict[str, Any] | None = None
+
+    @property
+    def where(self) -> str:
+        """'run folder', 'database' or 'run folder + database'."""
+        return " + ".join(place for place, held in (("run folder", self.folder),
+                                                     ("database", self.stored)) if held)
+
+    def line(self) -> str:
+        """``<run id> [where]: <folder progress>; <what the database holds>``."""
+        parts = [self.folder.progress_words()] if self.folder else []
+        if self.stored:
+            row = self.stored
+            kind = ("published" if row["status"] == "finished" and row["origin"] == "local"
+                    else "imported" if row["status"] == "finished"
+                    else f"stored as {row['status']}")
+            repetitions = (f"{row['repetitions']} {row['repetition']}s"
+                           if _present(row["repetitions"]) else row["repetition"])
+            settings = [f"model {row['model_id']}", f"backend {row['backend']}",
+                        f"origin {row['origin']}", f"year {row['years']}",
+                        f"areas {row['areas']}", f"languages {row['languages']}",
+                        f"prompt {row['prompt_type'] or 'shots ' + str(row['shots'])}",
+                        repetitions]
+            if _present(row["temperature"]):
+                settings.append(f"temperature {row['temperature']:g}")
+            settings.append(f"{int(row['patterns']):,} patterns")
+            parts.append(f"{kind} as \"{row['series']}\" ({', '.join(settings)})")
+        return f"{self.run_id} [{self.where}]: {'; '.join(parts)}"
+
+
+def _present(value: Any) -> bool:
+    return not pd.isna(value)
+
+
+def list_all_runs(db_path: Path, runs_dir: Path) -> list[ListedRun]:
+    """Every run folder under ``runs_dir`` (newest first) and every run the database at
+    ``db_path`` holds (newest first; none when there is no database), each once."""
+    folders = {run.run_id: run for run in list_runs(runs_dir)}
+    stored: dict[str, dict[str, Any]] = {}
+    if Path(db_path).exists():
+        with connected(Path(db_path), read_only=True) as con:
+            stored = {row["run_id"]: row for row in stored_runs(con).to_dict("records")}
+    listed = [ListedRun(run_id, folder, stored.get(run_id)) for run_id, folder in folders.items()]
+    listed += [ListedRun(run_id, None, row) for run_id, row in stored.items()
+               if run_id not in folders]
+    return listed
+
+
+def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
+    """Remove a run that ended without being published: its folder under ``runs_dir`` and any
+    of its rows in the database that are not a published run. Returns the sentence to show.
+
+    Raises RunNotRemovable for a run that a process is working on or that is published in
+    the database (those are never removed here), FileNotFoundError when neither the folder
+    nor the database knows ``run_id``.
+    """
+    if not run_id or Path(run_id).name != run_id or run_id in (".", ".."):
+        raise ValueError(f"{run_id!r} is not a run id")
+    folder = RunFolder(Path(runs_dir) / run_id)
+    has_folder = (folder.root / "spec.json").is_file()
+    presence = {"published": False, "rows": 0, "status": None}
+    if Path(db_path).exists():
+        with connected(Path(db_path), read_only=True) as con:
+            presence = run_presence(con, run_id)
+    if presence["published"]:
+        raise RunNotRemovable(f"run {run_id} is published in the database ({presence['rows']:,} "
+                              "rows); it is not removed")
+    if not has_folder and not presence["rows"]:
+        raise FileNotFoundError(f"no run {run_id} in {runs_dir} or in the database {db_path}")
+    removed_rows = 0
+    if has_folder:
+        # Holding the run's lock while deleting: no process can start working on it meanwhile.
+        try:
+            folder.acquire()
+        except RunBusyError:
+            raise RunNotRemovable(f"run {run_id} is running; cancel it first "
+                                  f"(`enem-llm cancel {run_id}`)") from None
+        try:
+            if presence["rows"]:
+                with connected(Path(db_path)) as con:
+                    removed_rows = delete_unpublished_rows(con, run_id)
+            shutil.rmtree(folder.root)
+        finally:
+            folder.release()
+    else:
+        with connected(Path(db_path)) as con:
+            removed_rows = delete_unpublished_rows(con, run_id)
+    done = [f"its folder {folder.root}"] if has_folder else []
+    if removed_rows:
+        done.append(f"{removed_rows:,} unpublished rows from the database")
+    return f"removed run {run_id}: {' and '.join(done)}"
 
 
 @dataclass(frozen=True)
@@ -132,20 +279,41 @@ def cancel(run_id: str, runs_dir: Path) -> str:
     return f"asked run {run_id} (pid {status['pid']}) to stop after its current batch"
 
 
+def project_command() -> list[str]:
+    """How to call this installation's ``enem-llm``: the script beside the interpreter (the
+    project's ``.venv/bin/enem-llm``), else the interpreter running the ``cli`` module."""
+    script = Path(sys.executable).with_name("enem-llm")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "cli"]
+
+
 def command_line(spec: RunSpec, db_path: Path) -> str:
-    """The ``enem-llm run`` command that makes the same run in a terminal."""
-    words = ["enem-llm", "run", "--db", str(db_path), "--backend", spec.backend,
-             "--year", str(spec.year), "--areas", *spec.areas, "--languages", *spec.languages,
-             "--shots", *map(str, spec.shots), "--shuffles", str(spec.n_shuffles),
-             "--seed", str(spec.seed)]
+    """The command that makes the same run (the same run id) in a terminal, runnable as
+    printed from any folder: the full path of the project's ``enem-llm`` and of the database,
+    shell-quoted."""
+    words = [*project_command(), "--db", str(Path(db_path).absolute()), "run",
+             "--backend", spec.backend, "--year", str(spec.year), "--areas", *spec.areas,
+             "--languages", *spec.languages, "--shots", *map(str, spec.shots),
+             "--shuffles", str(spec.n_shuffles), "--seed", str(spec.seed)]
     if spec.model and (spec.model != RANDOM_BASELINE or spec.backend != "random"):
         words += ["--model", spec.model]
-    for flag, value in (("--gguf-file", spec.backend_options.get("gguf_file")),
-                        ("--base-url", spec.backend_options.get("base_url")),
-                        ("--request-timeout", spec.backend_options.get("timeout")),
+    if spec.lc_language != 1:
+        words += ["--lc-language", str(spec.lc_language)]
+    for area, booklet in sorted(spec.booklets.items()):
+        words += ["--booklet", f"{area}={booklet}"]
+    options = spec.backend_options
+    for flag, value in (("--gguf-file", options.get("gguf_file")),
+                        ("--device", options.get("device")),
+                        ("--batch-size", options.get("batch_size")),
+                        ("--base-url", options.get("base_url")),
+                        ("--request-timeout", options.get("timeout")),
                         ("--family", spec.family), ("--model-name", spec.model_name)):
-        if value:
+        if value is not None and value != "":
             words += [flag, str(value)]
+    if spec.instruction_tuned is not None:
+        words.append("--instruction-tuned" if spec.instruction_tuned
+                     else "--no-instruction-tuned")
     return shlex.join(words)
 
 
