@@ -1,19 +1,45 @@
-"""The closed curve drawn around the central part of one model's points.
+"""The curve drawn around one model's points: a density contour, as in the paper's figures.
 
-A model contributes one point per response pattern (shuffle × prompt variant × run). The curve
-is the convex hull of the ``coverage`` share of its points that lie closest to the centre, in the
-Mahalanobis sense (median centre, covariance of the points, a small ridge so that degenerate
-clouds such as a constant CTT still work). Pure numpy, no plotting.
+A model contributes one point per repetition (option shuffle or sampling seed × prompt variant
+× run), e.g. θ (logits) against CTT score (items correct). The curve is the boundary of the
+*highest-density region* (HDR) holding ``coverage`` (90%) of the points:
+
+1. a 2-D Gaussian kernel density estimate f of the points (``scipy.stats.gaussian_kde``,
+   Scott's bandwidth n^(-1/6) times the points' covariance);
+2. the level t = the ``ceil(coverage·n)``-th largest of f evaluated at the points themselves
+   (the lower 10th percentile, as an order statistic), so that at least 90% of the points
+   have f ≥ t;
+3. the contour line(s) f = t, drawn from f evaluated on a regular grid.
+
+With fewer than :data:`MIN_KDE_POINTS` points, or when the points' covariance is singular
+(e.g. every CTT equal, or every point on one line), no density can be estimated: the curve
+falls back to the convex hull of the central 90% of the points (Mahalanobis distance to the
+median), and with one or two distinct points there is no curve at all. Each result says which
+rule produced it. Pure numpy/scipy, no plotting.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.stats import gaussian_kde
 
 FloatArray = NDArray[np.float64]
+
+#: Fewest points a density contour is estimated from; below it the hull is drawn.
+MIN_KDE_POINTS = 5
+#: Grid points per axis on which the density is evaluated for its contour line.
+GRID_POINTS = 120
+#: The grid reaches this many kernel bandwidths beyond the outermost points.
+GRID_MARGIN = 3.0
+#: Smallest eigenvalue of the points' correlation matrix below which it counts as singular.
+_SINGULAR = 1e-10
+
+RegionKind = Literal["kde", "hull", "none"]
 
 
 def central_points(x: ArrayLike, y: ArrayLike, coverage: float = 0.9) -> FloatArray:
@@ -71,3 +97,110 @@ def central_region(
         return None
     closed = np.vstack([hull, hull[:1]])
     return closed[:, 0], closed[:, 1]
+
+
+def finite_points(x: ArrayLike, y: ArrayLike) -> FloatArray:
+    """The points with both coordinates finite, shape (n, 2)."""
+    points = np.column_stack([np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()])
+    return points[np.isfinite(points).all(axis=1)]
+
+
+def is_singular(points: ArrayLike) -> bool:
+    """True when the covariance of ``points`` (shape (n, 2)) cannot be inverted: a coordinate
+    is constant, or the points lie on one line (correlation ±1)."""
+    points = np.asarray(points, np.float64).reshape(-1, 2)
+    if len(points) < 3:
+        return True
+    spread = points.std(axis=0)
+    if not (spread > 0).all():
+        return True
+    correlation = np.corrcoef(points, rowvar=False)
+    return bool(np.linalg.eigvalsh(correlation).min() < _SINGULAR)
+
+
+def hdr_level(density_at_points: ArrayLike, coverage: float = 0.9) -> float:
+    """The density level t of the highest-density region holding ``coverage`` of the points.
+
+    ``density_at_points`` is the density estimate evaluated at each point, shape (n,). t is
+    its ``ceil(coverage·n)``-th largest value: at least ``coverage`` of the points have a
+    density ≥ t, and t is the largest level for which that holds.
+    """
+    if not 0.0 < coverage <= 1.0:
+        raise ValueError(f"coverage must lie in (0, 1]; got {coverage}")
+    values = np.sort(np.asarray(density_at_points, np.float64).ravel())[::-1]
+    if len(values) == 0:
+        raise ValueError("no density values")
+    keep = math.ceil(coverage * len(values) - 1e-9)
+    return float(values[keep - 1])
+
+
+@dataclass(frozen=True)
+class DensityRegion:
+    """What to draw around one model's points.
+
+    kind: ``"kde"`` (the HDR contour: draw ``density`` at ``level`` on the grid ``grid_x`` ×
+    ``grid_y``), ``"hull"`` (the fallback closed curve ``curve_x``, ``curve_y``) or ``"none"``
+    (nothing). ``reason`` says in words why a fallback was used ("" for ``"kde"``).
+    ``density`` has shape (len(grid_y), len(grid_x)) (rows = y), in units of 1/(x unit · y
+    unit); ``n_points`` counts the finite points used; ``kde`` is the fitted estimate. A hull
+    of collinear points is a segment (its two ends, closed).
+    """
+
+    kind: RegionKind
+    coverage: float
+    n_points: int
+    reason: str = ""
+    level: float | None = None
+    grid_x: FloatArray | None = None
+    grid_y: FloatArray | None = None
+    density: FloatArray | None = None
+    curve_x: FloatArray | None = None
+    curve_y: FloatArray | None = None
+    kde: gaussian_kde | None = None
+
+    def contains(self, x: ArrayLike, y: ArrayLike) -> NDArray[np.bool_]:
+        """Whether each point lies in the region (kde: density ≥ level), shape (n,).
+
+        Only for ``"kde"`` regions, whose estimate is kept in ``kde``."""
+        if self.kind != "kde" or self.kde is None or self.level is None:
+            raise ValueError("only a density region can test points")
+        points = np.vstack([np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()])
+        return self.kde(points) >= self.level
+
+
+def density_region(x: ArrayLike, y: ArrayLike, coverage: float = 0.9,
+                   grid_points: int = GRID_POINTS) -> DensityRegion:
+    """The highest-density region holding ``coverage`` of the points (x, y), or its fallback.
+
+    x, y: one value per repetition, shape (n,) each (non-finite pairs are dropped). The KDE
+    is ``scipy.stats.gaussian_kde`` with its default (Scott's) bandwidth; the grid spans the
+    points' range plus :data:`GRID_MARGIN` bandwidths on each side, ``grid_points`` per axis.
+    """
+    if not 0.0 < coverage <= 1.0:
+        raise ValueError(f"coverage must lie in (0, 1]; got {coverage}")
+    points = finite_points(x, y)
+    n = len(points)
+    distinct = len(np.unique(points, axis=0)) if n else 0
+    if distinct <= 2:
+        return DensityRegion("none", coverage, n, reason=(
+            f"{distinct} distinct point(s): no curve"))
+    if n < MIN_KDE_POINTS or is_singular(points):
+        why = (f"only {n} points" if n < MIN_KDE_POINTS else
+               "the points lie on one line (e.g. one coordinate is constant)")
+        hull = central_region(points[:, 0], points[:, 1], coverage)
+        if hull is None or len(np.unique(np.column_stack(hull), axis=0)) < 2:
+            return DensityRegion("none", coverage, n, reason=f"{why}: no curve")
+        return DensityRegion("hull", coverage, n, reason=f"{why}: convex hull of the central "
+                             f"{coverage:.0%} instead of a density contour",
+                             curve_x=hull[0], curve_y=hull[1])
+    kde = gaussian_kde(points.T)
+    level = hdr_level(kde(points.T), coverage)
+    bandwidth = np.sqrt(np.diag(kde.covariance))
+    low = points.min(axis=0) - GRID_MARGIN * bandwidth
+    high = points.max(axis=0) + GRID_MARGIN * bandwidth
+    grid_x = np.linspace(low[0], high[0], grid_points)
+    grid_y = np.linspace(low[1], high[1], grid_points)
+    mesh_x, mesh_y = np.meshgrid(grid_x, grid_y)
+    density = kde(np.vstack([mesh_x.ravel(), mesh_y.ravel()])).reshape(mesh_x.shape)
+    return DensityRegion("kde", coverage, n, level=level, grid_x=grid_x, grid_y=grid_y,
+                         density=density, kde=kde)

@@ -1,15 +1,19 @@
 """Plotly building blocks shared by the pages, and the one way a figure is shown.
 
 Humans are drawn as a grey density (a heatmap of a pre-aggregated 2-D histogram), models as one
-marker per response pattern plus a closed curve around the central 90% of each model's markers.
-:func:`show_figure` puts every chart on screen with its one-line caption, a camera button
-(PNG or SVG), and downloads of the interactive HTML and of the numbers behind it (CSV).
+marker per response pattern plus the contour of the highest-density region holding 90% of each
+model's markers (:func:`dashboard.contours.density_region`). A model keeps one colour on every
+page and whatever else is selected (:func:`series_styles`). Panel grids keep fixed pixel gaps
+between a panel's axis title and the next row's title, and between the legend and the first
+row's titles (:func:`area_grid`). :func:`show_figure` puts every chart on screen with its
+one-line caption, a camera button (PNG or SVG), and downloads of the interactive HTML and of
+the numbers behind it (CSV).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -17,7 +21,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dashboard.contours import central_region
+from dashboard import queries
+from dashboard.contours import DensityRegion, density_region
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, with_alpha
 from enem.areas import AREA_NAMES
 
@@ -25,6 +30,13 @@ THETA_TITLE = "θ (ability, logits; humans ~ N(0, 1))"
 CTT_TITLE = "CTT score (items correct)"
 LZ_TITLE = "l_z person fit (z units)"
 COVERAGE = 0.9
+#: Pixels between a row's x-axis title and the next row's panel titles, and between the
+#: legend's lower edge and the first row's titles.
+ROW_GAP_PX = 110
+LEGEND_GAP_PX = 34
+#: The rule of the curve around a model's points, for captions.
+REGION_RULE = ("the line encloses the highest-density region holding 90% of the run's "
+               "repetitions, from a Gaussian KDE (Scott's bandwidth)")
 
 _POINT_HOVER = (
     "<b>%{customdata[0]}</b><br>run %{customdata[1]} · %{customdata[2]}, %{customdata[3]}-shot"
@@ -40,21 +52,55 @@ def area_title(area: str) -> str:
     return f"{area} — {AREA_NAMES.get(area, area)}"
 
 
+def series_styles(labels: Iterable[str],
+                  catalogue: Iterable[str] | None = None) -> dict[str, tuple[str, str]]:
+    """(colour, marker symbol) per series label, the same on every page and for any selection.
+
+    ``catalogue``: every series label of the database in catalogue order (e.g.
+    ``filters.catalogue["model"]``); when None it is read from the database
+    (``queries.model_catalogue``, cached). See :func:`dashboard.palette.model_styles`.
+    """
+    labels = list(labels)
+    if catalogue is None:
+        stored = queries.model_catalogue()
+        catalogue = stored["model"].tolist() if "model" in stored else []
+    return model_styles(labels, list(catalogue))
+
+
 def area_grid(areas: Sequence[str], columns: int = 2, row_height: int = 340,
-              shared_yaxes: bool = False, vertical_spacing: float = 0.14) -> go.Figure:
-    """A figure with one subplot per area (``columns`` per row), titled by area."""
+              shared_yaxes: bool = False, vertical_spacing: float | None = None,
+              row_gap_px: int = ROW_GAP_PX) -> go.Figure:
+    """A figure with one subplot per area (``columns`` per row), titled by area.
+
+    Rows are ``row_height`` px of plotting area each, ``row_gap_px`` apart (room for the tick
+    labels and x-axis title of one row and the panel titles of the next). The horizontal
+    legend sits :data:`LEGEND_GAP_PX` above the first row's titles, its lower edge fixed, so a
+    legend that wraps to more lines grows upwards into the top margin, never onto a title.
+    ``vertical_spacing`` (the older share of the plotting height, read as that share of
+    ``row_height × rows`` px) only ever widens the gap.
+    """
     columns = max(1, min(columns, len(areas)))
     rows = math.ceil(len(areas) / columns)
+    margin = {"t": 70, "b": 60, "l": 60, "r": 20}
+    if vertical_spacing is not None:
+        row_gap_px = max(row_gap_px, round(vertical_spacing * row_height * rows))
+    plot_height = row_height * rows + row_gap_px * (rows - 1)
+    spacing = row_gap_px / plot_height if rows > 1 else 0.0
     figure = make_subplots(rows=rows, cols=columns, subplot_titles=[area_title(a) for a in areas],
                            horizontal_spacing=0.08, shared_yaxes=shared_yaxes,
-                           vertical_spacing=vertical_spacing if rows > 1 else 0.0)
-    height, margin = row_height * rows + 80, {"t": 60, "b": 50, "l": 60, "r": 20}
-    # The legend sits a fixed 30 px above the plotting area, clear of the panel titles whatever
-    # the number of rows (paper coordinates scale with the plotting area's height).
-    legend_y = 1.0 + 30.0 / (height - margin["t"] - margin["b"])
+                           vertical_spacing=spacing)
+    height = plot_height + margin["t"] + margin["b"]
     figure.update_layout(height=height, margin=margin,
-                         legend={"orientation": "h", "yanchor": "bottom", "y": legend_y, "x": 0})
+                         legend=legend_above(plot_height, LEGEND_GAP_PX))
     return figure
+
+
+def legend_above(plot_height: float, gap_px: float = LEGEND_GAP_PX) -> dict:
+    """A horizontal legend whose lower edge sits ``gap_px`` px above the plotting area (of
+    ``plot_height`` px), clear of the first row's subplot titles (about 20 px tall) whatever
+    the number of rows or of legend lines (extra lines grow upwards)."""
+    return {"orientation": "h", "yanchor": "bottom", "y": 1.0 + gap_px / plot_height, "x": 0,
+            "xanchor": "left"}
 
 
 def panel(index: int, columns: int) -> tuple[int, int]:
@@ -94,7 +140,7 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
                        size: int = 6) -> list[go.Scatter]:
     """One marker per response pattern, one trace per model (hover: model, run, shuffle, θ, SE,
     l_z, CTT). ``legend_shown`` collects models already in the legend, so each appears once."""
-    styles = styles or model_styles(points["model"].unique())
+    styles = styles or series_styles(points["model"].unique())
     traces = []
     for model, group in points.groupby("model", sort=True):
         colour, symbol = styles[model]
@@ -110,23 +156,56 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
     return traces
 
 
+def region_trace(region: DensityRegion, model: str, colour: str) -> go.Contour | go.Scatter | None:
+    """The curve of one model's region: a single contour line at the HDR level (no fill, no
+    hover, so the markers beneath keep theirs), the fallback hull as a closed line, or None."""
+    name = f"{model}: {region.coverage:.0%} highest-density region"
+    if region.kind == "kde":
+        return go.Contour(
+            x=region.grid_x, y=region.grid_y, z=region.density, name=name, legendgroup=model,
+            showlegend=False, showscale=False, hoverinfo="skip",
+            autocontour=False,
+            contours={"start": region.level, "end": region.level, "size": region.level,
+                      "coloring": "none", "showlabels": False},
+            line={"color": colour, "width": 2}, colorscale=[[0, colour], [1, colour]],
+        )
+    if region.kind == "hull":
+        return go.Scatter(
+            x=region.curve_x, y=region.curve_y, mode="lines", legendgroup=model,
+            showlegend=False, line={"color": colour, "width": 2, "dash": "dash"},
+            name=f"{model}: hull of the central {region.coverage:.0%} ({region.reason})",
+            hoverinfo="name",
+        )
+    return None
+
+
+def model_regions(points: pd.DataFrame, x: str, y: str,
+                  coverage: float = COVERAGE) -> dict[str, DensityRegion]:
+    """Each model's region (:func:`dashboard.contours.density_region`) of columns ``x``, ``y``."""
+    return {model: density_region(group[x], group[y], coverage)
+            for model, group in points.groupby("model", sort=True)}
+
+
 def model_region_traces(points: pd.DataFrame, x: str, y: str,
                         styles: dict[str, tuple[str, str]] | None = None,
-                        coverage: float = COVERAGE) -> list[go.Scatter]:
-    """A closed curve around the central ``coverage`` of each model's points."""
-    styles = styles or model_styles(points["model"].unique())
+                        coverage: float = COVERAGE,
+                        regions: dict[str, DensityRegion] | None = None) -> list:
+    """The curve around each model's points: the contour of the highest-density region holding
+    ``coverage`` of them, or its fallback (see :func:`region_trace`)."""
+    styles = styles or series_styles(points["model"].unique())
+    regions = regions if regions is not None else model_regions(points, x, y, coverage)
     traces = []
-    for model, group in points.groupby("model", sort=True):
-        region = central_region(group[x], group[y], coverage)
-        if region is None:
-            continue
-        colour, _ = styles[model]
-        traces.append(go.Scatter(
-            x=region[0], y=region[1], mode="lines", legendgroup=model, showlegend=False,
-            line={"color": colour, "width": 2}, fill="toself", fillcolor=with_alpha(colour, 0.08),
-            name=f"{model}: central {coverage:.0%}", hoverinfo="name",
-        ))
+    for model, region in regions.items():
+        trace = region_trace(region, model, styles[model][0])
+        if trace is not None:
+            traces.append(trace)
     return traces
+
+
+def region_fallback_notes(regions: dict[tuple[str, str], DensityRegion]) -> list[str]:
+    """'model (area): reason' for every region that is not a density contour."""
+    return [f"{model} ({area}): {region.reason}"
+            for (area, model), region in regions.items() if region.kind != "kde"]
 
 
 def plotly_config(file_stem: str, image_format: str = "png") -> dict:
@@ -172,14 +251,28 @@ def empty_panel(figure: go.Figure, row: int, col: int, message: str, y: float = 
 def humans_and_models_grid(
     areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,
     y: str, y_bin: str, y_width: float, y_title: str, y_label: str,
-    coverage: float = COVERAGE,
+    coverage: float = COVERAGE, catalogue: Iterable[str] | None = None,
 ) -> go.Figure:
     """The paper's layout: one panel per area with θ on x and ``y`` (CTT or l_z) on y; humans
     as a density (``densities[area]`` with theta_bin, ``y_bin``, n), models as markers plus the
-    closed curve around the central ``coverage`` of each model's markers."""
+    contour of the highest-density region holding ``coverage`` of each model's markers."""
+    return humans_and_models_figure(areas, densities, points, y, y_bin, y_width, y_title,
+                                    y_label, coverage, catalogue)[0]
+
+
+def humans_and_models_figure(
+    areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,
+    y: str, y_bin: str, y_width: float, y_title: str, y_label: str,
+    coverage: float = COVERAGE, catalogue: Iterable[str] | None = None,
+) -> tuple[go.Figure, list[str]]:
+    """:func:`humans_and_models_grid` and the notes of the regions drawn otherwise than as a
+    density contour ('model (area): reason', see :func:`region_fallback_notes`).
+
+    ``catalogue``: the database's series labels in order, for :func:`series_styles`."""
     figure = area_grid(areas, columns=2)
-    styles = model_styles(points["model"].unique()) if len(points) else {}
+    styles = series_styles(points["model"].unique(), catalogue) if len(points) else {}
     legend_shown: set[str] = set()
+    regions: dict[tuple[str, str], DensityRegion] = {}
     for index, area in enumerate(areas):
         row, col = panel(index, 2)
         density = densities.get(area, pd.DataFrame())
@@ -188,7 +281,10 @@ def humans_and_models_grid(
                                            show_scale=index == 0), row=row, col=col)
         in_area = points[points["area"] == area] if len(points) else points
         if len(in_area):
-            for trace in model_region_traces(in_area, "theta", y, styles, coverage):
+            area_regions = model_regions(in_area, "theta", y, coverage)
+            regions.update({(area, model): region for model, region in area_regions.items()})
+            for trace in model_region_traces(in_area, "theta", y, styles, coverage,
+                                             area_regions):
                 figure.add_trace(trace, row=row, col=col)
             for trace in model_point_traces(in_area, "theta", y, legend_shown, styles):
                 figure.add_trace(trace, row=row, col=col)
@@ -196,4 +292,4 @@ def humans_and_models_grid(
             empty_panel(figure, row, col, f"nothing to show for {area}")
         figure.update_xaxes(title_text=THETA_TITLE, row=row, col=col)
         figure.update_yaxes(title_text=y_title, row=row, col=col)
-    return figure
+    return figure, region_fallback_notes(regions)

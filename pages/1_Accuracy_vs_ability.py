@@ -1,8 +1,8 @@
 """Accuracy vs ability (the paper's Fig. 1): CTT score against IRT θ, per area.
 
 Two models with the same number of correct answers can get very different θ: IRT weighs *which*
-items were right. Humans are the grey density; each model is a cloud of shuffles with a curve
-around its central 90%.
+items were right. Humans are the grey density; each model is a cloud of repetitions with the
+contour of the highest-density region holding 90% of them (a Gaussian KDE, as in the paper).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import queries
-from dashboard.figures import CTT_TITLE, humans_and_models_grid, show_figure
+from dashboard.figures import CTT_TITLE, REGION_RULE, humans_and_models_figure, show_figure
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import histogram_percentile, model_ability_table
 
@@ -26,8 +26,12 @@ densities = {
 points = selected_model_points(filters)
 note_missing_runs(filters, points)
 
-figure = humans_and_models_grid(filters.areas, densities, points, y="ctt", y_bin="ctt",
-                                y_width=1.0, y_title=CTT_TITLE, y_label="CTT")
+figure, fallbacks = humans_and_models_figure(
+    filters.areas, densities, points, y="ctt", y_bin="ctt", y_width=1.0, y_title=CTT_TITLE,
+    y_label="CTT", catalogue=filters.catalogue.get("model", []))
+fallback_note = (" Too few or degenerate repetitions for a density, drawn as the dashed convex "
+                 "hull of the central 90% or not at all: " + "; ".join(fallbacks) + "."
+                 if fallbacks else "")
 human_rows = pd.concat([frame.assign(area=area, kind="humans") for area, frame in
                         densities.items()], ignore_index=True)
 show_figure(
@@ -36,10 +40,9 @@ show_figure(
     data=pd.concat([human_rows, points.assign(kind="model")], ignore_index=True),
     caption=(f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
              f"scale); coloured: one marker per model repetition (option shuffle or sampling "
-             f"seed; {filters.prompt_label}) and a "
-             "curve around its central 90%. Read across: same CTT, different θ means the model "
-             "got a different *kind* of item right than humans with that score."
-             + filters.provenance),
+             f"seed; {filters.prompt_label}); {REGION_RULE}.{fallback_note} Read across: same "
+             "CTT, different θ means the model got a different *kind* of item right than "
+             "humans with that score." + filters.provenance),
 )
 
 st.subheader("Each model's accuracy and ability")

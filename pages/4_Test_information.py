@@ -2,7 +2,9 @@
 where the models' θ fall.
 
 An exam is built for the human population: its information I(θ) peaks where most candidates
-are. A model whose θ lies where I(θ) is low gets a wide interval — its score says little.
+are. A model whose θ lies where I(θ) is low gets a wide interval — its score says little. Each
+model row shows its θ over repetitions (faint markers), their 5th–95th percentile spread (a
+light bar) and the 95% CI of its mean θ (mean ± 1.96·SD/√n, the paper's "IRT scores, 95% CI").
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import queries
-from dashboard.figures import THETA_TITLE, area_title, show_figure
-from dashboard.palette import INFORMATIVE_FILL, OKABE_ITO, model_styles, with_alpha
+from dashboard.figures import THETA_TITLE, area_title, legend_above, series_styles, show_figure
+from dashboard.information_data import theta_intervals
+from dashboard.palette import HUMAN_COLOUR, INFORMATIVE_FILL, REFERENCE_COLOUR, with_alpha
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import (
     THETA_GRID,
@@ -29,6 +32,10 @@ from enem.areas import LANGUAGE_NAMES
 SHORT_NAME = 24
 #: Pixels per area: its information panel and its model rows.
 BLOCK_HEIGHT = 600
+#: Pixels between a block's θ-axis title and the next block's panel titles.
+BLOCK_GAP_PX = 110
+SPREAD_NAME = "spread over repetitions (5th–95th percentile)"
+CI_NAME = "mean θ, 95% CI (IRT scores, 95% CI)"
 
 filters = open_page("Test information: where the exam can measure, and where the models are")
 
@@ -55,12 +62,15 @@ for block in range(blocks):
     names = filters.areas[block * columns:(block + 1) * columns]
     titles += [area_title(a) for a in names] + [""] * (columns - len(names))
     titles += [""] * columns
+plot_height = BLOCK_HEIGHT * blocks
+# Row heights: 55% information panel, 45% model rows; a fixed gap in px between rows, wider
+# between blocks (an axis title, then the next titles) than inside one (shared θ axis).
 figure = make_subplots(rows=2 * blocks, cols=columns, specs=specs, subplot_titles=titles,
-                       # About 85 px between panels however many blocks are stacked.
-                       shared_xaxes="columns", vertical_spacing=85 / (BLOCK_HEIGHT * blocks),
-                       horizontal_spacing=0.16,
-                       row_heights=[0.55, 0.45] * blocks)
-styles = model_styles(points["model"].unique()) if len(points) else {}
+                       shared_xaxes="columns", vertical_spacing=BLOCK_GAP_PX / plot_height,
+                       horizontal_spacing=0.16, row_heights=[0.55, 0.45] * blocks)
+styles = (series_styles(points["model"].unique(), filters.catalogue.get("model", []))
+          if len(points) else {})
+intervals_table = theta_intervals(points).set_index(["model", "area"])
 curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
@@ -77,12 +87,12 @@ for index, area in enumerate(filters.areas):
     curves.append(pd.DataFrame({"area": area, "booklet_id": booklet, "theta": THETA_GRID,
                                 "information": information, "se": se}))
     figure.add_trace(go.Scatter(x=THETA_GRID, y=information, name="information I(θ)",
-                                line={"color": OKABE_ITO[0], "width": 2}, legendgroup="I",
+                                line={"color": REFERENCE_COLOUR, "width": 2}, legendgroup="I",
                                 showlegend=index == 0,
                                 hovertemplate="θ %{x:.2f}: I = %{y:.2f}<extra></extra>"),
                      row=top, col=col, secondary_y=False)
     figure.add_trace(go.Scatter(x=THETA_GRID, y=np.minimum(se, 3.0), name="SE(θ) = 1/√I",
-                                line={"color": OKABE_ITO[5], "width": 2, "dash": "dot"},
+                                line={"color": HUMAN_COLOUR, "width": 2, "dash": "dot"},
                                 legendgroup="SE", showlegend=index == 0,
                                 hovertemplate="θ %{x:.2f}: SE = %{y:.3f}<extra></extra>"),
                      row=top, col=col, secondary_y=True)
@@ -98,46 +108,73 @@ for index, area in enumerate(filters.areas):
     in_area = points[points["area"] == area] if len(points) else points
     for model, group in (in_area.groupby("model", sort=True) if len(in_area) else []):
         colour, symbol = styles[model]
-        mean_theta = float(group["theta"].mean())
-        se_pattern = float(np.sqrt(np.mean(group["theta_se"] ** 2)))
-        low, high = mean_theta - 1.96 * se_pattern, mean_theta + 1.96 * se_pattern
+        summary = intervals_table.loc[(model, area)]
+        mean_theta, low, high = summary["mean_theta"], summary["ci_low"], summary["ci_high"]
+        figure.add_trace(go.Scatter(
+            x=[summary["p5"], summary["p95"]], y=[model, model], mode="lines",
+            name=f"{model}: {SPREAD_NAME}", legendgroup=model, showlegend=False,
+            line={"color": with_alpha(colour, 0.3), "width": 8},
+            hovertemplate=(f"<b>{model}</b><br>θ over {int(summary['repetitions'])} "
+                           f"repetitions: 5th–95th percentile [{summary['p5']:.2f}, "
+                           f"{summary['p95']:.2f}]<extra></extra>")), row=top + 1, col=col)
         figure.add_trace(go.Scatter(
             x=group["theta"], y=[model] * len(group), mode="markers", showlegend=False,
-            marker={"color": with_alpha(colour, 0.35), "size": 5, "symbol": symbol},
+            marker={"color": with_alpha(colour, 0.45), "size": 5, "symbol": symbol},
             legendgroup=model, customdata=group[["shuffle", "theta_se", "lz", "ctt"]]
             .to_numpy(object), name=model,
             hovertemplate=(f"<b>{model}</b> shuffle %{{customdata[0]}}<br>θ = %{{x:.3f}} "
                            "(SE %{customdata[1]:.3f})<br>l_z %{customdata[2]:.2f} · CTT "
                            "%{customdata[3]}<extra></extra>")), row=top + 1, col=col)
+        ci_words = (f"95% CI of the mean [{low:.3f}, {high:.3f}]" if np.isfinite(low)
+                    else "one repetition: no CI")
         figure.add_trace(go.Scatter(
             x=[mean_theta], y=[model], mode="markers", name=model, legendgroup=model,
             showlegend=model not in legend_shown,
-            marker={"color": colour, "size": 10, "symbol": symbol, "line": {"color": "black", "width": 1}},
-            error_x={"type": "data", "symmetric": False, "array": [high - mean_theta],
-                         "arrayminus": [mean_theta - low], "color": colour, "thickness": 2},
-            hovertemplate=(f"<b>{model}</b><br>mean θ = %{{x:.3f}}<br>95% interval "
-                           f"[{low:.2f}, {high:.2f}]<extra></extra>")), row=top + 1, col=col)
+            marker={"color": colour, "size": 8, "symbol": symbol,
+                    "line": {"color": "black", "width": 1}},
+            error_x={"type": "data", "symmetric": False,
+                     "array": [high - mean_theta if np.isfinite(high) else 0.0],
+                     "arrayminus": [mean_theta - low if np.isfinite(low) else 0.0],
+                     "color": colour, "thickness": 2, "width": 6},
+            hovertemplate=(f"<b>{model}</b><br>mean θ = %{{x:.3f}} over "
+                           f"{int(summary['repetitions'])} repetitions<br>{ci_words}"
+                           "<extra></extra>")), row=top + 1, col=col)
         legend_shown.add(model)
         se_here = float(np.interp(mean_theta, THETA_GRID, se))
         verdicts.append({"model": model, "area": area, "booklet": booklet,
-                         "patterns": len(group), "mean_theta": mean_theta,
-                         "ci_low": low, "ci_high": high, "exam_se_at_theta": se_here,
+                         "repetitions": int(summary["repetitions"]), "mean_theta": mean_theta,
+                         "ci_low": low, "ci_high": high, "p5": summary["p5"],
+                         "p95": summary["p95"], "exam_se_at_theta": se_here,
                          "verdict": information_verdict(mean_theta, low, high, intervals,
                                                         se_here)})
     # Every series named, even when plotly would thin out crowded category labels.
     figure.update_yaxes(title_text="model" if longest <= SHORT_NAME else "", row=top + 1,
-                        col=col, tickmode="array",
+                        col=col, type="category", tickmode="array",
                         tickvals=sorted(in_area["model"].unique()) if len(in_area) else [])
-figure.update_layout(height=BLOCK_HEIGHT * blocks, margin={"t": 60, "b": 40, "l": 60, "r": 20},
-                     legend={"orientation": "h", "yanchor": "bottom", "y": 1.03, "x": 0})
+# The two glyphs of every model row, explained once in the legend.
+figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=SPREAD_NAME,
+                            line={"color": with_alpha(HUMAN_COLOUR, 0.35), "width": 8},
+                            legendgroup="spread", showlegend=len(points) > 0), row=2, col=1)
+figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CI_NAME,
+                            marker={"color": HUMAN_COLOUR, "size": 8,
+                                    "line": {"color": "black", "width": 1}},
+                            error_x={"type": "constant", "value": 0.2, "color": HUMAN_COLOUR,
+                                     "thickness": 2, "width": 6},
+                            legendgroup="ci", showlegend=len(points) > 0), row=2, col=1)
+figure.update_layout(height=plot_height + 130, margin={"t": 70, "b": 60, "l": 60, "r": 20},
+                     legend=legend_above(plot_height))
 show_figure(
     figure, key="information.figure", file_stem=f"test_information_{filters.year}",
     image_format=filters.image_format,
-    data=pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(),
+    data=pd.concat([*curves, intervals_table.reset_index().assign(kind="model θ")],
+                   ignore_index=True),
     caption=(f"Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
              f"each area's booklet (the sidebar's, else the one the models answered most, else "
-             f"the one most candidates took). Bottom: each model's "
-             f"shuffles (faint) and mean θ with a 95% interval ({filters.prompt_label}). Green "
+             f"the one most candidates took). Bottom, per model ({filters.prompt_label}): its "
+             f"θ in each repetition (faint markers), the {SPREAD_NAME} (light bar) and its "
+             f"mean θ with the 95% CI of that mean, mean ± 1.96·SD/√n over its n repetitions "
+             f"(the paper's Fig. 4, IRT scores, 95% CI; with 30 repetitions often no wider "
+             f"than the marker, see the table). Green "
              f"shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."
              + filters.provenance),
 )
@@ -147,13 +184,17 @@ if verdicts:
     table = pd.DataFrame(verdicts)
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
-        "ci_low": st.column_config.NumberColumn("95% low", format="%.2f"),
-        "ci_high": st.column_config.NumberColumn("95% high", format="%.2f"),
+        "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
+        "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
+        "p5": st.column_config.NumberColumn("θ 5th pct", format="%.2f"),
+        "p95": st.column_config.NumberColumn("θ 95th pct", format="%.2f"),
         "exam_se_at_theta": st.column_config.NumberColumn("exam SE at mean θ", format="%.3f"),
         "verdict": st.column_config.TextColumn("in plain words", width="large"),
     })
-    st.caption("The interval is mean θ ± 1.96 × the root-mean-square SE of the model's patterns; "
-               "the exam's SE at that θ comes from the information curve above.")
+    st.caption("95% CI: the confidence interval of the model's mean θ, mean ± 1.96·SD/√n over "
+               "its n repetitions; 5th–95th percentile: the spread of its θ over those "
+               "repetitions. The exam's SE at the mean θ comes from the information curve "
+               "above.")
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"information_verdicts_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="information.table.csv")
