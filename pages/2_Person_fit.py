@@ -16,12 +16,14 @@ import streamlit as st
 from dashboard import queries
 from dashboard.figures import (
     LZ_TITLE,
+    REGION_RULE,
     area_grid,
     humans_and_models_grid,
     panel,
+    series_styles,
     show_figure,
 )
-from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, model_styles, with_alpha
+from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import UNTRUSTED_SHARE, fit_verdict, histogram_quantile
 
@@ -53,16 +55,16 @@ show_figure(
     data=pd.concat([pd.concat([f.assign(area=a, kind="humans") for a, f in densities.items()],
                               ignore_index=True), points.assign(kind="model")], ignore_index=True),
     caption=(f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; coloured: one "
-             f"marker per model repetition (shuffle or seed; {filters.prompt_label}) and a "
-             "curve around its central "
-             "90%; dashed: the humans' 5th percentile of l_z. Below the line = less coherent "
+             f"marker per model repetition (shuffle or seed; {filters.prompt_label}); "
+             f"{REGION_RULE}; dashed: the humans' 5th percentile of l_z. Below it = less coherent "
              "than 95% of humans."
              + filters.provenance),
 )
 
 st.subheader("The human l_z distribution for reference")
 reference = area_grid(filters.areas, columns=2, row_height=280, vertical_spacing=0.22)
-styles = model_styles(points["model"].unique()) if len(points) else {}
+styles = series_styles(points["model"].unique(), filters.catalogue.get("model", [])) \
+    if len(points) else {}
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
