@@ -15,7 +15,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import queries
-from dashboard.figures import THETA_TITLE, empty_panel, show_figure
+from dashboard.figures import THETA_TITLE, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, model_styles, with_alpha
 from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import THETA_GRID, item_curves, model_item_di
@@ -157,7 +157,8 @@ stats = st.columns(3)
 stats[0].metric("Human DI (top − bottom 25% by θ)",
                 "—" if pd.isna(item["di"]) else f"{item['di']:.3f}")
 stats[1].metric("Model DI (patterns ranked by θ)",
-                f"{model_di.get(item_id, np.nan):.3f}" if n_patterns else "—",
+                "—" if pd.isna(model_di.get(item_id, np.nan))
+                else f"{model_di[item_id]:.3f}",
                 help=f"{n_patterns} model response patterns in the selection")
 stats[2].metric("Humans who saw it", "—" if pd.isna(item["n"]) else f"{int(item['n']):,}")
 
@@ -167,8 +168,17 @@ curve = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
 empirical = queries.item_icc(filters.year, item_id)
 export = []
 if item["abandoned"]:
-    for column, where in ((1, 0.92), (2, 0.5)):
-        empty_panel(curve, 1, column, "abandoned by INEP: no IRT parameters, no curve", y=where)
+    # Said in both panels: top left of the curve's (clear of the humans' dots, which climb to
+    # the right), across the middle of the information's.
+    # An invisible trace keeps the information panel's axes (plotly draws none without one).
+    curve.add_trace(go.Scatter(x=[-4, 4], y=[0, 0], mode="lines", showlegend=False,
+                               hoverinfo="skip", line={"color": "rgba(0,0,0,0)"}), row=1, col=2)
+    curve.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, row=1, col=2)
+    for column, x, y, anchor in ((1, 0.02, 0.98, "left"), (2, 0.5, 0.5, "center")):
+        axis = curve.get_subplot(1, column).xaxis.plotly_name.replace("axis", "")
+        curve.add_annotation(text="abandoned by INEP: no IRT parameters, no curve",
+                             showarrow=False, xref=f"{axis} domain", yref=f"y{axis[1:]} domain",
+                             x=x, y=y, xanchor=anchor, font={"size": 12, "color": "#555555"})
 else:
     p, info = item_curves(item["a"], item["b"], item["c"])
     curve.add_trace(go.Scatter(x=THETA_GRID, y=p, name="3PL P(θ)", line={
