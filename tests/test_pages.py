@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -348,7 +349,8 @@ def test_runs_page_launches_follows_and_lists_a_run(monkeypatch, tmp_path, pages
     assert_clean(app)
     assert app.title[0].value == "Model runs"
     command, prompt = app.code[0].value, app.code[1].value
-    assert command.startswith(f"enem-llm run --db {db} --backend ")
+    enem_llm = str(Path(sys.executable).parent / "enem-llm")
+    assert command.startswith(f"{enem_llm} --db {db} run --backend ")
     assert prompt.rstrip().endswith("(")
     assert "No runs launched from this machine yet" in messages(app)
 
@@ -357,9 +359,9 @@ def test_runs_page_launches_follows_and_lists_a_run(monkeypatch, tmp_path, pages
     _labelled(app.main.number_input, "Option shuffles per item").set_value(2)
     _labelled(app.button, "Launch").click().run()
     assert_clean(app)
-    assert "Started random-baseline-random-2023-" in messages(app)
+    assert "Run **random-baseline-random-2023-" in messages(app)
     assert app.code[0].value.startswith(
-        f"enem-llm run --db {db} --backend random --year 2023 --areas MT --languages pt "
+        f"{enem_llm} --db {db} run --backend random --year 2023 --areas MT --languages pt "
         "--shots 0 --shuffles 2 --seed 0")
 
     runs_dir = db.parent / "runs"
