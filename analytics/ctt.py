@@ -24,7 +24,8 @@ def _matrix(responses: ArrayLike) -> FloatArray:
     return matrix
 
 
-def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+def ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """numerator / denominator elementwise, NaN where the denominator is not positive."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / denominator, np.nan)
 
@@ -37,7 +38,7 @@ def ctt_score(responses: ArrayLike) -> FloatArray:
 def proportion_correct(responses: ArrayLike) -> FloatArray:
     """Number correct / number of finite entries, shape (n_examinees,); NaN with no entry."""
     matrix = _matrix(responses)
-    return _ratio(np.nansum(matrix, axis=1), np.isfinite(matrix).sum(axis=1))
+    return ratio(np.nansum(matrix, axis=1), np.isfinite(matrix).sum(axis=1))
 
 
 def item_p_values(responses: ArrayLike) -> FloatArray:
@@ -45,8 +46,8 @@ def item_p_values(responses: ArrayLike) -> FloatArray:
     matrix = _matrix(responses)
     finite = np.isfinite(matrix)
     if finite.all():  # the usual case; skips nansum's masked copy of the whole matrix
-        return _ratio(matrix.sum(axis=0), np.full(matrix.shape[1], float(matrix.shape[0])))
-    return _ratio(np.where(finite, matrix, 0.0).sum(axis=0), finite.sum(axis=0))
+        return ratio(matrix.sum(axis=0), np.full(matrix.shape[1], float(matrix.shape[0])))
+    return ratio(np.where(finite, matrix, 0.0).sum(axis=0), finite.sum(axis=0))
 
 
 def point_biserial(

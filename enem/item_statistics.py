@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analytics.ctt import correlation_from_sums, rank_groups
+from analytics.ctt import correlation_from_sums, rank_groups, ratio
 from enem.items import ItemsTable
 from enem.score_batches import AreaAccumulator
 
@@ -42,7 +42,7 @@ def area_item_frames(
         labels = {"year": year, "area": area}
         stats.append(pd.DataFrame({
             **labels, "item_id": item_ids, "item_language": language,
-            "n": sums.answered, "p_value": _ratio(sums.correct, sums.answered),
+            "n": sums.answered, "p_value": ratio(sums.correct, sums.answered),
             "point_biserial": correlation_from_sums(*sums.moments),
             "di": sums.discrimination_index(), "di_fraction": di_fraction,
         }))
@@ -122,11 +122,6 @@ def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarr
     return chars, keys, np.concatenate(thetas), np.concatenate(totals)
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(denominator > 0, numerator / denominator, np.nan)
-
-
 @dataclass
 class _ItemSums:
     """Per-item sums over one population, shapes (n_items,) unless stated.
@@ -157,8 +152,8 @@ class _ItemSums:
         """p(top group) − p(bottom group) per item; NaN without groups or answers."""
         if self.low_answered is None:
             return np.full(self.answered.shape, np.nan)
-        return (_ratio(self.high_correct, self.high_answered)
-                - _ratio(self.low_correct, self.low_answered))
+        return (ratio(self.high_correct, self.high_answered)
+                - ratio(self.low_correct, self.low_answered))
 
     @classmethod
     def gather(cls, chars: np.ndarray, keys: np.ndarray, theta: np.ndarray, total: np.ndarray,

@@ -27,10 +27,9 @@ from enem.areas import (
     MULTIPLE_MARK,
     OPTION_LETTERS,
 )
+from enem.item_statistics import ICC_BIN_WIDTH
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
-from store import dashboard_queries
 
-ICC_BIN_WIDTH = 0.25
 #: What humans can mark (the options, blank, several marks), in the order the bars are drawn.
 HUMAN_MARKS = [*OPTION_LETTERS, BLANK_MARK, MULTIPLE_MARK]
 #: A model's choice is "?" when it gave no usable answer.
@@ -42,7 +41,6 @@ OPTION_NAMES = {**{letter: letter for letter in OPTION_LETTERS}, BLANK_MARK: "bl
                 MULTIPLE_MARK: "multiple", NO_ANSWER: "no answer"}
 
 #: One item's rows in every booklet, with INEP's reason when it was abandoned.
-item_record = queries.cached_query(dashboard_queries.item_record)
 
 filters = open_page("Item explorer")
 
@@ -121,7 +119,7 @@ facts[3].metric("c (guessing)", "—" if pd.isna(item["c"]) else f"{item['c']:.3
 facts[4].metric("Skill (CO_HABILIDADE)", "—" if pd.isna(item["skill"]) else int(item["skill"]))
 facts[5].metric("Human p-value", "—" if pd.isna(item["p_value"]) else f"{item['p_value']:.3f}")
 if item["abandoned"]:
-    reasons = item_record(filters.year, item_id)["abandon_reason"].dropna().str.strip()
+    reasons = queries.item_record(filters.year, item_id)["abandon_reason"].dropna().str.strip()
     reason = next((r for r in reasons if r), None)
     st.warning("INEP abandoned this item: it has no IRT parameters (a, b, c), so it has no "
                "characteristic curve and no information, and it counts in nobody's θ. "

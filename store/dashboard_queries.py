@@ -33,10 +33,10 @@ import pandas as pd
 from store.schema import TABLES
 
 #: The series a run belongs to on every page: its label (model · prompt type · repetitions).
-_SERIES = "coalesce(r.label, r.model_id)"
+SERIES = "coalesce(r.label, r.model_id)"
 
 #: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
-_MODEL_FILTER = """
+MODEL_FILTER = """
     m.year = $year
     AND ($area IS NULL OR m.area = $area)
     AND ($booklet IS NULL OR m.booklet_id IN (
@@ -47,8 +47,7 @@ _MODEL_FILTER = """
             WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL)))
     AND ($language IS NULL OR m.prompt_language = $language)
     AND ($shots IS NULL OR m.shots = $shots OR m.shots IS NULL)
-    AND list_contains($models, coalesce(r.label, r.model_id))
-"""
+    AND list_contains($models, """ + SERIES + ")\n"
 
 
 #: Joins a response row (m) to the scored pattern (s) it belongs to. An LC pattern's language
@@ -62,10 +61,11 @@ _PATTERN_JOIN = """
 """
 
 
-def _model_params(
+def model_params(
     year: int, area: str | None, booklet: int | None, language: str | None, shots: int | None,
     models: Sequence[str],
 ) -> dict:
+    """The bound parameters of :data:`MODEL_FILTER` (None: no restriction)."""
     return {"year": int(year), "area": area, "booklet": None if booklet is None else int(booklet),
             "language": language, "shots": None if shots is None else int(shots),
             "models": [str(m) for m in models]}
@@ -112,7 +112,7 @@ def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     stored scoring settings of its runs, JSON), patterns."""
     return con.execute(
         f"""WITH patterns AS (SELECT run_id, count(*) AS n FROM model_scores GROUP BY run_id),
-                runs AS (SELECT r.*, {_SERIES} AS model FROM model_runs r),
+                runs AS (SELECT r.*, {SERIES} AS model FROM model_runs r),
                 series_years AS (
                     SELECT model, string_agg(DISTINCT year, ', ' ORDER BY year) AS years
                     FROM (SELECT model, unnest(string_split(
@@ -305,9 +305,9 @@ def model_booklet(
     when they answered none there. With ``booklet``, only booklets holding its items count."""
     row = con.execute(
         f"""SELECT m.booklet_id FROM model_scores m JOIN model_runs r USING (run_id)
-            WHERE {_MODEL_FILTER}
+            WHERE {MODEL_FILTER}
             GROUP BY m.booklet_id ORDER BY count(*) DESC, m.booklet_id LIMIT 1""",
-        _model_params(year, area, booklet, language, shots, models),
+        model_params(year, area, booklet, language, shots, models),
     ).fetchall()
     return int(row[0][0]) if row else None
 
@@ -406,15 +406,15 @@ def model_points(
     prompt_language, shots, shuffle, theta, theta_se, lz, lz_star, ctt, n_scored, nota.
     """
     return con.execute(
-        f"""SELECT {_SERIES} AS model, coalesce(mo.family, 'unknown family') AS family,
+        f"""SELECT {SERIES} AS model, coalesce(mo.family, 'unknown family') AS family,
                    mo.instruction_tuned, m.run_id, m.area, m.booklet_id, m.item_language,
                    m.prompt_language, m.shots, m.shuffle, m.theta, m.theta_se, m.lz,
                    m.lz_star, m.ctt, m.n_scored, m.nota
             FROM model_scores m JOIN model_runs r USING (run_id)
             LEFT JOIN models mo ON mo.model_id = r.model_id
-            WHERE {_MODEL_FILTER}
+            WHERE {MODEL_FILTER}
             ORDER BY model, m.area, m.run_id, m.prompt_language, m.shots, m.shuffle""",
-        _model_params(year, area, booklet, language, shots, models),
+        model_params(year, area, booklet, language, shots, models),
     ).df()
 
 
@@ -424,12 +424,12 @@ def model_item_correct(
 ) -> pd.DataFrame:
     """Per run series (``model``) and item: answers (shuffles × variants × runs) and how many were correct."""
     return con.execute(
-        f"""SELECT {_SERIES} AS model, m.item_id, count(*)::INTEGER AS answers,
+        f"""SELECT {SERIES} AS model, m.item_id, count(*)::INTEGER AS answers,
                    sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
-            WHERE {_MODEL_FILTER}
+            WHERE {MODEL_FILTER}
             GROUP BY model, m.item_id""",
-        _model_params(year, area, None, language, shots, models),
+        model_params(year, area, None, language, shots, models),
     ).df()
 
 
@@ -445,13 +445,13 @@ def model_pattern_matrix(
     return con.execute(
         f"""SELECT concat_ws('|', m.run_id, m.prompt_language, m.shots, m.shuffle, m.booklet_id,
                              coalesce(CAST(s.item_language AS VARCHAR), '')) AS pattern,
-                   {_SERIES} AS model, s.theta, m.item_id,
+                   {SERIES} AS model, s.theta, m.item_id,
                    CASE WHEN m.correct THEN 1.0 ELSE 0.0 END AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             JOIN model_scores s ON {_PATTERN_JOIN}
-            WHERE {_MODEL_FILTER} AND NOT isnan(s.theta)
+            WHERE {MODEL_FILTER} AND NOT isnan(s.theta)
             ORDER BY pattern, m.item_id""",
-        _model_params(year, area, booklet, language, shots, models),
+        model_params(year, area, booklet, language, shots, models),
     ).df()
 
 
@@ -462,13 +462,13 @@ def model_item_choices(
     """Per run series: how often it chose each original letter on one item, and how often
     correctly. Columns: model, choice, n, correct.
     """
-    params = _model_params(year, None, None, language, shots, models)
+    params = model_params(year, None, None, language, shots, models)
     params["item"] = int(item_id)
     return con.execute(
-        f"""SELECT {_SERIES} AS model, coalesce(m.choice, '?') AS choice, count(*)::INTEGER AS n,
+        f"""SELECT {SERIES} AS model, coalesce(m.choice, '?') AS choice, count(*)::INTEGER AS n,
                    sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
-            WHERE {_MODEL_FILTER} AND m.item_id = $item
+            WHERE {MODEL_FILTER} AND m.item_id = $item
             GROUP BY model, choice ORDER BY model, choice""",
         params,
     ).df()
@@ -481,14 +481,14 @@ def model_item_theta(
     """Per run series, over the response patterns that contain the item: mean θ, patterns, and
     the fraction of them that answered it correctly. Columns: model, patterns, mean_theta,
     fraction_correct."""
-    params = _model_params(year, None, None, language, shots, models)
+    params = model_params(year, None, None, language, shots, models)
     params["item"] = int(item_id)
     return con.execute(
-        f"""SELECT {_SERIES} AS model, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,
+        f"""SELECT {SERIES} AS model, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,
                    avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS fraction_correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             JOIN model_scores s ON {_PATTERN_JOIN}
-            WHERE {_MODEL_FILTER} AND m.item_id = $item
+            WHERE {MODEL_FILTER} AND m.item_id = $item
             GROUP BY model ORDER BY model""",
         params,
     ).df()

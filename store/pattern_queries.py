@@ -5,7 +5,8 @@ booklets of an area hold the same items (``CO_ITEM`` = ``item_id``) in another o
 model's answers to the booklet it took are mapped onto any booklet of its area and year through
 the item ids. Both prompt languages are read at once (rows are model × prompt language).
 
-Filter conventions are those of :mod:`store.dashboard_queries`: ``models`` lists run series
+Rows are chosen with :data:`store.dashboard_queries.MODEL_FILTER` (no booklet, both languages):
+``models`` lists run series
 (``coalesce(model_runs.label, model_id)``, an empty list selects none); ``shots`` None means
 every number of shots, and runs stored without a count (the paper's ``few-shot``) match every
 setting.
@@ -18,21 +19,12 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-#: The run series a response or pattern row (alias m, joined to model_runs r) belongs to.
-_SERIES = "coalesce(r.label, r.model_id)"
-
-#: Rows of ``model_responses`` / ``model_scores`` (alias m) of the selected series in one area,
-#: every booklet and both prompt languages.
-_SELECTION = """
-    m.year = $year AND m.area = $area
-    AND ($shots IS NULL OR m.shots = $shots OR m.shots IS NULL)
-    AND list_contains($models, coalesce(r.label, r.model_id))
-"""
+from store.dashboard_queries import MODEL_FILTER, SERIES, model_params
 
 
 def _params(year: int, area: str, shots: int | None, models: Sequence[str]) -> dict:
-    return {"year": int(year), "area": str(area), "shots": None if shots is None else int(shots),
-            "models": [str(m) for m in models]}
+    """MODEL_FILTER's parameters for one area, every booklet and both prompt languages."""
+    return model_params(year, area, None, None, shots, models)
 
 
 def pattern_items(con: duckdb.DuckDBPyConnection, year: int, booklet: int) -> pd.DataFrame:
@@ -77,7 +69,7 @@ def pattern_booklets(
                    count(*)::INTEGER AS patterns
             FROM model_scores m JOIN model_runs r USING (run_id)
             LEFT JOIN booklets b ON b.year = m.year AND b.booklet_id = m.booklet_id
-            WHERE {_SELECTION}
+            WHERE {MODEL_FILTER}
             GROUP BY m.booklet_id ORDER BY patterns DESC, m.booklet_id""",
         _params(year, area, shots, models),
     ).df()
@@ -97,13 +89,13 @@ def pattern_cells(
     params = _params(year, area, shots, models)
     params["expand"] = bool(per_repetition)
     return con.execute(
-        f"""SELECT {_SERIES} AS model, m.prompt_language,
+        f"""SELECT {SERIES} AS model, m.prompt_language,
                    CASE WHEN $expand THEN m.run_id END AS run_id,
                    CASE WHEN $expand THEN m.shuffle END AS shuffle,
                    m.item_id, count(*)::INTEGER AS answers,
                    sum(CASE WHEN m.correct THEN 1 ELSE 0 END)::INTEGER AS correct
             FROM model_responses m JOIN model_runs r USING (run_id)
-            WHERE {_SELECTION}
+            WHERE {MODEL_FILTER}
             GROUP BY ALL
             ORDER BY model, m.prompt_language, run_id, shuffle, m.item_id""",
         params,
@@ -120,10 +112,10 @@ def pattern_fit(
     item_language, theta, lz (NaN where l_z is undefined).
     """
     return con.execute(
-        f"""SELECT {_SERIES} AS model, m.prompt_language, m.run_id, m.shots, m.shuffle,
+        f"""SELECT {SERIES} AS model, m.prompt_language, m.run_id, m.shots, m.shuffle,
                    m.booklet_id, m.item_language, m.theta, m.lz
             FROM model_scores m JOIN model_runs r USING (run_id)
-            WHERE {_SELECTION}
+            WHERE {MODEL_FILTER}
             ORDER BY model, m.prompt_language, m.run_id, m.shots, m.shuffle""",
         _params(year, area, shots, models),
     ).df()
