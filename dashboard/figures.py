@@ -26,7 +26,7 @@ from dashboard.contours import DensityRegion, density_region
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, with_alpha
 from enem.areas import AREA_NAMES
 
-THETA_TITLE = "θ (ability, logits; humans ~ N(0, 1))"
+THETA_TITLE = "θ (ability, logits)"
 CTT_TITLE = "CTT score (items correct)"
 LZ_TITLE = "l_z person fit (z units)"
 COVERAGE = 0.9
