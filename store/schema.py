@@ -74,13 +74,15 @@ TABLES: dict[str, str] = {
         year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, theta_bin DOUBLE,
         n BIGINT, n_correct BIGINT
     """,
+    # The histograms keep all-blank tests (no answer marked) in rows of their own (blank true),
+    # so the dashboard can leave them out; files made before the column read NULL (not blank).
     "agg_theta_ctt": """
         year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
-        theta_bin DOUBLE, ctt SMALLINT, n BIGINT
+        theta_bin DOUBLE, ctt SMALLINT, n BIGINT, blank BOOLEAN
     """,
     "agg_theta_lz": """
         year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
-        theta_bin DOUBLE, lz_bin DOUBLE, n BIGINT
+        theta_bin DOUBLE, lz_bin DOUBLE, n BIGINT, blank BOOLEAN
     """,
     "question_texts": """
         year INTEGER, item_id BIGINT, language VARCHAR, stem VARCHAR, option_a VARCHAR,
