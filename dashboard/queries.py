@@ -70,6 +70,7 @@ booklet_audit = cached_query(dashboard_queries.booklet_audit)
 human_theta_ctt = cached_query(dashboard_queries.human_theta_ctt)
 human_theta_lz = cached_query(dashboard_queries.human_theta_lz)
 human_theta_histogram = cached_query(dashboard_queries.human_theta_histogram)
+blank_tests = cached_query(dashboard_queries.blank_tests)
 
 # Items
 main_booklet = cached_query(dashboard_queries.main_booklet)

@@ -41,7 +41,7 @@ ALL_BOOKLETS = 0
 
 #: Query-parameter names of the shared filters (pages may add their own, e.g. ``item``).
 URL_KEYS: tuple[str, ...] = ("year", "area", "booklet", "lang", "shots", "family", "tuning",
-                             "model", "group", "reproduced")
+                             "model", "group", "reproduced", "blank")
 _INITIALISED = "filter._from_url"
 #: Session key of the Filters that ``draw_sidebar`` computed in this run (None: no database).
 _CURRENT = "filter._current"
@@ -64,10 +64,18 @@ class Filters:
     catalogue: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
     #: Booklets left out of the human reference (their notas are not reproduced).
     excluded: tuple[int, ...] = ()
+    #: False: all-blank tests (no answer marked) are left out of the human reference.
+    include_blank: bool = True
     #: The year's booklet audit (``store.dashboard_queries.booklet_audit``).
     audit: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
     #: The year's live ingest (``store.dashboard_queries.year_profile``).
     profile: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def human_args(self, area: str) -> tuple:
+        """The arguments every human-histogram query takes for ``area``: year, area, booklet,
+        subgroup kind and value, booklets left out, whether all-blank tests count."""
+        return (self.year, area, self.booklet_for(area), self.group_kind, self.group_value,
+                self.excluded, self.include_blank)
 
     @property
     def has_humans(self) -> bool:
@@ -80,6 +88,8 @@ class Filters:
         humans = ("no candidates (item file only)" if not self.has_humans else
                   f"{len(self.excluded)} booklet(s) whose notas are not reproduced left out"
                   if self.excluded else "every scored booklet")
+        if self.has_humans:
+            humans += ("" if self.include_blank else ", all-blank tests left out")
         runs = self._run_scorings() - {self.scoring}
         models = (f" Model runs scored otherwise: {'; '.join(sorted(runs))}." if runs else "")
         return f" θ: {self.scoring}. Humans: {humans}.{models}"
@@ -353,6 +363,7 @@ def _sidebar() -> Filters:
     group_kind, group_value = _group_filter(side, year)
     audit = queries.booklet_audit(year)
     excluded = _reproduced_filter(side, audit)
+    include_blank = _blank_filter(side, year)
 
     side.divider()
     key = _seed("image", list(IMAGE_FORMATS), "png", lambda v: v[0])
@@ -364,7 +375,8 @@ def _sidebar() -> Filters:
     return Filters(year=year, areas=tuple(areas), booklet=booklet, booklet_area=booklet_area,
                    language=language, shots=shots, models=tuple(models), group_kind=group_kind,
                    group_value=group_value, image_format=image_format,
-                   catalogue=queries.model_catalogue(), excluded=excluded, audit=audit,
+                   catalogue=queries.model_catalogue(), excluded=excluded,
+                   include_blank=include_blank, audit=audit,
                    profile=queries.year_profile(year))
 
 
@@ -437,6 +449,22 @@ def _reproduced_filter(side, audit: pd.DataFrame) -> tuple[int, ...]:
     return flagged if only else ()
 
 
+def _blank_filter(side, year: int) -> bool:
+    """The switch that leaves all-blank tests out of the human reference; returns whether
+    they count (they do by default, as in INEP's own population)."""
+    key = _seed("blank", [True, False], False, lambda v: v[0] == "out")
+    counts = queries.blank_tests(year)
+    blank = int(counts["blank"].sum()) if len(counts) else 0
+    total = int(counts["candidates"].sum()) if len(counts) else 0
+    share = f"{blank / total:.1%}" if total else "none"
+    out = side.toggle(f"Humans: leave out all-blank tests ({share} of area records)", key=key,
+                      help="Candidates present who marked no answer in an area: θ at the floor "
+                           "of the scale and l_z near 3. They are part of INEP's population, "
+                           "so they count unless this is on.")
+    _keep("blank")
+    return not out
+
+
 def _write_url() -> None:
     """Mirror the shared filters into the query string (defaults left out)."""
     state = st.session_state
@@ -452,6 +480,7 @@ def _write_url() -> None:
         "model": list(state.get("filter.model") or []),
         "group": [] if state["filter.group"] == "all:all" else [state["filter.group"]],
         "reproduced": ["only"] if state.get("filter.reproduced") else [],
+        "blank": ["out"] if state.get("filter.blank") else [],
     }
     params = st.query_params
     for key, values in wanted.items():

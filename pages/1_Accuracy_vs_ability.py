@@ -19,8 +19,7 @@ from dashboard.summaries import histogram_percentile, model_ability_table
 filters = open_page("Accuracy vs ability: CTT score against θ")
 
 densities = {
-    area: queries.human_theta_ctt(filters.year, area, filters.booklet_for(area),
-                                  filters.group_kind, filters.group_value, filters.excluded)
+    area: queries.human_theta_ctt(*filters.human_args(area))
     for area in filters.areas
 }
 points = selected_model_points(filters)
@@ -52,9 +51,7 @@ if table.empty:
 else:
     percentiles = []
     for row in table.itertuples():
-        hist = queries.human_theta_histogram(filters.year, row.area,
-                                             filters.booklet_for(row.area), filters.group_kind,
-                                             filters.group_value, filters.excluded)
+        hist = queries.human_theta_histogram(*filters.human_args(row.area))
         value = histogram_percentile(hist["theta_bin"], hist["n"], 0.1, [row.mean_theta])[0]
         percentiles.append(value)
     table["human_percentile"] = np.round(percentiles, 1)

@@ -30,8 +30,7 @@ from dashboard.summaries import UNTRUSTED_SHARE, fit_verdict, histogram_quantile
 filters = open_page("Person fit: l_z against θ")
 
 densities = {
-    area: queries.human_theta_lz(filters.year, area, filters.booklet_for(area),
-                                 filters.group_kind, filters.group_value, filters.excluded)
+    area: queries.human_theta_lz(*filters.human_args(area))
     for area in filters.areas
 }
 marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()

@@ -86,9 +86,7 @@ exported = []
 for area in filters.areas:
     row = hist_rows[area]
     strip = row + 1
-    hist = queries.human_theta_histogram(filters.year, area, filters.booklet_for(area),
-                                         filters.group_kind, filters.group_value,
-                                         filters.excluded)
+    hist = queries.human_theta_histogram(*filters.human_args(area))
     # The strip shares the histogram's θ axis; only the strip shows the θ ticks and title.
     shared = figure.get_subplot(row, 1).xaxis.plotly_name.replace("axis", "")
     figure.update_xaxes(matches=shared, showticklabels=False, row=row, col=1)

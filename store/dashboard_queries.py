@@ -238,49 +238,64 @@ def model_run_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 def _human_histogram(con: duckdb.DuckDBPyConnection, table: str, bins: str, year: int,
-                     area: str, booklet: int | None, group_kind: str,
-                     group_value: str, exclude: Sequence[int] = ()) -> pd.DataFrame:
+                     area: str, booklet: int | None, group_kind: str, group_value: str,
+                     exclude: Sequence[int] = (), include_blank: bool = True) -> pd.DataFrame:
     """Counts of a pre-aggregated table summed over booklets, by the ``bins`` columns.
 
-    ``exclude`` lists booklets left out of the sum (those whose notas are not reproduced).
-    ``table`` and ``bins`` are constants of this module, never user input.
+    ``exclude`` lists booklets left out of the sum (those whose notas are not reproduced);
+    ``include_blank`` False leaves out all-blank tests (files built before the ``blank``
+    column have none marked). ``table`` and ``bins`` are constants of this module, never user
+    input.
     """
     return con.execute(
         f"""SELECT {bins}, sum(n)::BIGINT AS n FROM {table}
             WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
               AND NOT list_contains($exclude, booklet_id)
               AND group_kind = $kind AND group_value = $value
+              AND ($include_blank OR NOT coalesce(blank, false))
             GROUP BY {bins} ORDER BY {bins}""",
         {"year": int(year), "area": area, "booklet": booklet, "kind": group_kind,
-         "value": group_value, "exclude": [int(b) for b in exclude]},
+         "value": group_value, "exclude": [int(b) for b in exclude],
+         "include_blank": bool(include_blank)},
     ).df()
 
 
 def human_theta_ctt(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    group_kind: str, group_value: str, exclude: Sequence[int] = (),
+    group_kind: str, group_value: str, exclude: Sequence[int] = (), include_blank: bool = True,
 ) -> pd.DataFrame:
     """2-D histogram of (θ bin, CTT): theta_bin (lower edge), ctt, n; booklets summed."""
     return _human_histogram(con, "agg_theta_ctt", "theta_bin, ctt", year, area, booklet,
-                            group_kind, group_value, exclude)
+                            group_kind, group_value, exclude, include_blank)
 
 
 def human_theta_lz(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    group_kind: str, group_value: str, exclude: Sequence[int] = (),
+    group_kind: str, group_value: str, exclude: Sequence[int] = (), include_blank: bool = True,
 ) -> pd.DataFrame:
     """2-D histogram of (θ bin, l_z bin): theta_bin, lz_bin (lower edges), n; booklets summed."""
     return _human_histogram(con, "agg_theta_lz", "theta_bin, lz_bin", year, area, booklet,
-                            group_kind, group_value, exclude)
+                            group_kind, group_value, exclude, include_blank)
 
 
 def human_theta_histogram(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    group_kind: str, group_value: str, exclude: Sequence[int] = (),
+    group_kind: str, group_value: str, exclude: Sequence[int] = (), include_blank: bool = True,
 ) -> pd.DataFrame:
     """Marginal θ histogram: theta_bin (lower edge), n."""
     return _human_histogram(con, "agg_theta_ctt", "theta_bin", year, area, booklet,
-                            group_kind, group_value, exclude)
+                            group_kind, group_value, exclude, include_blank)
+
+
+def blank_tests(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
+    """All-blank tests per area of a year: area, blank, candidates (every scored one)."""
+    return con.execute(
+        """SELECT area, sum(CASE WHEN coalesce(blank, false) THEN n ELSE 0 END)::BIGINT AS blank,
+                  sum(n)::BIGINT AS candidates
+           FROM agg_theta_ctt WHERE year = $year AND group_kind = 'all'
+           GROUP BY area ORDER BY area""",
+        {"year": int(year)},
+    ).df()
 
 
 def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | None:

@@ -1,7 +1,9 @@
 """Pre-aggregated 2-D histograms of (θ, CTT) and (θ, l_z) for the human density backgrounds.
 
-One row per (area, booklet, subgroup, bin) with a count, so a page draws millions of candidates
-from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
+One row per (area, booklet, subgroup, bin, blank) with a count, so a page draws millions of
+candidates from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
+``blank`` separates all-blank tests (no answer marked: θ at the floor, l_z near 3), which the
+dashboard can leave out of the human reference.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ _GROUPED = """
            CASE WHEN grouping(s.state) = 0 THEN coalesce(s.state, '?')
                 WHEN grouping(s.school_type) = 0 THEN coalesce(CAST(s.school_type AS VARCHAR), '?')
                 ELSE 'all' END AS group_value,
-           {bins}, count(*) AS n
+           {bins}, coalesce(s.blank, false) AS blank, count(*) AS n
     FROM scores s
     WHERE s.year = $year {extra}
     GROUP BY GROUPING SETS (
-        (s.area, s.booklet_id, {keys}),
-        (s.area, s.booklet_id, s.state, {keys}),
-        (s.area, s.booklet_id, s.school_type, {keys}))
+        (s.area, s.booklet_id, blank, {keys}),
+        (s.area, s.booklet_id, blank, s.state, {keys}),
+        (s.area, s.booklet_id, blank, s.school_type, {keys}))
 """
 
 
@@ -44,13 +46,13 @@ def build_histograms(con: duckdb.DuckDBPyConnection, year: int) -> None:
                           extra="AND NOT isnan(s.theta)")
     con.execute(
         f"INSERT INTO agg_theta_ctt SELECT $year, area, booklet_id, group_kind, group_value, "
-        f"theta_bin, ctt, n FROM ({ctt})",
+        f"theta_bin, ctt, n, blank FROM ({ctt})",
         {"year": year},
     )
     lz = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, {lz_bin} AS lz_bin",
                          keys="theta_bin, lz_bin", extra="AND NOT isnan(s.lz)")
     con.execute(
         f"INSERT INTO agg_theta_lz SELECT $year, area, booklet_id, group_kind, group_value, "
-        f"theta_bin, lz_bin, n FROM ({lz})",
+        f"theta_bin, lz_bin, n, blank FROM ({lz})",
         {"year": year},
     )
