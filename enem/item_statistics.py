@@ -30,13 +30,13 @@ def area_item_frames(
     year: int, area: str, items: ItemsTable, accumulator: AreaAccumulator,
     di_fraction: float = DI_FRACTION, chunk_rows: int = CHUNK_ROWS,
 ) -> dict[str, pd.DataFrame]:
-    """item_stats, item_icc and option_counts rows for one area.
+    """item_stats, item_icc, option_counts and option_theta_counts rows for one area.
 
     The point-biserial correlates each item with the candidate's CTT score on the whole test
     (corrected: the item's own answer removed). Every statistic is a sum over candidates, so
     each population is read once, ``chunk_rows`` candidates at a time (``_ItemSums``).
     """
-    stats, iccs, options = [], [], []
+    stats, iccs, options, options_by_bin = [], [], [], []
     for language, item_ids, chars, keys, theta, total in _populations(items, accumulator):
         sums = _ItemSums.gather(chars, keys, theta, total, di_fraction, chunk_rows)
         labels = {"year": year, "area": area}
@@ -58,11 +58,29 @@ def area_item_frames(
             "item_language": language, "option": np.tile(list(OPTION_MARKS), len(item_ids)),
             "n": sums.option_counts.reshape(-1),
         }))
+        options_by_bin.append(_option_bin_frame(labels, item_ids, language, sums))
     return {
         "item_stats": pd.concat(stats, ignore_index=True) if stats else None,
         "item_icc": pd.concat(iccs, ignore_index=True) if iccs else None,
         "option_counts": pd.concat(options, ignore_index=True) if options else None,
+        "option_theta_counts": (pd.concat(options_by_bin, ignore_index=True)
+                                if options_by_bin else None),
     }
+
+
+def _option_bin_frame(labels: dict, item_ids: np.ndarray, language, sums: _ItemSums
+                      ) -> pd.DataFrame:
+    """option_theta_counts rows of one population: candidates per (item, θ bin, mark), the
+    empty cells left out."""
+    n_bins, n_items, n_marks = sums.option_bins.shape
+    frame = pd.DataFrame({
+        **labels, "item_id": np.tile(np.repeat(item_ids, n_marks), n_bins),
+        "item_language": language,
+        "theta_bin": np.repeat(sums.bin_edges, n_items * n_marks),
+        "option": np.tile(list(OPTION_MARKS), n_bins * n_items),
+        "n": sums.option_bins.reshape(-1),
+    })
+    return frame[frame["n"] > 0]
 
 
 def _populations(items: ItemsTable, accumulator: AreaAccumulator):
@@ -133,7 +151,8 @@ class _ItemSums:
     discrimination index (``analytics.ctt.rank_groups``); None when the groups are empty.
     ``icc_answered``/``icc_correct`` (n_bins, n_items): the same per θ bin of ICC_BIN_WIDTH
     whose lower edges are ``bin_edges``. ``option_counts`` (n_items, 7): candidates per mark of
-    OPTION_MARKS.
+    OPTION_MARKS (those without θ included). ``option_bins`` (n_bins, n_items, 7): the same per
+    θ bin (candidates without θ left out), for option choices conditional on ability.
     """
 
     answered: np.ndarray
@@ -147,6 +166,7 @@ class _ItemSums:
     icc_answered: np.ndarray
     icc_correct: np.ndarray
     option_counts: np.ndarray
+    option_bins: np.ndarray
 
     def discrimination_index(self) -> np.ndarray:
         """p(top group) − p(bottom group) per item; NaN without groups or answers."""
@@ -188,9 +208,14 @@ class _ItemSums:
         codes = np.frombuffer(OPTION_MARKS.encode(), np.uint8)
         by_correct = np.zeros((len(weight_columns), n_items))
         by_answered = np.zeros((len(weight_columns), n_items))
-        icc_answered = np.zeros((n_bins + 1, n_items), np.int64)
-        icc_correct = np.zeros((n_bins + 1, n_items), np.int64)
-        marks = np.zeros((len(codes), n_items))
+        # One tally per (θ bin, item, slot) gives the option counts per θ bin, the ICC and the
+        # option totals in one np.bincount per chunk (far cheaper than one pass per mark).
+        slot_of = _mark_slots(codes)
+        n_cells = (n_bins + 1) * n_items * _SLOTS
+        cell_type = np.int32 if n_cells < 2**31 else np.int64
+        cell_base = ((np.arange(n_bins + 1)[:, None] * n_items + np.arange(n_items)[None, :])
+                     * _SLOTS).astype(cell_type)
+        tally = np.zeros(n_cells, np.int64)
         for start in range(0, n_rows, chunk_rows):
             chunk = slice(start, start + chunk_rows)
             block, chunk_bins = chars[order[chunk]], bin_index[chunk]
@@ -200,14 +225,16 @@ class _ItemSums:
             by_correct += chunk_weights.T @ correct.astype(np.float64)
             if not complete:
                 by_answered += chunk_weights.T @ answered.astype(np.float64)
-            starts = np.flatnonzero(np.r_[True, chunk_bins[1:] != chunk_bins[:-1]])
-            segment_bins = chunk_bins[starts]  # distinct: the chunk is sorted by bin
-            icc_correct[segment_bins] += np.add.reduceat(correct, starts, axis=0,
-                                                         dtype=np.int64)
-            icc_answered[segment_bins] += np.add.reduceat(answered, starts, axis=0,
-                                                          dtype=np.int64)
-            for mark, code in enumerate(codes):  # a product with ones: the fastest count
-                marks[mark] += chunk_weights[:, 0] @ (block == code).astype(np.float64)
+            cells = cell_base[chunk_bins]
+            cells += slot_of[block]
+            tally += np.bincount(cells.ravel(), minlength=n_cells)
+        tally = tally.reshape(n_bins + 1, n_items, _SLOTS)
+        binned_tally = tally[:n_bins]
+        icc_answered = binned_tally.sum(axis=2) - binned_tally[:, :, _ABSENT_SLOT]
+        key_slots = slot_of[keys]
+        scorable = key_slots < len(codes)  # a key outside the marks (annulled 'X') is never met
+        icc_correct = np.where(scorable, binned_tally[:, np.arange(n_items),
+                                                      np.where(scorable, key_slots, 0)], 0)
         if complete:  # every candidate answered every item: the weighted sums are constant
             by_answered[:] = np.array([column.sum() for column in weight_columns])[:, None]
         count, sum_x, sum_xt = by_answered[1], by_correct[1], by_correct[2]
@@ -226,6 +253,22 @@ class _ItemSums:
             high_answered=by_answered[5] if has_groups else None,
             high_correct=by_correct[5] if has_groups else None,
             bin_edges=(first_bin + np.arange(n_bins)) * ICC_BIN_WIDTH,
-            icc_answered=icc_answered[:n_bins], icc_correct=icc_correct[:n_bins],
-            option_counts=marks.T.astype(np.int64),
+            icc_answered=icc_answered, icc_correct=icc_correct,
+            option_counts=tally[:, :, :len(codes)].sum(axis=0),
+            option_bins=binned_tally[:, :, :len(codes)],
         )
+
+
+#: Tally slots per (θ bin, item): one per mark of OPTION_MARKS, then the two below.
+_ABSENT_SLOT = len(OPTION_MARKS)  # the candidate's form lacks the item (byte 0)
+_OTHER_SLOT = len(OPTION_MARKS) + 1  # any other byte (the ingest rejects such strings)
+_SLOTS = len(OPTION_MARKS) + 2
+
+
+def _mark_slots(codes: np.ndarray) -> np.ndarray:
+    """(256,) int32: the tally slot of each byte (its index in OPTION_MARKS, else the two
+    slots above)."""
+    slot_of = np.full(256, _OTHER_SLOT, np.int32)
+    slot_of[codes] = np.arange(len(codes))
+    slot_of[0] = _ABSENT_SLOT
+    return slot_of

@@ -66,6 +66,12 @@ TABLES: dict[str, str] = {
     "option_counts": """
         year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, option VARCHAR, n BIGINT
     """,
+    # Humans' option counts per item and θ bin (lower edge, width ICC_BIN_WIDTH), for option
+    # choices conditional on ability (θ-conditional trap items).
+    "option_theta_counts": """
+        year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, theta_bin DOUBLE,
+        option VARCHAR, n BIGINT
+    """,
     "item_stats": """
         year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, n BIGINT,
         p_value DOUBLE, point_biserial DOUBLE, di DOUBLE, di_fraction DOUBLE
@@ -138,7 +144,7 @@ VIEWS: dict[str, str] = {
 #: Tables whose rows belong to one ENEM year and are replaced when that year is re-ingested.
 YEAR_TABLES: tuple[str, ...] = (
     "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
-    "agg_theta_ctt", "agg_theta_lz",
+    "agg_theta_ctt", "agg_theta_lz", "option_theta_counts",
 )
 
 
