@@ -12,6 +12,8 @@ EXAMINEE_COLUMNS: tuple[str, ...] = (
     + tuple(f"booklet_{area.lower()}" for area in AREAS)
     + tuple(f"nota_official_{area.lower()}" for area in AREAS)
     + tuple(f"responses_{area.lower()}" for area in AREAS)
+    # Added later, so at the end of the table: TP_DEPENDENCIA_ADM_ESC, Q001, Q002, Q025.
+    + ("school_admin", "father_education", "mother_education", "internet")
 )
 
 
@@ -59,5 +61,9 @@ def examinee_select_sql(layout: MicrodataLayout) -> str:
         for area in AREAS
     ]
     parts += [f"trim(TX_RESPOSTAS_{area})" for area in AREAS]
+    parts += [small_int("TP_DEPENDENCIA_ADM_ESC"),
+              optional("trim(Q001)", "Q001", "VARCHAR"),
+              optional("trim(Q002)", "Q002", "VARCHAR"),
+              optional("trim(Q025)", "Q025", "VARCHAR")]
     return ", ".join(f"{part} AS {name}" for part, name in zip(parts, EXAMINEE_COLUMNS,
                                                                strict=True))

@@ -52,7 +52,9 @@ TABLES: dict[str, str] = {
         presence_cn SMALLINT, presence_ch SMALLINT, presence_lc SMALLINT, presence_mt SMALLINT,
         booklet_cn INTEGER, booklet_ch INTEGER, booklet_lc INTEGER, booklet_mt INTEGER,
         nota_official_cn DOUBLE, nota_official_ch DOUBLE, nota_official_lc DOUBLE, nota_official_mt DOUBLE,
-        responses_cn VARCHAR, responses_ch VARCHAR, responses_lc VARCHAR, responses_mt VARCHAR
+        responses_cn VARCHAR, responses_ch VARCHAR, responses_lc VARCHAR, responses_mt VARCHAR,
+        school_admin SMALLINT, father_education VARCHAR, mother_education VARCHAR,
+        internet VARCHAR
     """,
     # state and school_type are copied from examinees so subgroup queries need no join.
     "scores": f"""
@@ -129,6 +131,16 @@ TABLES: dict[str, str] = {
         model_id VARCHAR, year INTEGER, item_id BIGINT, language VARCHAR, k_percent DOUBLE,
         value DOUBLE
     """,
+    # Human populations (store/populations.py): per area and group, n, mean, SD, SE of the mean
+    # and the quantiles at 0, 1, …, 100% (exact, quantile_cont) of θ, nota and percent correct;
+    # booklets 'all', or 'reproduced' (flagged booklets left out; only when some are flagged).
+    "agg_populations": """
+        year INTEGER, area VARCHAR, booklets VARCHAR, group_kind VARCHAR, group_value VARCHAR,
+        n BIGINT, theta_mean DOUBLE, theta_sd DOUBLE, theta_se DOUBLE, theta_quantiles DOUBLE[],
+        nota_mean DOUBLE, nota_sd DOUBLE, nota_se DOUBLE, nota_quantiles DOUBLE[],
+        ctt_mean DOUBLE, ctt_sd DOUBLE, pct_mean DOUBLE, pct_sd DOUBLE, pct_se DOUBLE,
+        pct_quantiles DOUBLE[]
+    """,
 }
 
 VIEWS: dict[str, str] = {
@@ -145,6 +157,7 @@ VIEWS: dict[str, str] = {
 YEAR_TABLES: tuple[str, ...] = (
     "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
     "agg_theta_ctt", "agg_theta_lz", "option_theta_counts",
+    "agg_populations",
 )
 
 
