@@ -1,0 +1,160 @@
+"""Comparing a model with human populations (the PATCH recipe): pooling, Welch's test,
+percentiles and ranks, on plain numpy arrays.
+
+- :func:`pool_inverse_variance`: a fixed-effect pool of estimates θ_i with standard errors
+  SE_i, θ̄ = Σ wᵢθᵢ / Σ wᵢ with wᵢ = 1/SEᵢ², SE(θ̄) = 1/√Σ wᵢ, 95% CI θ̄ ± 1.96·SE(θ̄).
+- :func:`welch_test`: Welch's unequal-variance t-test of two means from their summary
+  statistics (mean, SD, n), with the Welch–Satterthwaite degrees of freedom.
+- :func:`percentile_in`: where a value falls inside a population described by its quantile
+  function (the quantiles at equally spaced levels, as stored per population).
+- :func:`rank_changes`: ranks of the same entries under two scores and how they move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from analytics.irt import FloatArray
+
+#: Normal quantile of a two-sided 95% interval, rounded as the papers do.
+Z_95 = 1.96
+#: Levels (in %) of the stored quantile functions: 0 (minimum), 1, …, 99, 100 (maximum).
+QUANTILE_LEVELS: FloatArray = np.arange(0.0, 101.0)
+
+
+@dataclass(frozen=True)
+class PooledEstimate:
+    """An inverse-variance pool: θ̄, SE(θ̄), the 95% CI and how many estimates went in.
+
+    Every field is NaN (``n`` 0) when no estimate had a finite value and a positive finite SE.
+    """
+
+    theta: float
+    se: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+def pool_inverse_variance(theta: ArrayLike, se: ArrayLike) -> PooledEstimate:
+    """Pool estimates ``theta`` (shape (n,)) with standard errors ``se`` (shape (n,)) by
+    inverse-variance weighting (fixed effect).
+
+    θ̄ = Σ wᵢθᵢ / Σ wᵢ with wᵢ = 1/SEᵢ²; SE(θ̄) = 1/√Σ wᵢ; CI θ̄ ± Z_95·SE(θ̄). Estimates whose θ
+    is not finite or whose SE is not finite and positive carry no usable weight and are left
+    out (``n`` counts those kept). Units are those of ``theta``.
+    """
+    theta = np.asarray(theta, dtype=np.float64).ravel()
+    se = np.asarray(se, dtype=np.float64).ravel()
+    if theta.shape != se.shape:
+        raise ValueError(f"theta has {theta.size} values and se {se.size}")
+    keep = np.isfinite(theta) & np.isfinite(se) & (se > 0)
+    if not keep.any():
+        return PooledEstimate(np.nan, np.nan, np.nan, np.nan, 0)
+    weights = 1.0 / se[keep] ** 2
+    pooled = float(np.sum(weights * theta[keep]) / np.sum(weights))
+    pooled_se = float(1.0 / np.sqrt(np.sum(weights)))
+    return PooledEstimate(pooled, pooled_se, pooled - Z_95 * pooled_se,
+                          pooled + Z_95 * pooled_se, int(keep.sum()))
+
+
+@dataclass(frozen=True, eq=False)
+class WelchResult:
+    """Welch's t-test, each field of the broadcast shape of the inputs: t, df (Welch–
+    Satterthwaite) and the two-sided p-value."""
+
+    t: FloatArray
+    df: FloatArray
+    p: FloatArray
+
+
+def welch_test(mean1: ArrayLike, sd1: ArrayLike, n1: ArrayLike,
+               mean2: ArrayLike, sd2: ArrayLike, n2: ArrayLike) -> WelchResult:
+    """Welch's two-sample t-test of mean1 − mean2 from summary statistics (broadcast arrays).
+
+    With vᵢ = sdᵢ²/nᵢ (the squared standard error of mean i):
+    t = (mean1 − mean2)/√(v1 + v2), df = (v1 + v2)² / (v1²/(n1 − 1) + v2²/(n2 − 1)),
+    p = 2·P(T_df > |t|). ``sd`` are sample SDs (ddof 1). NaN where a side has n < 2 or both
+    variances are 0. Same result as ``scipy.stats.ttest_ind_from_stats(..., equal_var=False)``.
+    """
+    mean1, sd1, n1, mean2, sd2, n2 = (np.asarray(v, dtype=np.float64)
+                                      for v in (mean1, sd1, n1, mean2, sd2, n2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v1, v2 = sd1 ** 2 / n1, sd2 ** 2 / n2
+        total = v1 + v2
+        ok = (n1 >= 2) & (n2 >= 2) & (total > 0)
+        t = np.where(ok, (mean1 - mean2) / np.sqrt(total), np.nan)
+        df = np.where(ok, total ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1)), np.nan)
+        p = np.where(ok, 2.0 * stats.t.sf(np.abs(t), df), np.nan)
+    return WelchResult(t, df, p)
+
+
+def intervals_overlap(low1: ArrayLike, high1: ArrayLike, low2: ArrayLike,
+                      high2: ArrayLike) -> np.ndarray:
+    """Whether the intervals [low1, high1] and [low2, high2] share a point (broadcast arrays;
+    False where an end is NaN)."""
+    low1, high1, low2, high2 = (np.asarray(v, dtype=np.float64) for v in (low1, high1, low2, high2))
+    return (low1 <= high2) & (low2 <= high1)
+
+
+def percentile_in(values: ArrayLike, quantiles: ArrayLike,
+                  levels: ArrayLike = QUANTILE_LEVELS) -> FloatArray:
+    """Percent of a population below each of ``values`` (0–100), from its quantile function.
+
+    ``quantiles`` (shape (k,), non-decreasing) are the population's quantiles at ``levels``
+    (shape (k,), in %, from 0 = minimum to 100 = maximum). Between two stored quantiles the
+    quantile function is taken as linear. Ties count half, as
+    ``scipy.stats.percentileofscore(kind="mean")`` does: the result is the mean of the share
+    strictly below and the share at or below a value. Values below the minimum give 0, above
+    the maximum 100; NaN when a value or the population's quantiles are NaN.
+    Returns an array of the shape of ``values``.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    q = np.asarray(quantiles, dtype=np.float64).ravel()
+    levels = np.asarray(levels, dtype=np.float64).ravel()
+    if q.shape != levels.shape:
+        raise ValueError(f"{q.size} quantiles for {levels.size} levels")
+    if q.size == 0 or not np.all(np.isfinite(q)):
+        return np.full(x.shape, np.nan)
+    below = _level_at(x, q, levels, "left")
+    at_or_below = _level_at(x, q, levels, "right")
+    return np.where(np.isnan(x), np.nan, (below + at_or_below) / 2.0)
+
+
+def _level_at(x: FloatArray, q: FloatArray, levels: FloatArray, side: str) -> FloatArray:
+    """The quantile function inverted at ``x``: with side 'left' the level where the values
+    equal to x begin (share strictly below), with 'right' where they end (share at or below)."""
+    index = np.searchsorted(q, x, side=side)
+    inner = (index > 0) & (index < q.size)
+    upper = np.clip(index, 1, q.size - 1)
+    q0, q1 = q[upper - 1], q[upper]
+    l0, l1 = levels[upper - 1], levels[upper]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.where(q1 > q0, (x - q0) / (q1 - q0), 1.0)
+    inside = l0 + np.clip(fraction, 0.0, 1.0) * (l1 - l0)
+    return np.where(inner, inside, np.where(index <= 0, levels[0], levels[-1]))
+
+
+def rank_changes(first: ArrayLike, second: ArrayLike) -> tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray]:
+    """Ranks of the same n entries by two scores (shape (n,) each, higher is better) and the
+    change between them.
+
+    Returns (rank by ``first``, rank by ``second``, rank by first − rank by second), integer
+    arrays of shape (n,). Rank 1 is the highest score; ties share the best rank of their group
+    (competition ranking, 1, 2, 2, 4). A positive change means the entry ranks higher by
+    ``second`` than by ``first``. Entries with a NaN score rank last.
+    """
+    first_rank = _competition_rank(np.asarray(first, dtype=np.float64))
+    second_rank = _competition_rank(np.asarray(second, dtype=np.float64))
+    return first_rank, second_rank, first_rank - second_rank
+
+
+def _competition_rank(score: FloatArray) -> np.ndarray:
+    """1 for the highest score, ties sharing their best rank, NaN last."""
+    filled = np.where(np.isnan(score), -np.inf, score)
+    return stats.rankdata(-filled, method="min").astype(np.int64)
