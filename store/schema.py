@@ -84,9 +84,10 @@ TABLES: dict[str, str] = {
     """,
     # The histograms keep all-blank tests (no answer marked) in rows of their own (blank true),
     # so the dashboard can leave them out; files made before the column read NULL (not blank).
+    # se_sum: the cell's sum of SE(θ), for the humans' mean SE at a θ (NULL in older files).
     "agg_theta_ctt": """
         year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
-        theta_bin DOUBLE, ctt SMALLINT, n BIGINT, blank BOOLEAN
+        theta_bin DOUBLE, ctt SMALLINT, n BIGINT, blank BOOLEAN, se_sum DOUBLE
     """,
     "agg_theta_lz": """
         year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
