@@ -158,3 +158,120 @@ def _competition_rank(score: FloatArray) -> np.ndarray:
     """1 for the highest score, ties sharing their best rank, NaN last."""
     filled = np.where(np.isnan(score), -np.inf, score)
     return stats.rankdata(-filled, method="min").astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupMoments:
+    """Per group, arrays of shape (n_groups,): count, mean, sample SD (ddof 1; NaN below two
+    members) and the standard error of the mean, SD/√n (NaN for empty groups)."""
+
+    n: np.ndarray
+    mean: FloatArray
+    sd: FloatArray
+    se: FloatArray
+
+
+def _moments(n: np.ndarray, sums: FloatArray, squares: FloatArray,
+             shift: float) -> GroupMoments:
+    """Moments from per-group counts, sums and sums of squares of values − ``shift``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        centred = sums / n
+        variance = (squares - sums * centred) / (n - 1)
+        sd = np.where(n > 1, np.sqrt(np.maximum(variance, 0.0)), np.nan)
+        return GroupMoments(n, np.where(n > 0, centred + shift, np.nan), sd, sd / np.sqrt(n))
+
+
+def grouped_moments(values: ArrayLike, codes: ArrayLike, n_groups: int,
+                    shift: float | None = None) -> GroupMoments:
+    """Count, mean, SD and SE of the mean of ``values`` (shape (n,)) in each group, ``codes``
+    (shape (n,), integers in [0, n_groups)) naming each value's group.
+
+    Sums of v − shift and of its square (``shift`` defaults to the overall mean), so offsets
+    such as notas near 500 cost no precision when the groups' means lie near one another.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.asarray(codes)
+    if shift is None:
+        shift = float(values.mean()) if values.size else 0.0
+    centred = values - shift
+    n = np.bincount(codes, minlength=n_groups)
+    sums = np.bincount(codes, weights=centred, minlength=n_groups)
+    squares = np.bincount(codes, weights=centred * centred, minlength=n_groups)
+    return _moments(n, sums, squares, shift)
+
+
+def count_moments(counts: ArrayLike, values: ArrayLike) -> GroupMoments:
+    """Moments of discrete data given as counts: ``counts`` (n_groups, m) of how many members
+    of each group take each of the m ``values`` (shape (m,))."""
+    counts = np.asarray(counts, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    shift = float(values.mean()) if values.size else 0.0
+    centred = values - shift
+    n = counts.sum(axis=1).astype(np.int64)
+    return _moments(n, counts @ centred, counts @ (centred * centred), shift)
+
+
+def _interpolate(counts: np.ndarray, levels: FloatArray) -> tuple[np.ndarray, np.ndarray,
+                                                                   FloatArray]:
+    """For groups of ``counts`` members (shape (g,)): the 0-based ranks below and above the
+    position h = (m − 1)·p/100 of each level, and the fraction of the way between them."""
+    position = (np.maximum(counts, 1)[:, None] - 1) * (levels[None, :] / 100.0)
+    low = np.floor(position)
+    high = np.minimum(low + 1, np.maximum(counts, 1)[:, None] - 1)
+    return low.astype(np.int64), high.astype(np.int64), position - low
+
+
+def sorted_group_quantiles(sorted_values: ArrayLike, sorted_codes: ArrayLike, n_groups: int,
+                           levels: ArrayLike = QUANTILE_LEVELS) -> FloatArray:
+    """Exact quantiles of each group: shape (n_groups, k) for the ``levels`` (shape (k,), in %);
+    NaN rows for empty groups.
+
+    ``sorted_values`` (shape (n,)) are in ascending order and ``sorted_codes`` (shape (n,),
+    integers in [0, n_groups)) name the group of each, so one sort of the values serves every
+    grouping; each grouping then costs one stable (radix) sort of its small integer codes.
+    The quantile at level p of a group of m sorted values x_0 ≤ … ≤ x_{m−1} interpolates
+    linearly at position h = (m − 1)·p/100: x_⌊h⌋ + (h − ⌊h⌋)·(x_⌊h⌋+1 − x_⌊h⌋), numpy's
+    default (``method='linear'``) and DuckDB's ``quantile_cont``.
+    """
+    values = np.asarray(sorted_values, dtype=np.float64)
+    codes = np.asarray(sorted_codes)
+    levels = np.asarray(levels, dtype=np.float64)
+    if values.size == 0:
+        return np.full((n_groups, levels.size), np.nan)
+    # Stable: within each group the values keep their ascending order.
+    by_group = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[:, None]
+    low, high, fraction = _interpolate(counts, levels)
+    last = values.size - 1
+    x_low = values[by_group[np.minimum(starts + low, last)]]
+    x_high = values[by_group[np.minimum(starts + high, last)]]
+    return np.where(counts[:, None] > 0, x_low + fraction * (x_high - x_low), np.nan)
+
+
+def grouped_quantiles(values: ArrayLike, codes: ArrayLike, n_groups: int,
+                      levels: ArrayLike = QUANTILE_LEVELS) -> FloatArray:
+    """:func:`sorted_group_quantiles` of values in any order (sorted here first)."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values)
+    return sorted_group_quantiles(values[order], np.asarray(codes)[order], n_groups, levels)
+
+
+def count_quantiles(counts: ArrayLike, values: ArrayLike,
+                    levels: ArrayLike = QUANTILE_LEVELS) -> FloatArray:
+    """Exact quantiles (the rule of :func:`sorted_group_quantiles`) of discrete data given as
+    counts: ``counts`` (n_groups, m) of the m ascending ``values`` (shape (m,)). Returns
+    (n_groups, k); NaN rows for empty groups."""
+    counts = np.asarray(counts, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float64)
+    levels = np.asarray(levels, dtype=np.float64)
+    totals = counts.sum(axis=1)
+    low, high, fraction = _interpolate(totals, levels)
+    out = np.full((counts.shape[0], levels.size), np.nan)
+    for group in np.flatnonzero(totals):
+        cumulative = np.cumsum(counts[group])
+        # The member of 0-based rank r holds the first value whose cumulative count exceeds r.
+        x_low = values[np.searchsorted(cumulative, low[group], side="right")]
+        x_high = values[np.searchsorted(cumulative, high[group], side="right")]
+        out[group] = x_low + fraction[group] * (x_high - x_low)
+    return out

@@ -9,10 +9,15 @@ from scipy import stats
 from analytics.populations import (
     QUANTILE_LEVELS,
     Z_95,
+    count_moments,
+    count_quantiles,
+    grouped_moments,
+    grouped_quantiles,
     intervals_overlap,
     percentile_in,
     pool_inverse_variance,
     rank_changes,
+    sorted_group_quantiles,
     welch_test,
 )
 
@@ -139,3 +144,69 @@ def test_rank_ties_share_the_best_rank_and_nan_ranks_last():
 
 def test_z_95():
     assert Z_95 == pytest.approx(stats.norm.ppf(0.975), abs=4e-5)
+
+
+def test_grouped_quantiles_match_numpy_group_by_group():
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=5000)
+    codes = rng.integers(0, 7, 5000)
+    codes[codes == 3] = 4  # group 3 empty
+    ours = grouped_quantiles(values, codes, 8)
+    order = np.argsort(values)
+    np.testing.assert_array_equal(sorted_group_quantiles(values[order], codes[order], 8), ours)
+    for group in range(8):
+        members = values[codes == group]
+        if members.size:
+            np.testing.assert_allclose(ours[group], np.percentile(members, QUANTILE_LEVELS),
+                                       rtol=1e-13, atol=1e-13)
+        else:
+            assert np.isnan(ours[group]).all()
+
+
+def test_grouped_quantiles_with_ties_and_single_members():
+    values = np.array([3.0, 1.0, 1.0, 2.0, 7.0, 1.0])
+    codes = np.array([0, 0, 0, 0, 1, 0])
+    ours = grouped_quantiles(values, codes, 2, levels=[0.0, 25.0, 50.0, 90.0, 100.0])
+    np.testing.assert_allclose(ours[0], np.percentile([3.0, 1.0, 1.0, 2.0, 1.0],
+                                                      [0, 25, 50, 90, 100]))
+    np.testing.assert_allclose(ours[1], [7.0] * 5)
+
+
+def test_grouped_moments_match_numpy():
+    rng = np.random.default_rng(9)
+    values = 500.0 + 100.0 * rng.normal(size=3000)
+    codes = rng.integers(0, 4, 3000)
+    codes[0] = 4  # a group of one member
+    moments = grouped_moments(values, codes, 6)
+    for group in range(4):
+        members = values[codes == group]
+        assert moments.n[group] == members.size
+        assert moments.mean[group] == pytest.approx(members.mean(), rel=1e-13)
+        assert moments.sd[group] == pytest.approx(members.std(ddof=1), rel=1e-10)
+        assert moments.se[group] == pytest.approx(members.std(ddof=1) / np.sqrt(members.size),
+                                                  rel=1e-10)
+    assert moments.n[4] == 1 and np.isnan(moments.sd[4]) and moments.mean[4] == values[0]
+    assert moments.n[5] == 0 and np.isnan(moments.mean[5])
+
+
+def test_count_quantiles_and_moments_match_the_raw_values():
+    """Discrete data (percent correct, notas in tenths) summarised from counts per value give
+    numpy's quantiles and moments of the raw values."""
+    rng = np.random.default_rng(2)
+    values = np.array([0.0, 100 / 45, 100 / 44, 200 / 45, 50.0, 100.0])
+    codes = rng.integers(0, 3, 4000)
+    which = rng.integers(0, values.size, 4000)
+    which[codes == 2] = 4  # every member of group 2 shares one value
+    counts = np.zeros((4, values.size), dtype=np.int64)
+    np.add.at(counts, (codes, which), 1)
+    quantiles = count_quantiles(counts, values)
+    moments = count_moments(counts, values)
+    for group in range(3):
+        raw = values[which[codes == group]]
+        np.testing.assert_allclose(quantiles[group], np.percentile(raw, QUANTILE_LEVELS),
+                                   rtol=1e-13, atol=1e-12)
+        assert moments.mean[group] == pytest.approx(raw.mean(), rel=1e-12)
+        assert moments.n[group] == raw.size
+    assert moments.sd[0] == pytest.approx(values[which[codes == 0]].std(ddof=1), rel=1e-10)
+    assert moments.sd[2] == 0.0
+    assert np.isnan(quantiles[3]).all() and moments.n[3] == 0
