@@ -24,8 +24,12 @@ from analytics.cat import (
     mean_by_step,
     mse_by_step,
     nearest_curve,
+    noise_curves,
+    noise_grid,
     simulate_cat,
+    simulation_study,
     steps_within,
+    study_table,
 )
 from analytics.cat.selectors import available_information
 
@@ -297,3 +301,32 @@ def test_simulation_refuses_a_bank_with_unusable_items():
     bank = ItemBank.from_arrays([1.0, np.nan], [0.0, 0.0])
     with pytest.raises(ValueError, match="usable"):
         simulate_cat(bank, [0.0], MaxInformation(), CatEAP(), FixedLength(2))
+
+
+# --- The simulation study -----------------------------------------------------------------------
+
+def test_simulation_study_runs_random_forms_longer_and_reads_lengths_off_the_curves():
+    bank = _bank(n_items=150, seed=7)
+    theta0 = np.random.default_rng(11).normal(size=1500)
+    result = simulation_study(bank, theta0, CatEAP(), max_items=10, seed=3)
+    assert result.mse_cat.shape == (11,) and result.mse_random.shape == (51,)
+    rnd = simulate_cat(bank, theta0, RandomItems(), CatEAP(), FixedLength(50), seed=3)
+    np.testing.assert_array_equal(result.mse_random, mse_by_step(rnd.theta, theta0))
+    target = result.mse_cat[10]
+    cat_length, random_length = result.lengths_to_reach(target)
+    assert cat_length == 10
+    assert random_length == length_to_reach(result.mse_random, target) and random_length > 10
+    table = study_table(result)
+    np.testing.assert_array_equal(table["items"], np.arange(1, 51))
+    np.testing.assert_array_equal(table["mse_cat"][:10], result.mse_cat[1:])
+    assert np.isnan(table["mse_cat"][10:]).all()
+
+
+def test_noise_grid_and_curves():
+    assert noise_grid([0.0, 0.2]) == [(0.0, 0.0), (0.0, 0.2), (0.2, 0.0), (0.2, 0.2)]
+    bank = _bank()
+    theta0 = np.random.default_rng(0).normal(size=100)
+    curves = noise_curves(bank, theta0, MaxInformation(), CatEAP(), [(0.0, 0.0)], max_items=5,
+                          seed=1)
+    paths = simulate_cat(bank, theta0, MaxInformation(), CatEAP(), FixedLength(5), seed=1)
+    np.testing.assert_allclose(curves[(0.0, 0.0)][1:], paths.se[:, 1:].mean(axis=0))

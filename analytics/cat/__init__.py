@@ -40,6 +40,13 @@ from analytics.cat.stopping import (
     StandardErrorTarget,
     StoppingRule,
 )
+from analytics.cat.study import (
+    StudyResult,
+    noise_curves,
+    noise_grid,
+    simulation_study,
+    study_table,
+)
 
 __all__ = [
     "CONSTANT_PATTERN_RULES",
@@ -59,6 +66,7 @@ __all__ = [
     "Randomesque",
     "StandardErrorTarget",
     "StoppingRule",
+    "StudyResult",
     "draw_answers",
     "flip_labels",
     "jaccard",
@@ -67,7 +75,11 @@ __all__ = [
     "mean_by_step",
     "mse_by_step",
     "nearest_curve",
+    "noise_curves",
+    "noise_grid",
     "pair_probability",
     "simulate_cat",
+    "simulation_study",
     "steps_within",
+    "study_table",
 ]

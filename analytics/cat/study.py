@@ -1,0 +1,101 @@
+"""The paper's simulation studies: CAT against random fixed forms (MSE by test length) and the
+standard-error curves of noisy simulees over a grid of guess and slip rates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from analytics.cat.estimators import CatEstimator
+from analytics.cat.metrics import length_to_reach, mean_by_step, mse_by_step
+from analytics.cat.selectors import ItemSelector, MaxInformation, RandomItems
+from analytics.cat.simulation import CatPaths, simulate_cat
+from analytics.cat.stopping import FixedLength
+from analytics.irt import FloatArray, ItemBank
+
+#: How many times the CAT length the random forms run to, so their length to reach the CAT's
+#: accuracy can be read off (the paper: CAT needs at most 20% of the items).
+RANDOM_LENGTH_FACTOR = 5
+
+
+@dataclass(frozen=True, eq=False)
+class StudyResult:
+    """MSE by test length for CAT and random fixed forms.
+
+    ``mse_cat`` (T_cat + 1,) and ``mse_random`` (T_random + 1,) are indexed by the number of
+    items (index 0: the start θ before any item). ``cat`` and ``random`` are the paths.
+    """
+
+    mse_cat: FloatArray
+    mse_random: FloatArray
+    cat: CatPaths
+    random: CatPaths
+
+    def lengths_to_reach(self, target_mse: float) -> tuple[int | None, int | None]:
+        """Items CAT and random forms need for MSE ≤ ``target_mse`` (None: not within their
+        lengths)."""
+        return length_to_reach(self.mse_cat, target_mse), length_to_reach(self.mse_random,
+                                                                         target_mse)
+
+
+def simulation_study(
+    bank: ItemBank,
+    true_theta: ArrayLike,
+    estimator: CatEstimator,
+    *,
+    max_items: int = 20,
+    random_items: int | None = None,
+    selector: ItemSelector | None = None,
+    seed: int = 0,
+    start_theta: float = 0.0,
+) -> StudyResult:
+    """CAT of ``max_items`` items against random forms of up to ``random_items`` items (default
+    RANDOM_LENGTH_FACTOR × ``max_items``, at most the bank), with the same simulees, estimator
+    and seed (the first t items of a random path are a random fixed form of length t)."""
+    true_theta = np.asarray(true_theta, dtype=np.float64)
+    selector = selector or MaxInformation()
+    random_items = min(random_items or RANDOM_LENGTH_FACTOR * max_items, bank.n_items)
+    cat = simulate_cat(bank, true_theta, selector, estimator, FixedLength(max_items), seed=seed,
+                       start_theta=start_theta)
+    rnd = simulate_cat(bank, true_theta, RandomItems(), estimator, FixedLength(random_items),
+                       seed=seed, start_theta=start_theta)
+    return StudyResult(mse_by_step(cat.theta, true_theta), mse_by_step(rnd.theta, true_theta),
+                       cat, rnd)
+
+
+def noise_grid(values: Iterable[float]) -> list[tuple[float, float]]:
+    """Every (guess, slip) pair of ``values`` × ``values``."""
+    values = [float(v) for v in values]
+    return [(guess, slip) for guess in values for slip in values]
+
+
+def noise_curves(
+    bank: ItemBank,
+    true_theta: ArrayLike,
+    selector: ItemSelector,
+    estimator: CatEstimator,
+    pairs: Iterable[tuple[float, float]],
+    *,
+    max_items: int = 20,
+    seed: int = 0,
+) -> dict[tuple[float, float], FloatArray]:
+    """Mean SE(θ̂) by step (T + 1,) for simulees whose labels flip with each (guess, slip)."""
+    return {
+        (guess, slip): mean_by_step(simulate_cat(
+            bank, true_theta, selector, estimator, FixedLength(max_items), seed=seed,
+            guess=guess, slip=slip).se)
+        for guess, slip in pairs
+    }
+
+
+def study_table(result: StudyResult) -> dict[str, NDArray]:
+    """Columns of the MSE table: items 1..T_random, CAT MSE (NaN beyond its length), random
+    forms' MSE."""
+    steps = np.arange(1, result.mse_random.shape[0])
+    cat = np.full(steps.shape, np.nan)
+    n_cat = min(result.mse_cat.shape[0] - 1, steps.shape[0])
+    cat[:n_cat] = result.mse_cat[1:n_cat + 1]
+    return {"items": steps, "mse_cat": cat, "mse_random": result.mse_random[1:]}
