@@ -1,0 +1,167 @@
+"""Options and traps (the Khayyam Challenge's option-level view): which wrong options draw the
+humans, whether models fall for the same ones, where models' chosen options were shown, and
+how accuracy and text lengths relate to correct answers.
+
+Humans' option counts are pre-aggregated at ingest (in total and per θ bin); model answers are
+mapped back to the original letters, and their shown positions follow from each prompt's
+option order. The numbers come from ``dashboard.option_data`` and
+``dashboard.option_comparisons``; the definitions are stated on the page.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.figures import series_styles, show_figure
+from dashboard.navigation import ITEM_EXPLORER
+from dashboard.option_comparisons import band_accuracy, item_distances, length_tests
+from dashboard.option_data import NEAR, distractor_table, position_table, trap_table
+from dashboard.option_figures import band_figure, distractor_figure, position_figure
+from dashboard.option_loading import explorer_link, load_selection, runs_without_order
+from dashboard.option_tables import (
+    ITEM_COLUMNS,
+    item_column_config,
+    length_column_config,
+    trap_column_config,
+    with_ratio,
+)
+from dashboard.state import note_missing_runs, open_page
+
+filters = open_page("Options and traps")
+st.markdown(
+    "**Definitions.** The *most chosen distractor* of an item is the wrong option the most "
+    "candidates marked (blanks and multiple marks are no option). An item is a **trap** when "
+    "that distractor draws at least as many candidates as the key. Hard items drift toward "
+    "traps simply because few candidates know them, so the **θ-conditional trap** asks the "
+    f"same among the candidates whose θ lies within ±{NEAR} of the item's difficulty b, where "
+    "a well-behaved 3PL item is answered correctly more often than any single wrong option. "
+    "**Distractor agreement**: among a model's wrong answers, the share that chose the humans' "
+    "most chosen distractor; by chance (a wrong answer spread evenly over four wrong options) "
+    "it is 1/4. Accuracy is the mean over items of the share of answers that are correct.")
+
+selection = load_selection(filters)
+items, answers = selection.items, selection.answers
+note_missing_runs(filters, pd.DataFrame({"area": answers["area"].unique() if len(answers)
+                                         else []}))
+series = list(dict.fromkeys(answers["model"])) if len(answers) else []
+styles = series_styles(series, filters.series_order) if series else {}
+stem = f"options_{filters.year}_{'_'.join(filters.areas)}"
+
+st.subheader("Trap items: accuracy on all items / on trap items")
+if not selection.has_option_counts:
+    st.info(f"{filters.year} holds no candidates' answers for these areas (stored from its item "
+            "file alone, or no candidate took them), so there are no trap items, distractors or "
+            "human option shares to compare with; the position bias and the accuracy by "
+            "difficulty below need only the model runs.")
+else:
+    traps = with_ratio(trap_table(items, answers))
+    st.dataframe(traps, hide_index=True, width="stretch", column_config=trap_column_config())
+    st.caption(
+        "Humans: every candidate of the year (item p-values, pooled over booklets by item); "
+        f"runs: their answers in the selection ({filters.prompt_label}), on the items they "
+        "answered. x/y = accuracy on all items / on trap items, as in the Khayyam Challenge's "
+        "trap table." + filters.provenance)
+    if selection.without_theta_counts:
+        st.info("The θ-conditional trap flags need the humans' option counts per θ bin, which "
+                f"this store lacks for {', '.join(selection.without_theta_counts)}: re-ingest "
+                f"{filters.year} to get them.")
+    st.download_button("Trap table (CSV)", data=traps.to_csv(index=False),
+                       file_name=f"{stem}_traps.csv", mime="text/csv", key="options.traps.csv")
+
+    st.subheader("Do models fall for the humans' distractor?")
+    agreement = distractor_table(answers) if len(answers) else pd.DataFrame()
+    if agreement.empty:
+        st.info(filters.no_runs_message())
+    else:
+        show_figure(
+            distractor_figure(agreement, styles), key="options.distractor",
+            file_stem=f"{stem}_distractor", image_format=filters.image_format, data=agreement,
+            caption=("Per run: of its wrong answers (a chosen option other than the key), the "
+                     "share that chose the option most often chosen wrongly by the humans, with "
+                     "the two-sided exact binomial test against 1/4 (dashed). Answers without a "
+                     f"choice are left out. {filters.prompt_label}." + filters.provenance))
+
+    st.subheader("Item by item")
+    distances = item_distances(items, answers, selection.cubes, selection.model_theta)
+    shown_series = st.selectbox("Run", series, key="options.series") if series else None
+    if distances.empty or shown_series is None:
+        table = items.assign(series=None)
+    else:
+        table = distances[distances["series"] == shown_series]
+    table = table.assign(explorer=[explorer_link(item, area, filters.year)
+                                   for item, area in zip(table["item_id"], table["area"])])
+    table = table[[c for c in ITEM_COLUMNS if c in table.columns]].sort_values(
+        ["area", "b"], na_position="last").reset_index(drop=True)
+    event = st.dataframe(table, hide_index=True, width="stretch", key="options.items",
+                         on_select="rerun", selection_mode="single-row",
+                         column_config=item_column_config())
+    st.caption(
+        "One row per item (sort by any column; select a row, or follow its link, to open the "
+        "item in the Item explorer). Shares are of the answers that chose an option A–E, in "
+        "the original letters. JS = the Jensen–Shannon distance (base 2: 0 same distribution, "
+        "1 no option in common) between the run's choices over its repetitions and all humans' "
+        f"choices, and the humans within ±{NEAR} of the run's mean θ in that area."
+        + filters.provenance)
+    st.download_button("Item table (CSV)", data=table.to_csv(index=False),
+                       file_name=f"{stem}_items.csv", mime="text/csv", key="options.items.csv")
+    rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
+    if rows:
+        picked = table.iloc[rows[0]]
+        st.switch_page(ITEM_EXPLORER.file, query_params={"item": str(int(picked["item_id"])),
+                                                         "area": picked["area"]})
+
+st.subheader("Position bias: where was the chosen option shown?")
+positions, chi_square = position_table(answers) if len(answers) else (pd.DataFrame(), None)
+unordered = runs_without_order(answers)
+if positions.empty or chi_square["answers"].sum() == 0:
+    st.info(filters.no_runs_message() if not series else
+            "None of the selected runs recorded the order its options were shown in.")
+else:
+    drawn = chi_square[chi_square["answers"] > 0]
+    show_figure(
+        position_figure(positions[positions["series"].isin(drawn["series"])], drawn, styles),
+        key="options.positions", file_stem=f"{stem}_positions",
+        image_format=filters.image_format, data=positions,
+        caption=("Per run: the share of its answers whose chosen option was shown at each "
+                 "position A–E (the shuffles spread the key evenly over the positions, so an "
+                 "unbiased reader picks each about 1/5 of the time, dashed). The legend gives "
+                 "the χ² test of the five counts against uniform (4 degrees of freedom); the "
+                 "hover also counts where the key was shown. " + filters.prompt_label + "."
+                 + filters.provenance))
+    st.dataframe(chi_square, hide_index=True, column_config={
+        "chi2": st.column_config.NumberColumn("χ²", format="%.2f"),
+        "p_value": st.column_config.NumberColumn("p", format="%.3g")})
+if unordered:
+    st.caption("Left out (no option order recorded, e.g. imported results): "
+               + "; ".join(unordered) + ".")
+
+st.subheader("Accuracy by difficulty")
+bands = band_accuracy(items, answers) if items["band"].notna().any() else pd.DataFrame()
+if bands.empty:
+    st.info("No item of these areas has a difficulty b, so there are no difficulty bands.")
+else:
+    show_figure(
+        band_figure(bands, styles), key="options.bands", file_stem=f"{stem}_bands",
+        image_format=filters.image_format, data=bands,
+        caption=("Each area's items with a b are split into thirds by b (easy, medium, "
+                 "difficult) and pooled over the areas; accuracy is the mean over a band's "
+                 "items of the share correct, for humans (grey, every candidate) and each run "
+                 "(the items it answered)." + filters.provenance))
+
+st.subheader("Question and option lengths of correct and incorrect answers")
+lengths = length_tests(items, answers, selection.human_lengths, selection.model_lengths)
+if selection.human_lengths.empty and selection.model_lengths.empty:
+    st.info("No question texts are stored for these areas, so there are no lengths to compare; "
+            "import them with `enem-llm import-questions`.")
+else:
+    st.dataframe(lengths, hide_index=True, width="stretch", column_config=length_column_config())
+    st.caption(
+        "Welch's t-test (unequal variances) of the mean length in characters of the question "
+        "(stem) and of the options (mean of the five) between correct and incorrect answers; "
+        "every answer counts once, humans on the Portuguese texts (blanks incorrect), runs on "
+        f"the texts of their prompt language ({filters.language}). With hundreds of thousands "
+        "of human answers even a tiny difference is significant: compare the means.")
+    st.download_button("Length tests (CSV)", data=lengths.to_csv(index=False),
+                       file_name=f"{stem}_lengths.csv", mime="text/csv",
+                       key="options.lengths.csv")
