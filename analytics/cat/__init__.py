@@ -33,7 +33,7 @@ from analytics.cat.selectors import (
     Randomesque,
     RandomItems,
 )
-from analytics.cat.simulation import CatPaths, simulate_cat
+from analytics.cat.simulation import CatPaths, LockstepCat, simulate_cat
 from analytics.cat.stopping import (
     DEFAULT_MAX_ITEMS,
     FixedLength,
@@ -61,6 +61,7 @@ __all__ = [
     "FixedLength",
     "GridLikelihood",
     "ItemSelector",
+    "LockstepCat",
     "MaxInformation",
     "RandomItems",
     "Randomesque",

@@ -1,8 +1,10 @@
-"""Lockstep CAT simulation: every simulee advances one item per step with array operations.
+"""Lockstep CAT: every examinee advances one item per step with array operations.
 
-At step t all simulees still testing have answered t items, so selection, answers, the
+At step t all examinees still testing have answered t items, so selection, answers, the
 likelihood update, θ̂ and the stopping rule are each one vectorised call over them; the only
-Python loop is over steps (at most ``stopper.max_items``).
+Python loop is over steps (at most ``stopper.max_items``). :class:`LockstepCat` holds that
+state and takes the answers from whoever gives them (simulated simulees in
+:func:`simulate_cat`, a model's backend in a live CAT).
 
 Random numbers, for a given ``seed``: the answer draws are ``default_rng(seed).random((n, T))``
 (row i, column t decides simulee i's t-th answer as ``P ≥ u``). That is exactly the stream
@@ -63,6 +65,82 @@ class CatPaths:
         return [row[:length] for row, length in zip(self.items, self.length)]
 
 
+class LockstepCat:
+    """The state of n adaptive tests advanced together, one item per step.
+
+    Call :meth:`next_items` for the items the testing examinees take now, then :meth:`answer`
+    with their labels; repeat until :attr:`finished`; :meth:`paths` gives the result.
+    Selection draws (random and randomesque selectors) come from ``rng``.
+    """
+
+    def __init__(self, bank: ItemBank, n: int, selector: ItemSelector,
+                 estimator: CatEstimator, stopper: StoppingRule, *, start_theta: float = 0.0,
+                 rng: np.random.Generator | None = None) -> None:
+        if not bank.usable.all():
+            raise ValueError(
+                "the CAT bank holds items without parameters; pass bank.subset(bank.usable)")
+        self.bank, self.selector, self.estimator, self.stopper = bank, selector, estimator, stopper
+        self.rng = rng or np.random.default_rng(0)
+        self.steps = min(stopper.max_items, bank.n_items)
+        self.step = 0
+        self.items = np.full((n, self.steps), -1, dtype=np.intp)
+        self.correct = np.zeros((n, self.steps), dtype=bool)
+        self.theta = np.full((n, self.steps + 1), np.nan)
+        self.se = np.full((n, self.steps + 1), np.nan)
+        self.theta[:, 0], self.se[:, 0] = start_theta, np.inf
+        self.length = np.zeros(n, dtype=np.intp)
+        self.available = np.ones((n, bank.n_items), dtype=bool)
+        self.likelihood = GridLikelihood(bank, estimator.points, n)
+        self.rows = np.arange(n)
+        self._chosen: NDArray[np.intp] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """True once every test has stopped."""
+        return self.rows.size == 0 or self.step >= self.steps
+
+    def _active(self) -> NDArray[np.intp] | slice:
+        # A slice while everyone is testing: no copies of the (n, ·) arrays.
+        return slice(None) if self.rows.size == self.items.shape[0] else self.rows
+
+    def next_items(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """(rows, items): the examinees still testing and the bank index each takes now."""
+        if self.finished:
+            raise RuntimeError("every test has ended")
+        active = self._active()
+        self._chosen = self.selector.select(self.theta[active, self.step],
+                                            self.available[active], self.bank, self.rng)
+        return self.rows, self._chosen
+
+    def answer(self, correct: NDArray[np.bool_]) -> None:
+        """Record the labels (shape of ``rows``) of the items :meth:`next_items` gave, update
+        θ̂ and SE, and stop the tests the rule ends."""
+        if self._chosen is None:
+            raise RuntimeError("call next_items before answer")
+        active, step, chosen = self._active(), self.step, self._chosen
+        correct = np.asarray(correct, dtype=bool)
+        self.available[self.rows, chosen] = False
+        self.items[active, step] = chosen
+        self.correct[active, step] = correct
+        self.likelihood.add(active, chosen, correct)
+        answered = Answered(self.items[active, :step + 1], self.correct[active, :step + 1],
+                            self.likelihood.values[active], self.theta[active, step])
+        estimate = self.estimator.estimate(answered, self.bank)
+        self.theta[active, step + 1], self.se[active, step + 1] = estimate.theta, estimate.se
+        done = self.stopper.stop(step + 1, estimate.se)
+        self.length[self.rows[done]] = step + 1
+        self.rows = self.rows[~done]
+        self.step, self._chosen = step + 1, None
+
+    def paths(self) -> CatPaths:
+        """The paths so far; values after a test's end (or after the current step) are its
+        last ones carried forward."""
+        length = np.where(np.isin(np.arange(self.length.shape[0]), self.rows), self.step,
+                          self.length)
+        theta, se = _carry_forward(self.theta, self.se, length)
+        return CatPaths(self.items, self.correct, theta, se, length)
+
+
 def simulate_cat(
     bank: ItemBank,
     true_theta: ArrayLike,
@@ -101,48 +179,21 @@ def simulate_cat(
     CatPaths
     """
     true_theta = np.atleast_1d(np.asarray(true_theta, dtype=np.float64))
-    if not bank.usable.all():
-        raise ValueError("the CAT bank holds items without parameters; pass bank.subset(usable)")
-    n = true_theta.shape[0]
-    steps = min(stopper.max_items, bank.n_items)
-    if answer_draws is None:
-        answer_draws = np.random.default_rng(seed).random((n, steps))
     flip_stream, select_stream = (np.random.default_rng(child)
                                   for child in np.random.SeedSequence(seed).spawn(2))
+    cat = LockstepCat(bank, true_theta.shape[0], selector, estimator, stopper,
+                      start_theta=start_theta, rng=select_stream)
+    if answer_draws is None:
+        answer_draws = np.random.default_rng(seed).random((true_theta.shape[0], cat.steps))
     noisy = guess > 0.0 or slip > 0.0
-
-    items = np.full((n, steps), -1, dtype=np.intp)
-    correct = np.zeros((n, steps), dtype=bool)
-    theta = np.full((n, steps + 1), np.nan)
-    se = np.full((n, steps + 1), np.nan)
-    theta[:, 0], se[:, 0] = start_theta, np.inf
-    length = np.zeros(n, dtype=np.intp)
-    available = np.ones((n, bank.n_items), dtype=bool)
-    likelihood = GridLikelihood(bank, estimator.points, n)
-    active: NDArray[np.intp] | slice = slice(None)
-    rows = np.arange(n)
-    for step in range(steps):
-        chosen = selector.select(theta[active, step], available[active], bank, select_stream)
-        available[rows, chosen] = False
-        items[active, step] = chosen
-        answers = draw_answers(pair_probability(true_theta[active], chosen, bank),
-                               answer_draws[active, step])
+    while not cat.finished:
+        rows, chosen = cat.next_items()
+        answers = draw_answers(pair_probability(true_theta[rows], chosen, bank),
+                               answer_draws[rows, cat.step])
         if noisy:
-            flips = flip_stream.random(answers.shape)
-            answers = flip_labels(answers, guess, slip, flips)
-        correct[active, step] = answers
-        likelihood.add(active, chosen, answers)
-        answered = Answered(items[active, :step + 1], correct[active, :step + 1],
-                            likelihood.values[active], theta[active, step])
-        estimate = estimator.estimate(answered, bank)
-        theta[active, step + 1], se[active, step + 1] = estimate.theta, estimate.se
-        done = stopper.stop(step + 1, estimate.se)
-        length[rows[done]] = step + 1
-        rows = rows[~done]
-        active = rows
-        if rows.size == 0:
-            break
-    return CatPaths(items, correct, *_carry_forward(theta, se, length), length)
+            answers = flip_labels(answers, guess, slip, flip_stream.random(answers.shape))
+        cat.answer(answers)
+    return cat.paths()
 
 
 def _carry_forward(theta: FloatArray, se: FloatArray, length: NDArray[np.intp]
