@@ -232,3 +232,14 @@ def test_launch_button_starts_the_missing_random_runs(monkeypatch, tmp_path, pag
     app = run_page(PAGE, {"area": "MT"})
     table = _frame(app, {"CTT (%)"})
     assert table[["language", "area"]].values.tolist() == [["en", "MT"]]
+
+
+def test_empty_and_missing_database_are_explained(monkeypatch, tmp_path, pages_empty_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "is empty: nothing has been ingested yet" in " ".join(e.value for e in app.info)
+    monkeypatch.setenv("ENEM_DB", str(tmp_path / "nothing.duckdb"))
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "No database at" in " ".join(e.value for e in app.info)
