@@ -132,6 +132,14 @@ TABLES: dict[str, str] = {
         model_id VARCHAR, year INTEGER, item_id BIGINT, language VARCHAR, k_percent DOUBLE,
         value DOUBLE
     """,
+    # One row per step of a live adaptive test (CAT): the item asked, the answer, θ̂ and SE
+    # after it; ``path`` tells the option shuffles of one run apart (docs/adaptive_testing.md).
+    "cat_paths": """
+        run_id VARCHAR, model_id VARCHAR, label VARCHAR, backend VARCHAR, year INTEGER,
+        area VARCHAR, booklet_id INTEGER, prompt_language VARCHAR, shots SMALLINT, path INTEGER,
+        step SMALLINT, item_id BIGINT, position SMALLINT, choice VARCHAR, correct BOOLEAN,
+        theta DOUBLE, theta_se DOUBLE, settings VARCHAR, created_at TIMESTAMP
+    """,
     # Human populations (store/populations.py): per area and group, n, mean, SD, SE of the mean
     # and the quantiles at 0, 1, …, 100% (exact, quantile_cont) of θ, nota and percent correct;
     # booklets 'all', or 'reproduced' (flagged booklets left out; only when some are flagged).
