@@ -205,11 +205,12 @@ def build_panel(
 
 def load_panel(
     year: int, area: str, booklet: int | None, shots: int | None, models: Sequence[str], *,
-    per_repetition: bool = False, with_humans: bool = True,
+    pooled: bool = False, per_repetition: bool = False, with_humans: bool = True,
     names: Mapping[str, str] | None = None, repetition_words: Mapping[str, str] | None = None,
 ) -> PatternPanel | None:
     """One area's panel read through the cached queries; None when no selected run answered
-    the area. ``booklet``: the booklet whose items are the columns (None: the models' own)."""
+    the area. ``booklet``: the booklet whose items are the columns (None: the models' own);
+    ``models`` the selected run labels, ``pooled`` True pools the runs of each model."""
     taken = pattern_booklets(year, area, shots, list(models))
     if taken.empty:
         return None
@@ -218,8 +219,8 @@ def load_panel(
     colours = catalogue.loc[catalogue["booklet_id"] == shown, "colour"]
     colour = colours.iloc[0] if len(colours) else None
     items = pattern_items(year, shown)
-    cells = pattern_cells(year, area, shots, list(models), per_repetition)
-    fit = pattern_fit(year, area, shots, list(models))
+    cells = pattern_cells(year, area, shots, list(models), per_repetition, pooled)
+    fit = pattern_fit(year, area, shots, list(models), pooled)
     return build_panel(area, shown, None if pd.isna(colour) else colour,
                        taken["booklet_id"].astype(int).tolist(), items, cells, fit,
                        per_repetition=per_repetition, with_humans=with_humans, names=names,

@@ -11,7 +11,11 @@ How the state works:
   is drawn the persistent value is updated from it.
 - On the first run of a browser session the persistent values are read from the URL's query
   parameters; after every run the current filters are written back to the URL, so copying the
-  address shares the view (e.g. ``?year=2023&area=CN&area=MT&lang=en&shots=4&model=x``).
+  address shares the view (e.g. ``?year=2023&area=CN&area=MT&lang=en&shots=4&run=<run id>``).
+- A *run* is what the sidebar selects (the URL carries run ids; links naming a run by its
+  label with ``model=`` still open). Each run is its own series on every page unless the pool
+  switch is on: then the selected runs of each model form one series, named by the model id,
+  and every caption lists what was pooled.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from streamlit.navigation.page import StreamlitPage
 from dashboard import queries
 from dashboard.data import DatabaseState, database_state
 from dashboard.navigation import navigation
+from dashboard.run_picker import pooling_sentence, run_choice_labels
 from dashboard.summaries import scoring_words
 from enem.areas import AREA_NAMES, AREAS
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES, SHOT_SETTINGS
@@ -41,7 +46,7 @@ ALL_BOOKLETS = 0
 
 #: Query-parameter names of the shared filters (pages may add their own, e.g. ``item``).
 URL_KEYS: tuple[str, ...] = ("year", "area", "booklet", "lang", "shots", "family", "tuning",
-                             "model", "group", "reproduced", "blank")
+                             "model", "run", "pool", "group", "reproduced", "blank")
 _INITIALISED = "filter._from_url"
 #: Session key of the Filters that ``draw_sidebar`` computed in this run (None: no database).
 _CURRENT = "filter._current"
@@ -49,7 +54,8 @@ _CURRENT = "filter._current"
 
 @dataclass(frozen=True)
 class Filters:
-    """What the sidebar selected. ``models`` is already resolved (never 'all')."""
+    """What the sidebar selected. ``models`` are the selected runs' labels, already resolved
+    (never 'all'); ``pooled`` asks for the runs of each model to be pooled into one series."""
 
     year: int
     areas: tuple[str, ...]
@@ -66,10 +72,28 @@ class Filters:
     excluded: tuple[int, ...] = ()
     #: False: all-blank tests (no answer marked) are left out of the human reference.
     include_blank: bool = True
+    #: True: the selected runs of each model form one series named by the model id.
+    pooled: bool = False
     #: The year's booklet audit (``store.dashboard_queries.booklet_audit``).
     audit: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
     #: The year's live ingest (``store.dashboard_queries.year_profile``).
     profile: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def series(self) -> tuple[str, ...]:
+        """The series names pages draw: the run labels, or the model ids when pooled."""
+        if not self.pooled or self.catalogue.empty:
+            return self.models
+        chosen = self.catalogue[self.catalogue["model"].isin(self.models)]
+        return tuple(dict.fromkeys(chosen["model_id"].astype(str)))
+
+    @property
+    def series_order(self) -> list[str]:
+        """Every series name of the database in catalogue order (stable colours)."""
+        if self.catalogue.empty:
+            return []
+        column = "model_id" if self.pooled else "model"
+        return list(dict.fromkeys(self.catalogue[column].astype(str)))
 
     def human_args(self, area: str) -> tuple:
         """The arguments every human-histogram query takes for ``area``: year, area, booklet,
@@ -92,7 +116,8 @@ class Filters:
             humans += ("" if self.include_blank else ", all-blank tests left out")
         runs = self._run_scorings() - {self.scoring}
         models = (f" Model runs scored otherwise: {'; '.join(sorted(runs))}." if runs else "")
-        return f" θ: {self.scoring}. Humans: {humans}.{models}"
+        pooled = pooling_sentence(self.catalogue, self.models) if self.pooled else ""
+        return f" θ: {self.scoring}. Humans: {humans}.{models}{pooled}"
 
     def _run_scorings(self) -> set[str]:
         """The scoring settings (in words) of the selected series' runs."""
@@ -112,6 +137,13 @@ class Filters:
         """The chosen booklet when it belongs to ``area``, else None (every booklet)."""
         return self.booklet if self.booklet_area == area else None
 
+    def information_booklet(self, area: str) -> int | None:
+        """The booklet whose items give ``area``'s test information: the chosen one, else the
+        one the selected runs took most, else the one most candidates took (None: none)."""
+        return (self.booklet_for(area)
+                or queries.model_booklet(self.year, area, self.language, self.shots, self.models)
+                or queries.main_booklet(self.year, area))
+
     @property
     def group_label(self) -> str:
         """Words for the human subgroup, e.g. 'candidates in SP'."""
@@ -130,7 +162,7 @@ class Filters:
             return f"No model runs for {where} yet — launch one on the Runs page."
         if not self.models:
             return (f"No model runs for {where} match the sidebar's families, tuning and "
-                    "models — launch one on the Runs page or widen the model filters.")
+                    "runs — launch one on the Runs page or widen the run filters.")
         if self.booklet is not None and (area is None or area == self.booklet_area):
             took = queries.model_booklet(self.year, self.booklet_area, lang, self.shots,
                                          self.models)
@@ -146,7 +178,8 @@ def selected_model_points(filters: Filters) -> pd.DataFrame:
     """Every scored shuffle of the selected models in the selected areas (one row per pattern)."""
     return pd.concat(
         [queries.model_points(filters.year, area, filters.booklet_for(area), filters.language,
-                              filters.shots, filters.models) for area in filters.areas],
+                              filters.shots, filters.models, filters.pooled)
+         for area in filters.areas],
         ignore_index=True,
     )
 
@@ -359,7 +392,7 @@ def _sidebar() -> Filters:
                                 "says the prompt type"))
     _keep("shots")
 
-    models = _model_filters(side, year)
+    models, pooled = _run_filters(side, year)
     group_kind, group_value = _group_filter(side, year)
     audit = queries.booklet_audit(year)
     excluded = _reproduced_filter(side, audit)
@@ -373,23 +406,25 @@ def _sidebar() -> Filters:
     _keep("image")
     _write_url()
     return Filters(year=year, areas=tuple(areas), booklet=booklet, booklet_area=booklet_area,
-                   language=language, shots=shots, models=tuple(models), group_kind=group_kind,
+                   language=language, shots=shots, models=tuple(models), pooled=pooled,
+                   group_kind=group_kind,
                    group_value=group_value, image_format=image_format,
                    catalogue=queries.model_catalogue(), excluded=excluded,
                    include_blank=include_blank, audit=audit,
                    profile=queries.year_profile(year))
 
 
-def _model_filters(side, year: int) -> list[str]:
-    """Family, tuning and model pickers; returns the resolved run series (empty = none exist).
+def _run_filters(side, year: int) -> tuple[list[str], bool]:
+    """Family, tuning and run pickers and the pool switch; returns the selected run labels
+    (empty when no run exists) and whether runs of one model are pooled.
 
-    A series is a model run under one setting (``llama2-13b · few-shot · 30 seeds``), so two
-    ways of running one model stay apart on every page."""
+    A run is one model run under one setting (``llama2-13b · few-shot · 30 seeds``); each is
+    its own series on every page unless the pool switch is on."""
     catalogue = queries.model_catalogue()
-    side.subheader("Models")
+    side.subheader("Model runs")
     if catalogue.empty:
         side.caption("No model runs in the database yet.")
-        return []
+        return [], False
     in_year = catalogue[catalogue["years"].fillna("").str.split(", ").map(
         lambda years: str(year) in years)]
     families = sorted(in_year["family"].unique())
@@ -403,12 +438,33 @@ def _model_filters(side, year: int) -> list[str]:
     pool = in_year[in_year["family"].isin(chosen_families)]
     if tuning != "all":
         pool = pool[pool["instruction_tuned"].fillna(False).astype(bool) == (tuning == "instruct")]
-    labels = {row["model"]: model_label(row) for _, row in pool.iterrows()}
+    labels = run_choice_labels(pool)
+    _runs_from_url(catalogue)
     key = _seed("model", list(labels), [], lambda v: v, multi=True)
-    side.multiselect("Models", list(labels), key=key, format_func=labels.get,
-                     placeholder="All models above", help="Grouped by family; empty means all")
+    side.multiselect("Runs", list(labels), key=key, format_func=labels.get,
+                     placeholder="All runs above",
+                     help="Grouped by model; each run shows the settings that tell it apart "
+                          "from the model's other runs. Empty means all.")
     chosen = _keep("model")
-    return list(chosen) if chosen else list(labels)
+    key = _seed("pool", [True, False], False, lambda v: v[0] == "model")
+    pooled = side.toggle("Pool the runs of each model", key=key,
+                         help="Off: every run is its own series. On: the selected runs of one "
+                              "model are drawn as one series named by the model, and captions "
+                              "list the runs pooled.")
+    _keep("pool")
+    return (list(chosen) if chosen else list(labels)), bool(pooled)
+
+
+def _runs_from_url(catalogue: pd.DataFrame) -> None:
+    """Turn the run ids of a shared URL (``run=``) into the run picker's labels, once."""
+    ids = _url_value("run")
+    st.session_state.pop("filter.run", None)
+    if ids is None or "sidebar.model" in st.session_state:
+        return
+    wanted = set(ids)
+    st.session_state["filter.model"] = [
+        label for label, run_ids in zip(catalogue["model"], catalogue["run_ids"])
+        if wanted & {str(run_id) for run_id in run_ids}]
 
 
 def _group_filter(side, year: int) -> tuple[str, str]:
@@ -465,6 +521,15 @@ def _blank_filter(side, year: int) -> bool:
     return not out
 
 
+def _run_ids(labels: Sequence[str]) -> list[str]:
+    """The run ids of the chosen run labels, for the URL."""
+    catalogue = queries.model_catalogue()
+    if catalogue.empty or not labels:
+        return []
+    chosen = catalogue[catalogue["model"].isin(list(labels))]
+    return sorted(str(run_id) for run_ids in chosen["run_ids"] for run_id in run_ids)
+
+
 def _write_url() -> None:
     """Mirror the shared filters into the query string (defaults left out)."""
     state = st.session_state
@@ -477,7 +542,9 @@ def _write_url() -> None:
         "shots": [str(state["filter.shots"])],
         "family": list(state.get("filter.family") or []),
         "tuning": [] if state.get("filter.tuning", "all") == "all" else [state["filter.tuning"]],
-        "model": list(state.get("filter.model") or []),
+        "model": [],
+        "run": _run_ids(state.get("filter.model") or []),
+        "pool": ["model"] if state.get("filter.pool") else [],
         "group": [] if state["filter.group"] == "all:all" else [state["filter.group"]],
         "reproduced": ["only"] if state.get("filter.reproduced") else [],
         "blank": ["out"] if state.get("filter.blank") else [],

@@ -114,17 +114,6 @@ class FitVerdict:
         """False when there was nothing to compare (no l_z, or no humans to give a percentile)."""
         return bool(np.isfinite(self.share_below))
 
-    @property
-    def words(self) -> str:
-        """Plain-words reading of the share."""
-        if not self.decided:
-            return "no human reference in this selection to compare its l_z with"
-        percent = f"{100 * self.share_below:.0f}%"
-        if self.untrusted:
-            return (f"{percent} of its response patterns are less coherent than 95% of humans: "
-                    "do not read its θ as a human-like ability")
-        return f"{percent} of its response patterns fall below the humans' 5th percentile"
-
 
 def fit_verdict(lz_values: ArrayLike, human_p5: float) -> FitVerdict:
     """Share of a model's l_z values below the humans' 5th percentile, and the trust flag."""

@@ -27,7 +27,7 @@ note_missing_runs(filters, points)
 
 figure, fallbacks = humans_and_models_figure(
     filters.areas, densities, points, y="ctt", y_bin="ctt", y_width=1.0, y_title=CTT_TITLE,
-    y_label="CTT", catalogue=filters.catalogue.get("model", []))
+    y_label="CTT", catalogue=filters.series_order)
 fallback_note = (" Too few or degenerate repetitions for a density, drawn as the dashed convex "
                  "hull of the central 90% or not at all: " + "; ".join(fallbacks) + "."
                  if fallbacks else "")

@@ -31,14 +31,14 @@ if not filters.has_humans:
 
 catalogue = filters.catalogue
 words = ({} if catalogue.empty or "repetition" not in catalogue else
-         dict(zip(catalogue["model"], catalogue["repetition"])))
-names, shared_tail = patterns.short_labels(filters.models)
+         dict(zip(catalogue["model_id" if filters.pooled else "model"], catalogue["repetition"])))
+names, shared_tail = patterns.short_labels(filters.series)
 clicked: tuple[str, int] | None = None
 drawn = []
 for area in filters.areas:
     panel = patterns.load_panel(
         filters.year, area, filters.booklet_for(area), filters.shots, filters.models,
-        per_repetition=per_repetition, with_humans=filters.has_humans, names=names,
+        pooled=filters.pooled, per_repetition=per_repetition, with_humans=filters.has_humans, names=names,
         repetition_words=words)
     if panel is None:
         st.info(filters.no_runs_message(area, "pt or en"))

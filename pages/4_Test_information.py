@@ -26,6 +26,7 @@ from dashboard.summaries import (
     information_verdict,
     informative_intervals,
 )
+from dashboard.trust import INFORMATIVE_SE
 from enem.areas import LANGUAGE_NAMES
 
 #: Longest series name that still fits beside a second column of panels.
@@ -40,9 +41,11 @@ CI_NAME = "mean θ, 95% CI (IRT scores, 95% CI)"
 filters = open_page("Test information: where the exam can measure, and where the models are")
 
 left, right = st.columns(2)
-max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1.0, 0.4, 0.05,
-                     key="information.max_se",
-                     help="SE(θ) = 1/√I(θ); 0.4 means I(θ) ≥ 6.25")
+max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1.0,
+                     INFORMATIVE_SE, 0.05, key="information.max_se",
+                     help=f"SE(θ) = 1/√I(θ); {INFORMATIVE_SE:g} means I(θ) ≥ "
+                          f"{1 / INFORMATIVE_SE ** 2:g} (the Person fit page's trust verdict "
+                          "uses this default)")
 points = selected_model_points(filters)
 lc_models = points.loc[points["area"] == "LC", "item_language"].dropna() if len(points) else []
 lc_default = int(pd.Series(lc_models).mode().iloc[0]) if len(lc_models) else 0
@@ -68,17 +71,14 @@ plot_height = BLOCK_HEIGHT * blocks
 figure = make_subplots(rows=2 * blocks, cols=columns, specs=specs, subplot_titles=titles,
                        shared_xaxes="columns", vertical_spacing=BLOCK_GAP_PX / plot_height,
                        horizontal_spacing=0.16, row_heights=[0.55, 0.45] * blocks)
-styles = (series_styles(points["model"].unique(), filters.catalogue.get("model", []))
+styles = (series_styles(points["model"].unique(), filters.series_order)
           if len(points) else {})
 intervals_table = theta_intervals(points).set_index(["model", "area"])
 curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
     top, col = 2 * (index // columns) + 1, index % columns + 1
-    booklet = (filters.booklet_for(area)
-               or queries.model_booklet(filters.year, area, filters.language, filters.shots,
-                                        filters.models)
-               or queries.main_booklet(filters.year, area))
+    booklet = filters.information_booklet(area)
     if booklet is None:
         continue
     items = queries.form_items(filters.year, booklet, lc_language if area == "LC" else None)

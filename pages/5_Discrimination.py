@@ -40,7 +40,8 @@ patterns_per_area = {}
 for area in filters.areas:
     items = queries.area_items(filters.year, area)
     long = queries.model_pattern_matrix(filters.year, area, filters.booklet_for(area),
-                                        filters.language, filters.shots, filters.models)
+                                        filters.language, filters.shots, filters.models,
+                                        filters.pooled)
     model_di, patterns_per_area[area] = model_item_di(long, GROUP_FRACTION)
     model_di = model_di.reindex(items["item_id"])
     tables.append(pd.DataFrame({

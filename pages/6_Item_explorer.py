@@ -15,8 +15,8 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import queries
-from dashboard.figures import THETA_TITLE, show_figure
-from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, model_styles, with_alpha
+from dashboard.figures import THETA_TITLE, series_styles, show_figure
+from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, with_alpha
 from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import THETA_GRID, item_curves, model_item_di
 from enem.areas import (
@@ -141,13 +141,13 @@ else:
                 mark = " ✔ (key)" if letter == row.key else ""
                 st.markdown(f"- **({letter})** {option}{mark}")
 
-models = filters.models
+selection = (filters.models, filters.pooled)
 model_theta = queries.model_item_theta(filters.year, item_id, filters.language, filters.shots,
-                                       models)
+                                       *selection)
 choices = queries.model_item_choices(filters.year, item_id, filters.language, filters.shots,
-                                     models)
+                                     *selection)
 long = queries.model_pattern_matrix(filters.year, area, None, filters.language, filters.shots,
-                                    models)
+                                    *selection)
 model_di, n_patterns = model_item_di(long)
 note_missing_runs(filters, pd.DataFrame({"area": [area] if len(model_theta) else []}), (area,))
 
@@ -199,7 +199,7 @@ if len(empirical):
                        "%{customdata[1]:,} of %{customdata[0]:,} candidates<extra></extra>"),
     ), row=1, col=1)
     export.append(empirical.assign(kind="humans", theta=centre, p=share))
-styles = model_styles(model_theta["model"]) if len(model_theta) else {}
+styles = series_styles(model_theta["model"], filters.series_order) if len(model_theta) else {}
 for row in model_theta.itertuples():
     colour, symbol = styles[row.model]
     curve.add_trace(go.Scatter(
@@ -242,7 +242,7 @@ if len(human_options):
 for model, group in (choices.groupby("model", sort=True) if len(choices) else []):
     counts = group.set_index("choice")["n"].reindex([*HUMAN_MARKS, NO_ANSWER], fill_value=0)
     share = counts / max(counts.sum(), 1)
-    colour, _ = model_styles(choices["model"].unique())[model]
+    colour, _ = series_styles(choices["model"].unique(), filters.series_order)[model]
     bars.add_trace(go.Bar(x=[OPTION_NAMES[o] for o in counts.index], y=share, name=model,
                           marker_color=colour,
                           hovertemplate=f"{model}: %{{y:.1%}} chose %{{x}}<extra></extra>"))

@@ -8,8 +8,8 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from dashboard import queries
-from dashboard.figures import area_title, empty_panel, show_figure
-from dashboard.palette import HUMAN_COLOUR, model_styles, with_alpha
+from dashboard.figures import area_title, empty_panel, series_styles, show_figure
+from dashboard.palette import HUMAN_COLOUR, with_alpha
 from dashboard.state import open_page
 
 #: The θ axis in words. The N(0, 1) of INEP's recipe is the prior of the calibration's
@@ -54,10 +54,10 @@ st.dataframe(overview, hide_index=True, width="stretch")
 
 st.subheader(f"Model θ against the human θ distribution — {filters.year}")
 points = queries.model_points(filters.year, None, None, filters.language, filters.shots,
-                              filters.models)
+                              filters.models, filters.pooled)
 if points.empty:
     st.info(filters.no_runs_message())
-styles = model_styles(points["model"].unique()) if len(points) else {}
+styles = series_styles(points["model"].unique(), filters.series_order) if len(points) else {}
 lanes = sorted(points["model"].unique()) if len(points) else []
 
 # Per area, two panels on one θ axis: the humans' histogram, and under it a strip with one

@@ -13,10 +13,13 @@ Conventions for the filter arguments:
   answers and θ carry over through the item ids);
 - ``group_kind`` / ``group_value``: ``'all'/'all'``, ``'state'/'SP'`` or ``'school_type'/'2'``,
   the subgroups the histograms were built for;
-- ``models``: a list of run series (``model_runs.label``, e.g. ``llama2-13b · few-shot ·
-  30 seeds``; the model id for runs stored without one). Pages compare series, so two runs of
-  one model made differently (seeds vs shuffles, another prompt type) are never pooled. An
+- ``models``: the selected runs, as a list of run labels (``model_runs.label``, e.g.
+  ``llama2-13b · few-shot · 30 seeds``; the model id for runs stored without one). Labels are
+  unique per run (``store.model_runs``), so pages compare runs and never pool two silently. An
   empty list selects none;
+- ``pooled``: False, each run is its own series (named by its label); True, the selected runs
+  of one model form one series named by the model id (only on request: the sidebar's pool
+  switch, whose captions say what was pooled);
 - ``language``: the prompt language of model runs ('pt' or 'en'), None for both;
 - ``shots``: 0, 1 or 4, None for every number of shots. Imported runs whose prompt type names
   no count (the paper's ``few-shot``) have no shots and match every setting; their series label
@@ -32,8 +35,12 @@ import pandas as pd
 
 from store.schema import TABLES
 
-#: The series a run belongs to on every page: its label (model · prompt type · repetitions).
-SERIES = "coalesce(r.label, r.model_id)"
+#: A run's label (model · prompt type · repetitions), unique per run: what the sidebar selects.
+RUN_LABEL = "coalesce(r.label, r.model_id)"
+
+#: The series a row of a selected run belongs to: its run (its label), or its model when the
+#: selection pools the runs of each model (``$pooled``, bound by :func:`model_params`).
+SERIES = f"CASE WHEN $pooled THEN r.model_id ELSE {RUN_LABEL} END"
 
 #: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
 MODEL_FILTER = """
@@ -47,7 +54,7 @@ MODEL_FILTER = """
             WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL)))
     AND ($language IS NULL OR m.prompt_language = $language)
     AND ($shots IS NULL OR m.shots = $shots OR m.shots IS NULL)
-    AND list_contains($models, """ + SERIES + ")\n"
+    AND list_contains($models, """ + RUN_LABEL + ")\n"
 
 
 #: Joins a response row (m) to the scored pattern (s) it belongs to. An LC pattern's language
@@ -63,12 +70,17 @@ _PATTERN_JOIN = """
 
 def model_params(
     year: int, area: str | None, booklet: int | None, language: str | None, shots: int | None,
-    models: Sequence[str],
+    models: Sequence[str], pooled: bool | None = None,
 ) -> dict:
-    """The bound parameters of :data:`MODEL_FILTER` (None: no restriction)."""
-    return {"year": int(year), "area": area, "booklet": None if booklet is None else int(booklet),
-            "language": language, "shots": None if shots is None else int(shots),
-            "models": [str(m) for m in models]}
+    """The bound parameters of :data:`MODEL_FILTER` (None: no restriction), and of
+    :data:`SERIES` when ``pooled`` is given (queries that do not name the series leave it out:
+    DuckDB refuses a parameter the query does not use)."""
+    params = {"year": int(year), "area": area,
+              "booklet": None if booklet is None else int(booklet), "language": language,
+              "shots": None if shots is None else int(shots), "models": [str(m) for m in models]}
+    if pooled is not None:
+        params["pooled"] = bool(pooled)
+    return params
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,12 +119,14 @@ def human_groups(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
 
 
 def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every run series (see the module notes): model (the series label), model_id, family,
-    size, instruction_tuned, repetition, runs, years (comma-separated), scorings (the distinct
-    stored scoring settings of its runs, JSON), patterns."""
+    """Every run (by its label, see the module notes): model (the run label), model_id, family,
+    size, instruction_tuned, repetition, runs (1 unless an older file gave two runs one label),
+    run_ids (list), years (comma-separated), scorings (the distinct stored scoring settings of
+    its runs, JSON), patterns, and the settings that tell runs of one model apart: backend,
+    prompt_type, n_shuffles, seed, temperature, source, created_at."""
     return con.execute(
         f"""WITH patterns AS (SELECT run_id, count(*) AS n FROM model_scores GROUP BY run_id),
-                runs AS (SELECT r.*, {SERIES} AS model FROM model_runs r),
+                runs AS (SELECT r.*, {RUN_LABEL} AS model FROM model_runs r),
                 series_years AS (
                     SELECT model, string_agg(DISTINCT year, ', ' ORDER BY year) AS years
                     FROM (SELECT model, unnest(string_split(
@@ -123,9 +137,15 @@ def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                   any_value(mo.size) AS size,
                   any_value(mo.instruction_tuned) AS instruction_tuned,
                   coalesce(any_value(r.repetition), 'shuffle') AS repetition,
-                  count(DISTINCT r.run_id)::INTEGER AS runs, any_value(sy.years) AS years,
+                  count(DISTINCT r.run_id)::INTEGER AS runs,
+                  list(DISTINCT r.run_id ORDER BY r.run_id) AS run_ids,
+                  any_value(sy.years) AS years,
                   list(DISTINCT r.scoring) FILTER (WHERE r.scoring IS NOT NULL) AS scorings,
-                  coalesce(sum(p.n), 0)::BIGINT AS patterns
+                  coalesce(sum(p.n), 0)::BIGINT AS patterns,
+                  any_value(r.backend) AS backend, any_value(r.prompt_type) AS prompt_type,
+                  any_value(r.n_shuffles) AS n_shuffles, any_value(r.seed) AS seed,
+                  any_value(r.temperature) AS temperature, any_value(r.source) AS source,
+                  min(r.created_at) AS created_at
            FROM runs r
            LEFT JOIN models mo USING (model_id)
            LEFT JOIN patterns p USING (run_id)
@@ -239,16 +259,18 @@ def model_run_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def _human_histogram(con: duckdb.DuckDBPyConnection, table: str, bins: str, year: int,
                      area: str, booklet: int | None, group_kind: str, group_value: str,
-                     exclude: Sequence[int] = (), include_blank: bool = True) -> pd.DataFrame:
-    """Counts of a pre-aggregated table summed over booklets, by the ``bins`` columns.
+                     exclude: Sequence[int] = (), include_blank: bool = True,
+                     measures: str = "sum(n)::BIGINT AS n") -> pd.DataFrame:
+    """Counts (or other ``measures``) of a pre-aggregated table summed over booklets, by the
+    ``bins`` columns.
 
     ``exclude`` lists booklets left out of the sum (those whose notas are not reproduced);
     ``include_blank`` False leaves out all-blank tests (files built before the ``blank``
-    column have none marked). ``table`` and ``bins`` are constants of this module, never user
-    input.
+    column have none marked). ``table``, ``bins`` and ``measures`` are constants of this
+    module, never user input.
     """
     return con.execute(
-        f"""SELECT {bins}, sum(n)::BIGINT AS n FROM {table}
+        f"""SELECT {bins}, {measures} FROM {table}
             WHERE year = $year AND area = $area AND ($booklet IS NULL OR booklet_id = $booklet)
               AND NOT list_contains($exclude, booklet_id)
               AND group_kind = $kind AND group_value = $value
@@ -285,6 +307,17 @@ def human_theta_histogram(
     """Marginal θ histogram: theta_bin (lower edge), n."""
     return _human_histogram(con, "agg_theta_ctt", "theta_bin", year, area, booklet,
                             group_kind, group_value, exclude, include_blank)
+
+
+def human_theta_se(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
+    group_kind: str, group_value: str, exclude: Sequence[int] = (), include_blank: bool = True,
+) -> pd.DataFrame:
+    """The humans' mean SE(θ) per θ bin: theta_bin (lower edge), n, mean_se (NaN in files
+    built before the SE sums were kept)."""
+    return _human_histogram(con, "agg_theta_ctt", "theta_bin", year, area, booklet, group_kind,
+                            group_value, exclude, include_blank,
+                            measures="sum(n)::BIGINT AS n, sum(se_sum) / sum(n) AS mean_se")
 
 
 def blank_tests(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
@@ -413,7 +446,7 @@ def item_option_counts(con: duckdb.DuckDBPyConnection, year: int, item_id: int) 
 
 def model_points(
     con: duckdb.DuckDBPyConnection, year: int, area: str | None, booklet: int | None,
-    language: str | None, shots: int | None, models: Sequence[str],
+    language: str | None, shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """One row per model response pattern (run × prompt variant × shuffle) in the selection.
 
@@ -429,13 +462,13 @@ def model_points(
             LEFT JOIN models mo ON mo.model_id = r.model_id
             WHERE {MODEL_FILTER}
             ORDER BY model, m.area, m.run_id, m.prompt_language, m.shots, m.shuffle""",
-        model_params(year, area, booklet, language, shots, models),
+        model_params(year, area, booklet, language, shots, models, pooled),
     ).df()
 
 
 def model_item_correct(
     con: duckdb.DuckDBPyConnection, year: int, area: str, language: str | None,
-    shots: int | None, models: Sequence[str],
+    shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Per run series (``model``) and item: answers (shuffles × variants × runs) and how many were correct."""
     return con.execute(
@@ -444,13 +477,13 @@ def model_item_correct(
             FROM model_responses m JOIN model_runs r USING (run_id)
             WHERE {MODEL_FILTER}
             GROUP BY model, m.item_id""",
-        model_params(year, area, None, language, shots, models),
+        model_params(year, area, None, language, shots, models, pooled),
     ).df()
 
 
 def model_pattern_matrix(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
-    language: str | None, shots: int | None, models: Sequence[str],
+    language: str | None, shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Long form of every model response pattern with its θ, for discrimination indices.
 
@@ -466,18 +499,18 @@ def model_pattern_matrix(
             JOIN model_scores s ON {_PATTERN_JOIN}
             WHERE {MODEL_FILTER} AND NOT isnan(s.theta)
             ORDER BY pattern, m.item_id""",
-        model_params(year, area, booklet, language, shots, models),
+        model_params(year, area, booklet, language, shots, models, pooled),
     ).df()
 
 
 def model_item_choices(
     con: duckdb.DuckDBPyConnection, year: int, item_id: int, language: str | None,
-    shots: int | None, models: Sequence[str],
+    shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Per run series: how often it chose each original letter on one item, and how often
     correctly. Columns: model, choice, n, correct.
     """
-    params = model_params(year, None, None, language, shots, models)
+    params = model_params(year, None, None, language, shots, models, pooled)
     params["item"] = int(item_id)
     return con.execute(
         f"""SELECT {SERIES} AS model, coalesce(m.choice, '?') AS choice, count(*)::INTEGER AS n,
@@ -491,12 +524,12 @@ def model_item_choices(
 
 def model_item_theta(
     con: duckdb.DuckDBPyConnection, year: int, item_id: int, language: str | None,
-    shots: int | None, models: Sequence[str],
+    shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Per run series, over the response patterns that contain the item: mean θ, patterns, and
     the fraction of them that answered it correctly. Columns: model, patterns, mean_theta,
     fraction_correct."""
-    params = model_params(year, None, None, language, shots, models)
+    params = model_params(year, None, None, language, shots, models, pooled)
     params["item"] = int(item_id)
     return con.execute(
         f"""SELECT {SERIES} AS model, count(*)::INTEGER AS patterns, avg(s.theta) AS mean_theta,

@@ -2,8 +2,9 @@
 
 One row per (area, booklet, subgroup, bin, blank) with a count, so a page draws millions of
 candidates from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
-``blank`` separates all-blank tests (no answer marked: θ at the floor, l_z near 3), which the
-dashboard can leave out of the human reference.
+Each (θ, CTT) cell also keeps the sum of its candidates' SE(θ), so the humans' mean SE at a θ
+is read without the candidates' rows. ``blank`` separates all-blank tests (no answer marked: θ
+at the floor, l_z near 3), which the dashboard can leave out of the human reference.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ _GROUPED = """
            CASE WHEN grouping(s.state) = 0 THEN coalesce(s.state, '?')
                 WHEN grouping(s.school_type) = 0 THEN coalesce(CAST(s.school_type AS VARCHAR), '?')
                 ELSE 'all' END AS group_value,
-           {bins}, coalesce(s.blank, false) AS blank, count(*) AS n
+           {bins}, coalesce(s.blank, false) AS blank, count(*) AS n, sum(s.theta_se) AS se_sum
     FROM scores s
     WHERE s.year = $year {extra}
     GROUP BY GROUPING SETS (
@@ -46,7 +47,7 @@ def build_histograms(con: duckdb.DuckDBPyConnection, year: int) -> None:
                           extra="AND NOT isnan(s.theta)")
     con.execute(
         f"INSERT INTO agg_theta_ctt SELECT $year, area, booklet_id, group_kind, group_value, "
-        f"theta_bin, ctt, n, blank FROM ({ctt})",
+        f"theta_bin, ctt, n, blank, se_sum FROM ({ctt})",
         {"year": year},
     )
     lz = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, {lz_bin} AS lz_bin",

@@ -6,8 +6,9 @@ model's answers to the booklet it took are mapped onto any booklet of its area a
 the item ids. Both prompt languages are read at once (rows are model × prompt language).
 
 Rows are chosen with :data:`store.dashboard_queries.MODEL_FILTER` (no booklet, both languages):
-``models`` lists run series
-(``coalesce(model_runs.label, model_id)``, an empty list selects none); ``shots`` None means
+``models`` lists the selected runs' labels
+(``coalesce(model_runs.label, model_id)``, an empty list selects none), ``pooled`` True names
+each row by its model instead of its run; ``shots`` None means
 every number of shots, and runs stored without a count (the paper's ``few-shot``) match every
 setting.
 """
@@ -22,9 +23,11 @@ import pandas as pd
 from store.dashboard_queries import MODEL_FILTER, SERIES, model_params
 
 
-def _params(year: int, area: str, shots: int | None, models: Sequence[str]) -> dict:
-    """MODEL_FILTER's parameters for one area, every booklet and both prompt languages."""
-    return model_params(year, area, None, None, shots, models)
+def _params(year: int, area: str, shots: int | None, models: Sequence[str],
+            pooled: bool | None = None) -> dict:
+    """MODEL_FILTER's parameters for one area, every booklet and both prompt languages (and
+    SERIES's when ``pooled`` is given)."""
+    return model_params(year, area, None, None, shots, models, pooled)
 
 
 def pattern_items(con: duckdb.DuckDBPyConnection, year: int, booklet: int) -> pd.DataFrame:
@@ -77,7 +80,7 @@ def pattern_booklets(
 
 def pattern_cells(
     con: duckdb.DuckDBPyConnection, year: int, area: str, shots: int | None,
-    models: Sequence[str], per_repetition: bool = False,
+    models: Sequence[str], per_repetition: bool = False, pooled: bool = False,
 ) -> pd.DataFrame:
     """How often each row of the figure answered each item, and how often correctly.
 
@@ -86,7 +89,7 @@ def pattern_cells(
     True: run_id and shuffle, the shuffle or seed index). Columns: model (the series),
     prompt_language, run_id and shuffle (NULL when pooled), item_id, answers, correct.
     """
-    params = _params(year, area, shots, models)
+    params = _params(year, area, shots, models, pooled)
     params["expand"] = bool(per_repetition)
     return con.execute(
         f"""SELECT {SERIES} AS model, m.prompt_language,
@@ -104,7 +107,7 @@ def pattern_cells(
 
 def pattern_fit(
     con: duckdb.DuckDBPyConnection, year: int, area: str, shots: int | None,
-    models: Sequence[str],
+    models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Every scored response pattern of the selected series in an area (both languages).
 
@@ -117,5 +120,5 @@ def pattern_fit(
             FROM model_scores m JOIN model_runs r USING (run_id)
             WHERE {MODEL_FILTER}
             ORDER BY model, m.prompt_language, m.run_id, m.shots, m.shuffle""",
-        _params(year, area, shots, models),
+        _params(year, area, shots, models, pooled),
     ).df()
