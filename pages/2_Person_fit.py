@@ -2,8 +2,9 @@
 
 l_z measures how plausible a response pattern is under the IRT model at its own θ (≈ N(0, 1) for
 humans who answer like the calibration population; strongly negative = incoherent, e.g. hard
-items right and easy ones wrong). A model whose shuffles mostly fall below the humans' 5th
-percentile gets a θ that should not be read as a human-like ability.
+items right and easy ones wrong). l_z alone cannot vouch for a θ (near the bottom of the scale
+a random answerer fits about as well as a candidate), so the trust table adds precision, the
+informative band and a comparison with random answering (``dashboard.trust``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from dashboard.figures import (
 )
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
 from dashboard.state import note_missing_runs, open_page, selected_model_points
-from dashboard.summaries import UNTRUSTED_SHARE, fit_verdict, histogram_quantile
+from dashboard.summaries import histogram_quantile
+from dashboard.trust import RULE
+from dashboard.trust_table import trust_table
 
 filters = open_page("Person fit: l_z against θ")
 
@@ -62,7 +65,7 @@ show_figure(
 
 st.subheader("The human l_z distribution for reference")
 reference = area_grid(filters.areas, columns=2, row_height=280, vertical_spacing=0.22)
-styles = series_styles(points["model"].unique(), filters.catalogue.get("model", [])) \
+styles = series_styles(points["model"].unique(), filters.series_order) \
     if len(points) else {}
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
@@ -110,32 +113,27 @@ st.subheader("Which models' θ can be trusted?")
 if points.empty:
     st.caption("The table fills in once the selection has model runs.")
 else:
-    rows = []
-    for (model, area), group in points.groupby(["model", "area"], sort=True):
-        verdict = fit_verdict(group["lz"], human_p5.get(area, np.nan))
-        rows.append({
-            "model": model, "area": area, "patterns": len(group),
-            "mean_theta": group["theta"].mean(), "mean_lz": group["lz"].mean(),
-            "mean_lz_star": group["lz_star"].mean(), "human_p5_lz": human_p5.get(area),
-            "share_below_p5": verdict.share_below,
-            "theta_trusted": ("—" if not verdict.decided else "no" if verdict.untrusted
-                              else "yes"),
-            "reading": verdict.words,
-        })
-    table = pd.DataFrame(rows)
+    table = trust_table(filters, points, human_p5)
     st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "booklet_id": st.column_config.NumberColumn("booklet", format="%d",
+                                                    help="the booklet whose items give the "
+                                                         "test information"),
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
-        "mean_lz": st.column_config.NumberColumn("mean l_z", format="%.2f"),
-        "mean_lz_star": st.column_config.NumberColumn("mean l_z*", format="%.2f",
-                                                      help="Snijders' corrected l_z"),
-        "human_p5_lz": st.column_config.NumberColumn("humans' 5th pct l_z", format="%.2f"),
+        "mean_se": st.column_config.NumberColumn("model SE", format="%.3f"),
+        "human_se": st.column_config.NumberColumn(
+            "humans' SE at θ", format="%.3f",
+            help="mean SE of the humans whose θ is in the model's 0.1-wide θ bin"),
+        "se_ratio": st.column_config.NumberColumn("SE ratio", format="%.2f"),
+        "exam_se": st.column_config.NumberColumn("exam SE at θ", format="%.3f",
+                                                 help="1/√I(θ) of the booklet's items"),
         "share_below_p5": st.column_config.ProgressColumn(
-            "share of shuffles below", format="percent", min_value=0.0, max_value=1.0),
+            "share below humans' 5th pct l_z", format="percent", min_value=0.0,
+            max_value=1.0),
+        "random_p": st.column_config.NumberColumn("p vs random", format="%.2g",
+                                                  help="Mann–Whitney U, two-sided"),
         "theta_trusted": st.column_config.TextColumn("θ trusted?"),
     })
-    st.caption(f"A model's θ is flagged (θ trusted? = no) when at least "
-               f"{UNTRUSTED_SHARE:.0%} of its shuffles have an l_z below the 5th percentile of "
-               f"{filters.group_label}; the humans' percentile is read from 0.1-wide l_z bins.")
+    st.caption(RULE + f" Humans: {filters.group_label}." + filters.provenance)
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"person_fit_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="fit.table.csv")

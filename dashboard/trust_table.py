@@ -1,0 +1,63 @@
+"""The Person fit page's trust table: the four checks of ``dashboard.trust`` per model and area,
+read through the cached queries."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from analytics.irt import ItemBank
+from dashboard import queries
+from dashboard.state import Filters
+from dashboard.trust import humans_se_at, random_answer_theta, trust_verdict
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from store.histograms import THETA_BIN_WIDTH
+
+
+def form_bank(year: int, booklet: int, item_language: int | None) -> ItemBank:
+    """The 3PL bank of one booklet form (items without parameters kept, unusable)."""
+    items = queries.form_items(year, booklet, item_language)
+    return ItemBank.from_arrays(items["a"], items["b"], items["c"])
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_random_theta(year: int, booklet: int, item_language: int | None,
+                        scoring: str | None) -> np.ndarray:
+    """θ of simulated random answerers on one form, scored with the year's settings (JSON)."""
+    options = ScoringOptions.from_dict(json.loads(scoring)) if scoring else DEFAULT_OPTIONS
+    return random_answer_theta(form_bank(year, booklet, item_language), options)
+
+
+def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, float]
+                ) -> pd.DataFrame:
+    """One row per (model, area) of ``points`` (``selected_model_points``) with the checks.
+
+    Columns: model, area, patterns, booklet_id, mean_theta, mean_se, human_se, se_ratio,
+    exam_se, share_below_p5, random_p, theta_trusted (the verdict in words).
+    """
+    rows = []
+    scoring = filters.profile.get("scoring")
+    for (model, area), group in points.groupby(["model", "area"], sort=True):
+        booklet = filters.information_booklet(area)
+        language = None
+        if area == "LC" and group["item_language"].notna().any():
+            language = int(group["item_language"].mode().iloc[0])
+        bank = None if booklet is None else form_bank(filters.year, booklet, language)
+        random_theta = ([] if booklet is None else
+                        cached_random_theta(filters.year, booklet, language, scoring))
+        mean_theta = float(group["theta"].mean())
+        human_se = humans_se_at(queries.human_theta_se(*filters.human_args(area)), mean_theta,
+                                THETA_BIN_WIDTH)
+        verdict = trust_verdict(group["theta"], group["theta_se"], group["lz"],
+                                human_p5.get(area, np.nan), human_se, bank, random_theta)
+        rows.append({
+            "model": model, "area": area, "patterns": len(group), "booklet_id": booklet,
+            "mean_theta": mean_theta, "mean_se": float(group["theta_se"].mean()),
+            "human_se": human_se, "se_ratio": verdict.se_ratio, "exam_se": verdict.exam_se,
+            "share_below_p5": verdict.fit.share_below, "random_p": verdict.random_p,
+            "theta_trusted": verdict.words,
+        })
+    return pd.DataFrame(rows)
