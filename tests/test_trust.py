@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ from dashboard.trust import (
     trust_verdict,
 )
 from enem.scoring import DEFAULT_OPTIONS
+from store import dashboard_queries as q
 from tests.test_pages import assert_clean, run_page
 
 BANK = ItemBank.from_arrays(np.linspace(0.8, 2.5, 45), np.linspace(-1.5, 2.5, 45),
@@ -89,3 +91,17 @@ def test_person_fit_page_does_not_trust_random_runs(monkeypatch, pages_models_db
         assert verdicts.str.startswith("no").all() and verdicts.str.contains("not random").all()
     assert table.loc["test-odd-base", "theta_trusted"].str.contains("person fit").all()
     assert any("Mann–Whitney" in c.value for c in app.caption)
+
+
+def test_humans_mean_se_per_bin_equals_the_candidates_own(pages_demo_db):
+    con = duckdb.connect(str(pages_demo_db), read_only=True)
+    year = q.loaded_years(con)[-1]
+    stored = q.human_theta_se(con, year, "MT", None, "all", "all").set_index("theta_bin")
+    raw = con.execute(
+        """SELECT round(floor(theta / 0.1) * 0.1, 6) AS theta_bin, count(*) AS n,
+                  avg(theta_se) AS mean_se
+           FROM scores WHERE year = ? AND area = 'MT' AND NOT isnan(theta)
+           GROUP BY ALL ORDER BY theta_bin""", [year]).df().set_index("theta_bin")
+    con.close()
+    assert stored["n"].tolist() == raw["n"].tolist()
+    np.testing.assert_allclose(stored["mean_se"], raw["mean_se"], rtol=1e-12)
