@@ -171,9 +171,10 @@ class GroupMoments:
     se: FloatArray
 
 
-def _moments(n: np.ndarray, sums: FloatArray, squares: FloatArray,
-             shift: float) -> GroupMoments:
-    """Moments from per-group counts, sums and sums of squares of values − ``shift``."""
+def moments_from_sums(n: np.ndarray, sums: FloatArray, squares: FloatArray,
+                      shift: float) -> GroupMoments:
+    """Moments from per-group counts, sums and sums of squares of (value − ``shift``), each of
+    shape (n_groups,). A shift near the values' mean keeps the variance free of cancellation."""
     with np.errstate(divide="ignore", invalid="ignore"):
         centred = sums / n
         variance = (squares - sums * centred) / (n - 1)
@@ -197,7 +198,7 @@ def grouped_moments(values: ArrayLike, codes: ArrayLike, n_groups: int,
     n = np.bincount(codes, minlength=n_groups)
     sums = np.bincount(codes, weights=centred, minlength=n_groups)
     squares = np.bincount(codes, weights=centred * centred, minlength=n_groups)
-    return _moments(n, sums, squares, shift)
+    return moments_from_sums(n, sums, squares, shift)
 
 
 def count_moments(counts: ArrayLike, values: ArrayLike) -> GroupMoments:
@@ -208,7 +209,7 @@ def count_moments(counts: ArrayLike, values: ArrayLike) -> GroupMoments:
     shift = float(values.mean()) if values.size else 0.0
     centred = values - shift
     n = counts.sum(axis=1).astype(np.int64)
-    return _moments(n, counts @ centred, counts @ (centred * centred), shift)
+    return moments_from_sums(n, counts @ centred, counts @ (centred * centred), shift)
 
 
 def _interpolate(counts: np.ndarray, levels: FloatArray) -> tuple[np.ndarray, np.ndarray,

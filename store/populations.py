@@ -1,0 +1,238 @@
+"""Human populations of a year, pre-aggregated at ingest, and the Populations page's queries.
+
+A population is every scored candidate of an area sharing one value of a grouping
+(:data:`GROUPINGS`: state, school type, the school's administration, sex, colour/race, age
+band, family income, father's and mother's education, internet at home) or of the crossing
+state × school type, plus everyone ('all'). Per population and area, ``agg_populations``
+holds n, mean, SD and SE of the mean of θ, of the nota and of percent correct (and of the
+CTT count), and the exact quantiles at 0, 1, …, 100% (:data:`QUANTILE_LEVELS`) of θ, nota and
+percent correct, computed with numpy's default rule (= DuckDB's ``quantile_cont``).
+
+Why numpy and not ``quantile_cont`` per group in SQL: one full-size year is ~11M scored
+records and 11 groupings; holistic quantiles over so many grouping sets cost minutes, while
+one sort of θ per area serves every grouping here (``analytics.populations``), and percent
+correct and notas (in tenths) are discrete, so their quantiles come exactly from counts.
+
+When some booklets' notas are not reproduced (``booklet_audit``, below
+``REPRODUCED_SHARE``), a second set of rows (``booklets = 'reproduced'``) leaves their
+candidates out, for the sidebar switch that does so on every page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from analytics.populations import (
+    count_moments,
+    count_quantiles,
+    grouped_moments,
+    moments_from_sums,
+    sorted_group_quantiles,
+)
+from enem.areas import AREAS
+from store.connection import insert_rows
+from store.dashboard_queries import REPRODUCED_SHARE
+
+#: Grouping kind → its ``examinees`` column.
+GROUPINGS: dict[str, str] = {
+    "state": "state", "school_type": "school_type", "school_admin": "school_admin",
+    "sex": "sex", "race": "race", "age_band": "age_band", "income": "income",
+    "father_education": "father_education", "mother_education": "mother_education",
+    "internet": "internet",
+}
+#: Crossings of two groupings: kind → (first, second); the value is 'first|second'.
+CROSSINGS: dict[str, tuple[str, str]] = {"state_school": ("state", "school_type")}
+#: The value of a population whose grouping column is empty.
+MISSING = "?"
+#: ``booklets`` of the rows over every scored booklet, and of those leaving flagged ones out.
+ALL_BOOKLETS, REPRODUCED_BOOKLETS = "all", "reproduced"
+
+
+@dataclass(frozen=True)
+class _Records:
+    """The scored records of a year, one entry each: area index (into AREAS), booklet, θ,
+    nota, CTT, items counted, and per grouping its code (0 = missing, k = values[k − 1])."""
+
+    area: np.ndarray
+    booklet: np.ndarray
+    theta: np.ndarray
+    nota: np.ndarray
+    ctt: np.ndarray
+    n_scored: np.ndarray
+    codes: dict[str, np.ndarray]
+    values: dict[str, list[str]]
+
+
+def _dictionaries(con: duckdb.DuckDBPyConnection, year: int) -> dict[str, list[str]]:
+    """The distinct non-empty values of every grouping column in ``year``, sorted as text."""
+    lists = ", ".join(f"list_sort(list(DISTINCT CAST({column} AS VARCHAR)))"
+                      for column in GROUPINGS.values())
+    row = con.execute(f"SELECT {lists} FROM examinees WHERE year = ?", [year]).fetchall()[0]
+    return {kind: [v for v in (values or []) if v is not None]
+            for kind, values in zip(GROUPINGS, row, strict=True)}
+
+
+def _numeric_ids(con: duckdb.DuckDBPyConnection, year: int) -> bool:
+    """Whether every examinee id of ``year`` is a distinct whole number (INEP's are): the
+    join then runs on integers, several times faster than on text."""
+    return bool(con.execute(
+        """SELECT count(*) = count(DISTINCT TRY_CAST(examinee_id AS BIGINT))
+                  AND count(*) = count(TRY_CAST(examinee_id AS BIGINT))
+           FROM examinees WHERE year = ?""", [year]).fetchall()[0][0])
+
+
+def _records(con: duckdb.DuckDBPyConnection, year: int) -> _Records:
+    """Every scored record of ``year`` with its examinee's grouping codes."""
+    values = _dictionaries(con, year)
+    codes_sql = ", ".join(
+        f"coalesce(list_position(${kind}, CAST({column} AS VARCHAR)), 0)::SMALLINT AS {kind}"
+        for kind, column in GROUPINGS.items())
+    numeric = _numeric_ids(con, year)
+    key = "TRY_CAST(examinee_id AS BIGINT)" if numeric else "examinee_id"
+    score_key = "TRY_CAST(s.examinee_id AS BIGINT)" if numeric else "s.examinee_id"
+    table = con.sql(
+        f"""WITH e AS (SELECT {key} AS k, {codes_sql} FROM examinees WHERE year = $year)
+            SELECT (list_position($areas, s.area) - 1)::TINYINT AS area, s.booklet_id, s.theta,
+                   s.nota, s.ctt, s.n_scored, e.* EXCLUDE (k)
+            FROM scores s JOIN e ON e.k = {score_key}
+            WHERE s.year = $year AND NOT isnan(s.theta) AND s.n_scored > 0""",
+        params={"year": year, "areas": list(AREAS), **values}).fetchnumpy()
+    # Records of one area side by side (a counting sort), so each area is a slice.
+    by_area = np.argsort(np.asarray(table["area"]), kind="stable")
+    column = {name: np.asarray(table[name])[by_area] for name in table}
+    return _Records(
+        area=column["area"], booklet=column["booklet_id"], theta=column["theta"],
+        nota=column["nota"], ctt=column["ctt"].astype(np.int64),
+        n_scored=column["n_scored"].astype(np.int64),
+        codes={kind: column[kind].astype(np.int16) for kind in GROUPINGS}, values=values)
+
+
+def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
+    """(kind, code of each record, value of each code) for 'all', every grouping and every
+    crossing."""
+    n = records.theta.size
+    out = [("all", np.zeros(n, dtype=np.int16), ["all"])]
+    for kind in GROUPINGS:
+        out.append((kind, records.codes[kind], [MISSING, *records.values[kind]]))
+    for kind, (first, second) in CROSSINGS.items():
+        left = [MISSING, *records.values[first]]
+        right = [MISSING, *records.values[second]]
+        codes = (records.codes[first] * len(right) + records.codes[second]).astype(np.int16)
+        out.append((kind, codes, [f"{a}|{b}" for a in left for b in right]))
+    return out
+
+
+@dataclass(frozen=True)
+class _Discrete:
+    """A discrete measure of one area's records: each record's index into ``values``
+    (ascending), and per value a second measure that shares its counts (or None)."""
+
+    index: np.ndarray
+    values: np.ndarray
+    paired: np.ndarray | None = None
+
+    def table(self, codes: np.ndarray, n_groups: int) -> np.ndarray:
+        """(n_groups, m) counts of each group's members per value."""
+        m = self.values.size
+        return np.bincount(codes * m + self.index, minlength=n_groups * m).reshape(n_groups, m)
+
+
+def _percent_correct(ctt: np.ndarray, n_scored: np.ndarray) -> _Discrete:
+    """Percent correct 100·CTT/items counted, one value per distinct (CTT, items) pair, with
+    the CTT count paired to each value."""
+    base = int(n_scored.max()) + 1
+    pair = ctt * base + n_scored
+    used = np.flatnonzero(np.bincount(pair))
+    pct = 100.0 * (used // base) / (used % base)
+    ascending = np.argsort(pct, kind="stable")
+    lookup = np.empty(used[-1] + 1, dtype=np.int64)
+    lookup[used[ascending]] = np.arange(used.size)
+    return _Discrete(lookup[pair], pct[ascending], (used // base)[ascending].astype(float))
+
+
+def _tenths(nota: np.ndarray) -> _Discrete | None:
+    """Notas as indices into the whole tenths between their extremes, when every nota is a
+    whole tenth (ENEM notas are rounded to one decimal; 100·θ + 500 is not), else None."""
+    tenths = np.rint(nota * 10.0)
+    if not np.array_equal(tenths / 10.0, nota):
+        return None
+    low = tenths.min()
+    return _Discrete((tenths - low).astype(np.int64),
+                     (np.arange(tenths.max() - low + 1) + low) / 10.0)
+
+
+def _area_rows(records: _Records, keep: slice | np.ndarray) -> list[dict]:
+    """The population rows of the records selected by ``keep`` (one area's slice, or the
+    indices of some of its records)."""
+    theta, nota = records.theta[keep], records.nota[keep]
+    order = np.argsort(theta)
+    sorted_theta = theta[order]
+    shift = float(theta.mean())
+    centred = theta - shift
+    squared = centred * centred
+    pct = _percent_correct(records.ctt[keep], records.n_scored[keep])
+    notas = _tenths(nota)
+    nota_order = None if notas else np.argsort(nota)
+    rows = []
+    for kind, all_codes, labels in _groupings(records):
+        codes, n_groups = all_codes[keep], len(labels)
+        wide = codes.astype(np.intp)
+        n = np.bincount(wide, minlength=n_groups)
+        theta_moments = moments_from_sums(n, np.bincount(wide, centred, n_groups),
+                                          np.bincount(wide, squared, n_groups), shift)
+        theta_q = sorted_group_quantiles(sorted_theta, codes[order], n_groups)
+        pct_counts = pct.table(wide, n_groups)
+        if notas:
+            nota_counts = notas.table(wide, n_groups)
+            nota_moments = count_moments(nota_counts, notas.values)
+            nota_q = count_quantiles(nota_counts, notas.values)
+        else:
+            nota_moments = grouped_moments(nota, wide, n_groups)
+            nota_q = sorted_group_quantiles(nota[nota_order], codes[nota_order], n_groups)
+        ctt_moments = count_moments(pct_counts, pct.paired)
+        summaries = {"theta": (theta_moments, theta_q), "nota": (nota_moments, nota_q),
+                     "pct": (count_moments(pct_counts, pct.values),
+                             count_quantiles(pct_counts, pct.values))}
+        for group in np.flatnonzero(n):
+            row = {"group_kind": kind, "group_value": labels[group], "n": int(n[group]),
+                   "ctt_mean": ctt_moments.mean[group], "ctt_sd": ctt_moments.sd[group]}
+            for name, (moments, quantiles) in summaries.items():
+                row.update({f"{name}_mean": moments.mean[group], f"{name}_sd": moments.sd[group],
+                            f"{name}_se": moments.se[group],
+                            f"{name}_quantiles": quantiles[group].tolist()})
+            rows.append(row)
+    return rows
+
+
+def flagged_booklets(con: duckdb.DuckDBPyConnection, year: int) -> list[int]:
+    """Booklets of ``year`` whose official notas are reproduced for under REPRODUCED_SHARE."""
+    return [int(r[0]) for r in con.execute(
+        """SELECT booklet_id FROM booklet_audit WHERE year = ? AND nota_checked > 0
+             AND nota_matched < ? * nota_checked""", [year, REPRODUCED_SHARE]).fetchall()]
+
+
+def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
+    """Insert the year's ``agg_populations`` rows from ``scores`` and ``examinees`` (the
+    caller removed the old ones); returns the rows written."""
+    records = _records(con, year)
+    flagged = flagged_booklets(con, year)
+    variants: list[tuple[str, np.ndarray | None]] = [(ALL_BOOKLETS, None)]
+    if flagged:
+        variants.append((REPRODUCED_BOOKLETS, ~np.isin(records.booklet, flagged)))
+    bounds = np.searchsorted(records.area, np.arange(len(AREAS) + 1))
+    rows = []
+    for booklets, chosen in variants:
+        for index, area in enumerate(AREAS):
+            keep = slice(bounds[index], bounds[index + 1])
+            if chosen is not None:
+                keep = np.arange(keep.start, keep.stop)[chosen[keep]]
+            if keep.stop > keep.start if isinstance(keep, slice) else keep.size:
+                rows += [{"year": year, "area": area, "booklets": booklets, **row}
+                         for row in _area_rows(records, keep)]
+    if rows:
+        insert_rows(con, "agg_populations", pd.DataFrame(rows))
+    return len(rows)
