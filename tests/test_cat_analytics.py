@@ -231,9 +231,12 @@ def test_mse_by_step_by_hand():
     np.testing.assert_allclose(mse_by_step(path, [1.0, 0.0]), [0.5, 0.5, 0.625])
 
 
-def test_length_to_reach_skips_the_start_and_says_none_when_never_reached():
+def test_length_to_reach_is_where_the_curve_stays_below_the_target():
     assert length_to_reach([0.1, 0.9, 0.5, 0.2], 0.5) == 2
+    assert length_to_reach([9.0, 0.4, 0.9, 0.3, 0.2], 0.5) == 3  # the early dip does not count
+    assert length_to_reach([0.1, 0.3, 0.2], 0.5) == 1
     assert length_to_reach([0.1, 0.9, 0.8], 0.5) is None
+    assert length_to_reach([0.1, 0.2, 0.8], 0.5) is None
 
 
 # --- Guess and slip ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from analytics.cat.selectors import (
     Randomesque,
     RandomItems,
 )
+from analytics.cat.settings import CAT_ESTIMATORS, CatSettings
 from analytics.cat.simulation import CatPaths, LockstepCat, simulate_cat
 from analytics.cat.stopping import (
     DEFAULT_MAX_ITEMS,
@@ -49,6 +50,7 @@ from analytics.cat.study import (
 )
 
 __all__ = [
+    "CAT_ESTIMATORS",
     "CONSTANT_PATTERN_RULES",
     "DEFAULT_MAX_ITEMS",
     "SELECTORS",
@@ -58,6 +60,7 @@ __all__ = [
     "CatMAP",
     "CatML",
     "CatPaths",
+    "CatSettings",
     "FixedLength",
     "GridLikelihood",
     "ItemSelector",

@@ -19,11 +19,17 @@ def mse_by_step(theta_path: FloatArray, true_theta: ArrayLike) -> FloatArray:
 
 
 def length_to_reach(curve: ArrayLike, target: float) -> int | None:
-    """The first step t ≥ 1 with ``curve[t] ≤ target`` (``curve`` indexed by step, column 0
-    the start), None when no step reaches it."""
+    """The first step t ≥ 1 from which ``curve`` stays ≤ ``target`` to its end (``curve``
+    indexed by step, column 0 the start), None when its last step is above it.
+
+    "Stays" matters for ML, whose MSE can dip early and rise again when estimates hit the
+    bounds.
+    """
     values = np.asarray(curve, dtype=np.float64)[1:]
-    reached = np.flatnonzero(values <= target)
-    return int(reached[0]) + 1 if reached.size else None
+    above = np.flatnonzero(~(values <= target))
+    if above.size == 0:
+        return 1 if values.size else None
+    return int(above[-1]) + 2 if above[-1] + 1 < values.size else None
 
 
 def jaccard(first: ArrayLike, second: ArrayLike) -> float:

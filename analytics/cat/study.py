@@ -51,17 +51,20 @@ def simulation_study(
     selector: ItemSelector | None = None,
     seed: int = 0,
     start_theta: float = 0.0,
+    guess: float = 0.0,
+    slip: float = 0.0,
 ) -> StudyResult:
     """CAT of ``max_items`` items against random forms of up to ``random_items`` items (default
     RANDOM_LENGTH_FACTOR × ``max_items``, at most the bank), with the same simulees, estimator
-    and seed (the first t items of a random path are a random fixed form of length t)."""
+    and seed (the first t items of a random path are a random fixed form of length t).
+    ``guess`` and ``slip`` flip the labels of both (``simulate_cat``)."""
     true_theta = np.asarray(true_theta, dtype=np.float64)
     selector = selector or MaxInformation()
     random_items = min(random_items or RANDOM_LENGTH_FACTOR * max_items, bank.n_items)
-    cat = simulate_cat(bank, true_theta, selector, estimator, FixedLength(max_items), seed=seed,
-                       start_theta=start_theta)
+    noise = {"seed": seed, "start_theta": start_theta, "guess": guess, "slip": slip}
+    cat = simulate_cat(bank, true_theta, selector, estimator, FixedLength(max_items), **noise)
     rnd = simulate_cat(bank, true_theta, RandomItems(), estimator, FixedLength(random_items),
-                       seed=seed, start_theta=start_theta)
+                       **noise)
     return StudyResult(mse_by_step(cat.theta, true_theta), mse_by_step(rnd.theta, true_theta),
                        cat, rnd)
 

@@ -1,0 +1,105 @@
+"""Adaptive-testing commands: ``cat-simulate`` (the simulation study on a stored item bank) and
+``cat-run`` (a live CAT of a model through a backend; see ``workflows.cat_live``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from analytics.cat import CAT_ESTIMATORS, SELECTORS, CatSettings
+from cli.arguments import add_db, db_path, output_file, positive_int
+from cli.errors import UsageError
+from enem.areas import AREAS
+from workflows.cat_simulation import load_area_bank, run_simulation
+
+
+def add_cat_settings(parser: argparse.ArgumentParser) -> None:
+    """The CAT set-up flags (defaults: the paper's rule, ML with Dodd's start, 20 items)."""
+    defaults = CatSettings()
+    group = parser.add_argument_group("adaptive test")
+    group.add_argument("--selector", choices=tuple(SELECTORS), default=defaults.selector,
+                       help="item selection: maximum Fisher information, random items, or "
+                            "randomesque (a random one of the k most informative)")
+    group.add_argument("--randomesque-k", type=positive_int, default=defaults.randomesque_k,
+                       help=f"k of the randomesque rule (default {defaults.randomesque_k})")
+    group.add_argument("--estimator", choices=CAT_ESTIMATORS, default=defaults.estimator,
+                       help="θ estimator: bounded ML (Dodd's rule while all answers agree), "
+                            "EAP or MAP with a N(0, 1) prior (default ml)")
+    group.add_argument("--max-items", type=positive_int, default=defaults.max_items,
+                       help=f"test length cap (default {defaults.max_items})")
+    group.add_argument("--se-target", type=float,
+                       help="stop once SE(θ̂) falls below this (default: fixed length)")
+    group.add_argument("--start-theta", type=float, default=defaults.start_theta,
+                       help="θ̂ before the first item (default 0)")
+    group.add_argument("--theta-range", type=float, nargs=2, default=defaults.theta_range,
+                       metavar=("LOW", "HIGH"),
+                       help="ML/MAP search bounds and EAP grid range (default -6 6)")
+    group.add_argument("--grid-points", type=positive_int, default=defaults.grid_points,
+                       help=f"EAP quadrature points (default {defaults.grid_points})")
+
+
+def cat_settings(args: argparse.Namespace) -> CatSettings:
+    """The parsed set-up; UsageError for values no rule accepts."""
+    try:
+        return CatSettings(selector=args.selector, randomesque_k=args.randomesque_k,
+                           estimator=args.estimator, max_items=args.max_items,
+                           se_target=args.se_target, start_theta=args.start_theta,
+                           theta_range=tuple(args.theta_range), grid_points=args.grid_points)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {text}")
+    return value
+
+
+def cmd_cat_simulate(args: argparse.Namespace) -> int:
+    output = output_file(args.output) if args.output else None
+    settings = cat_settings(args)
+    if args.theta_sd <= 0:
+        raise UsageError("--theta-sd must be positive")
+    bank = load_area_bank(db_path(args), args.area, args.years)
+    report = run_simulation(bank, settings, n_simulees=args.simulees, theta_mean=args.theta_mean,
+                            theta_sd=args.theta_sd, random_items=args.random_items,
+                            target_mse=args.target_mse, guess=args.guess, slip=args.slip,
+                            seed=args.seed)
+    print("\n".join(report.lines()))
+    table = report.table.rename(columns={"mse_cat": "MSE CAT", "mse_random": "MSE random forms"})
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.4f}", na_rep="—"))
+    if output is not None:
+        report.table.to_csv(output, index=False)
+        print(f"table written to {output}")
+    return 0
+
+
+def add_cat_parsers(commands) -> None:
+    """Register ``cat-simulate`` (and ``cat-run``) on the main parser's sub-commands."""
+    simulate = commands.add_parser(
+        "cat-simulate", help="adaptive testing simulation on an area's stored item bank: MSE "
+                             "by test length, CAT against random fixed forms")
+    add_db(simulate)
+    simulate.add_argument("--area", required=True, choices=AREAS, help="the bank's area")
+    simulate.add_argument("--years", type=int, nargs="+",
+                          help="years whose items form the bank (default: every stored year)")
+    simulate.add_argument("--simulees", type=positive_int, default=100,
+                          help="simulated examinees (default 100, as the paper)")
+    simulate.add_argument("--theta-mean", type=float, default=0.0, help="mean of θ₀ (default 0)")
+    simulate.add_argument("--theta-sd", type=float, default=1.0, help="SD of θ₀ (default 1)")
+    simulate.add_argument("--random-items", type=positive_int,
+                          help="length of the random forms (default 5 × --max-items)")
+    simulate.add_argument("--target-mse", type=float,
+                          help="MSE whose test length is reported (default: the CAT's MSE at "
+                               "--max-items)")
+    simulate.add_argument("--guess", type=_probability, default=0.0,
+                          help="P(a wrong answer is scored right) (default 0)")
+    simulate.add_argument("--slip", type=_probability, default=0.0,
+                          help="P(a right answer is scored wrong) (default 0)")
+    simulate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    simulate.add_argument("--output", help="write the MSE table to this CSV")
+    add_cat_settings(simulate)
+    simulate.set_defaults(run=cmd_cat_simulate)

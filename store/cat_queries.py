@@ -1,0 +1,98 @@
+"""SQL of adaptive testing: item banks, candidates to replay, and live CAT paths.
+
+Every value a caller chooses is a bound parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pandas as pd
+
+from store.connection import insert_rows
+
+#: Columns of ``cat_paths`` in the order the workflows write them.
+CAT_PATH_COLUMNS = (
+    "run_id", "model_id", "label", "backend", "year", "area", "booklet_id", "prompt_language",
+    "shots", "path", "step", "item_id", "position", "choice", "correct", "theta", "theta_se",
+    "settings", "created_at",
+)
+
+
+def area_bank_items(con: duckdb.DuckDBPyConnection, area: str,
+                    years: Sequence[int] | None = None) -> pd.DataFrame:
+    """An area's distinct items with parameters: item_id, year, a, b, c, skill.
+
+    One row per CO_ITEM (its latest year when several years are pooled; INEP's scale is common
+    across years); abandoned items and items without parameters are left out. ``years`` None
+    pools every stored year.
+    """
+    return con.execute(
+        """SELECT item_id, year, a, b, c, skill FROM (
+               SELECT item_id, year, a, b, c, skill,
+                      row_number() OVER (PARTITION BY item_id
+                                         ORDER BY year DESC, booklet_id) AS pick
+               FROM items
+               WHERE area = $area AND ($years IS NULL OR list_contains($years, year))
+                 AND item_id IS NOT NULL AND NOT coalesce(abandoned, false)
+                 AND a IS NOT NULL AND b IS NOT NULL AND c IS NOT NULL)
+           WHERE pick = 1 ORDER BY item_id""",
+        {"area": area, "years": None if years is None else [int(y) for y in years]},
+    ).df()
+
+
+def candidate_sample(con: duckdb.DuckDBPyConnection, year: int, area: str, n: int,
+                     seed: int) -> pd.DataFrame:
+    """Up to ``n`` scored candidates of an area (not blank), a fixed pseudo-random sample for
+    a seed: examinee_id, booklet_id, language, responses, theta, theta_se."""
+    return con.execute(
+        """SELECT r.examinee_id, r.booklet_id, r.language, r.responses, s.theta, s.theta_se
+           FROM area_records r
+           JOIN scores s ON s.year = r.year AND s.examinee_id = r.examinee_id
+                        AND s.area = r.area
+           WHERE r.year = $year AND r.area = $area AND r.presence = 1
+             AND r.responses IS NOT NULL AND NOT coalesce(s.blank, false)
+             AND s.theta IS NOT NULL
+           ORDER BY hash(r.examinee_id, $seed), r.examinee_id
+           LIMIT $n""",
+        {"year": int(year), "area": area, "n": int(n), "seed": int(seed)},
+    ).df()
+
+
+def replace_cat_paths(con: duckdb.DuckDBPyConnection, run_id: str, rows: pd.DataFrame) -> None:
+    """Replace the stored steps of one live CAT run with ``rows``, in one transaction."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM cat_paths WHERE run_id = ?", [run_id])
+        if len(rows):
+            insert_rows(con, "cat_paths", rows[list(CAT_PATH_COLUMNS)])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def cat_paths(con: duckdb.DuckDBPyConnection, year: int | None = None,
+              area: str | None = None) -> pd.DataFrame:
+    """Stored live CAT steps (every column of ``cat_paths``), by run, path and step."""
+    return con.execute(
+        """SELECT * FROM cat_paths
+           WHERE ($year IS NULL OR year = $year) AND ($area IS NULL OR area = $area)
+           ORDER BY label, area, path, step""",
+        {"year": None if year is None else int(year), "area": area},
+    ).df()
+
+
+def full_exam_scores(con: duckdb.DuckDBPyConnection, year: int, area: str,
+                     model_ids: Sequence[str]) -> pd.DataFrame:
+    """Mean full-exam θ and SE of each model's runs on an area (model_id, label, theta,
+    theta_se, n_patterns), to compare with its CAT."""
+    return con.execute(
+        """SELECT r.model_id, coalesce(r.label, r.model_id) AS label, avg(m.theta) AS theta,
+                  avg(m.theta_se) AS theta_se, count(*) AS n_patterns
+           FROM model_scores m JOIN model_runs r ON r.run_id = m.run_id
+           WHERE m.year = $year AND m.area = $area AND list_contains($models, r.model_id)
+           GROUP BY ALL ORDER BY label""",
+        {"year": int(year), "area": area, "models": [str(m) for m in model_ids]},
+    ).df()
