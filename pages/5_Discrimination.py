@@ -3,7 +3,8 @@ humans?
 
 The discrimination index of an item is the proportion correct in the top 25% minus the bottom
 25% of a population ranked by θ. For humans the population is every candidate; for models it is
-every model response pattern (model × run × shuffle) in the sidebar's selection.
+every model response pattern (model × run × shuffle) in the sidebar's selection, or each run's
+patterns on their own (the page's switch).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import queries
-from dashboard.figures import area_grid, panel, show_figure
+from dashboard.figures import area_grid, panel, series_styles, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, REFERENCE_COLOUR, with_alpha
 from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import model_item_di
@@ -22,9 +23,13 @@ from dashboard.summaries import model_item_di
 GOOD_DI = 0.2
 GROUP_FRACTION = 0.25
 BIN_WIDTH = 0.1
-BIN_EDGES = np.round(np.arange(-1.0, 1.0001, BIN_WIDTH), 6)
+# + 0.0 turns the -0.0 that rounding leaves into 0.0 (the picker would show "-0.0").
+BIN_EDGES = np.round(np.arange(-1.0, 1.0001, BIN_WIDTH), 6) + 0.0
 
 filters = open_page("Discrimination: humans vs models, item by item")
+per_run = st.toggle("One model population per run", key="discrimination.per_run",
+                    help="Off: the DI ranks every selected run's patterns together. On: each run "
+                         "(or pooled model) ranks its own patterns, one bar colour each.")
 
 
 def bin_of(values: pd.Series) -> pd.Series:
@@ -37,57 +42,74 @@ def bin_of(values: pd.Series) -> pd.Series:
 
 tables = []
 patterns_per_area = {}
+#: DI column of each population: humans, every selected run together, and each run.
+columns: dict[str, str] = {"humans": "human_di", "models": "model_di"}
 for area in filters.areas:
     items = queries.area_items(filters.year, area)
     long = queries.model_pattern_matrix(filters.year, area, filters.booklet_for(area),
                                         filters.language, filters.shots, filters.models,
                                         filters.pooled)
     model_di, patterns_per_area[area] = model_item_di(long, GROUP_FRACTION)
-    model_di = model_di.reindex(items["item_id"])
-    tables.append(pd.DataFrame({
+    frame = pd.DataFrame({
         "area": area, "item_id": items["item_id"].to_numpy(), "skill": items["skill"].to_numpy(),
         "a": items["a"].to_numpy(), "b": items["b"].to_numpy(),
         "human_p_value": items["p_value"].to_numpy(), "human_di": items["di"].to_numpy(),
-        "model_di": model_di.to_numpy(),
-    }))
+        "model_di": model_di.reindex(items["item_id"]).to_numpy(),
+    })
+    if per_run:
+        for series, rows in long.groupby("model", sort=True):
+            columns.setdefault(series, f"DI · {series}")
+            frame[columns[series]] = model_item_di(rows, GROUP_FRACTION)[0].reindex(
+                items["item_id"]).to_numpy()
+    tables.append(frame)
 table = pd.concat(tables, ignore_index=True)
-table["human_bin"] = bin_of(table["human_di"])
-table["model_bin"] = bin_of(table["model_di"])
+if not per_run:
+    table = table[[c for c in table if not c.startswith("DI · ")]]
+populations = ["humans"] + ([s for s in columns if s not in ("humans", "models")]
+                            if per_run else ["models"])
+styles = series_styles(populations[1:], filters.series_order) if per_run else {}
 points_present = pd.DataFrame({"area": [a for a, n in patterns_per_area.items() if n]})
 note_missing_runs(filters, points_present)
 
 figure = area_grid(filters.areas, columns=2, row_height=300, vertical_spacing=0.2)
 trace_keys: list[tuple[str, str]] = []  # (area, population) of each trace, for clicks
+shown_legend: set[str] = set()
 for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
     part = table[table["area"] == area]
-    for population, colour, column in (("humans", HUMAN_COLOUR, "human_bin"),
-                                       ("models", OKABE_ITO[0], "model_bin")):
-        counts = part[column].value_counts().reindex(BIN_EDGES[:-1], fill_value=0)
-        if population == "models" and patterns_per_area[area] == 0:
+    for population in populations:
+        colour = (HUMAN_COLOUR if population == "humans" else
+                  styles[population][0] if per_run else OKABE_ITO[0])
+        values = part.get(columns[population])
+        if population != "humans" and (patterns_per_area[area] == 0 or values is None
+                                       or values.isna().all()):
             continue
+        counts = bin_of(values).value_counts().reindex(BIN_EDGES[:-1], fill_value=0)
         figure.add_trace(go.Bar(
-            x=counts.index + BIN_WIDTH / 2, y=counts.to_numpy(), width=BIN_WIDTH * 0.95,
-            name=population, legendgroup=population, showlegend=index == 0,
-            marker_color=with_alpha(colour, 0.55),
+            x=counts.index + BIN_WIDTH / 2, y=counts.to_numpy(),
+            name=population, legendgroup=population, showlegend=population not in shown_legend,
+            marker_color=with_alpha(colour, 0.75), offsetgroup=population,
             customdata=np.column_stack([counts.index, counts.index + BIN_WIDTH]),
             hovertemplate=(f"{population}: %{{y}} items with DI in "
                            "[%{customdata[0]:.1f}, %{customdata[1]:.1f})<extra></extra>"),
         ), row=row, col=col)
         trace_keys.append((area, population))
+        shown_legend.add(population)
     figure.add_vline(x=GOOD_DI, line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1},
                      annotation_text="DI = 0.2", annotation_position="top right", row=row,
                      col=col)
     figure.update_xaxes(title_text="discrimination index (top 25% − bottom 25%, proportion)",
                         range=[-1, 1], row=row, col=col)
     figure.update_yaxes(title_text="items", row=row, col=col)
-figure.update_layout(barmode="overlay")
+# Side by side, not overlaid: a click then lands on the bar that was clicked.
+figure.update_layout(barmode="group", bargap=0.1)
 event = show_figure(
     figure, key="discrimination.figure", file_stem=f"discrimination_{filters.year}",
     image_format=filters.image_format, data=table, on_select=True,
-    caption=("Items per 0.1-wide DI bin: grey for humans (every candidate of the year), blue "
-             f"for the models in the selection "
-             f"({filters.prompt_label}, ranked by θ). Right of the dashed line (DI > 0.2) an item "
+    caption=("Items per 0.1-wide DI bin: grey for humans (every candidate of the year), "
+             + ("one colour per run, each run's patterns ranked by θ on their own"
+                if per_run else "blue for every selected run's patterns ranked by θ together")
+             + f" ({filters.prompt_label}). Right of the dashed line (DI > 0.2) an item "
              "separates strong from weak; click a bar to list its items below."
              + filters.provenance),
 )
@@ -98,6 +120,8 @@ summary = table.groupby("area").agg(
     human_good=("human_di", lambda v: int((v > GOOD_DI).sum())),
     model_good=("model_di", lambda v: int((v > GOOD_DI).sum())),
     model_missing=("model_di", lambda v: int(v.isna().sum())),
+    **{f"good · {s}": (columns[s], lambda v: int((v > GOOD_DI).sum()))
+       for s in populations[1:] if per_run},
 ).reset_index()
 summary["patterns_ranked"] = summary["area"].map(patterns_per_area)
 st.dataframe(summary, hide_index=True, column_config={
@@ -106,21 +130,24 @@ st.dataframe(summary, hide_index=True, column_config={
 
 selected = event.selection.points if event is not None and hasattr(event, "selection") else []
 bins = ["all"] + [f"{edge:.1f}" for edge in BIN_EDGES[:-1]]
+clicked = selected[0] if selected else None
+if clicked is not None and repr(clicked) != st.session_state.get("discrimination.clicked"):
+    # A new click sets the pickers (once, so they stay free to change afterwards).
+    st.session_state["discrimination.clicked"] = repr(clicked)
+    curve = int(clicked.get("curve_number", -1))
+    if 0 <= curve < len(trace_keys):
+        st.session_state["discrimination.area"], st.session_state["discrimination.population"] = \
+            trace_keys[curve]
+        st.session_state["discrimination.bin"] = f"{float(clicked['x']) - BIN_WIDTH / 2:.1f}"
+if st.session_state.get("discrimination.population") not in populations:
+    st.session_state.pop("discrimination.population", None)
 left, mid, right = st.columns(3)
 area_choice = left.selectbox("Area", list(filters.areas), key="discrimination.area")
-population = mid.radio("Bar of", ["humans", "models"], horizontal=True,
-                       key="discrimination.population")
+population = mid.selectbox("Bar of", populations, key="discrimination.population")
 bin_choice = right.selectbox("DI bin (lower edge)", bins, key="discrimination.bin")
-if selected:
-    clicked = selected[0]
-    bin_choice = f"{float(clicked['x']) - BIN_WIDTH / 2:.1f}"
-    curve = int(clicked.get("curve_number", 0))
-    if 0 <= curve < len(trace_keys):
-        area_choice, population = trace_keys[curve]
 shown = table[table["area"] == area_choice]
 if bin_choice != "all":
-    column = "human_bin" if population == "humans" else "model_bin"
-    shown = shown[np.isclose(shown[column], float(bin_choice))]
+    shown = shown[np.isclose(bin_of(shown[columns[population]]), float(bin_choice))]
 st.dataframe(shown.sort_values("b", na_position="last"), hide_index=True, width="stretch",
              column_config={
                  "human_di": st.column_config.NumberColumn("human DI", format="%.3f"),
