@@ -1,0 +1,111 @@
+"""Post-hoc CAT on real candidates: replay their recorded answers adaptively.
+
+Each sampled candidate takes a CAT on the items of their own booklet form; the answer to the
+item the CAT picks is the one they gave in the exam. The CAT's estimator is the year's scoring
+recipe (INEP's EAP on 40 points over [−4, 4] unless the year was scored otherwise), so after
+every usable item of the form it returns the stored full-test θ; the question is how early it
+is within the full test's SE of it, and stays there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analytics.cat import CatSettings, FixedLength, LockstepCat, steps_within
+from enem.areas import check_area
+from enem.responses import correctness, select_language_block, strings_to_chars
+from enem.scoring import ScoringOptions
+from store.cat_queries import candidate_sample
+from store.connection import connected
+from store.model_runs import load_form, year_scoring_options
+
+#: θ̂ after this many items is reported beside the full-test θ (the paper's test length).
+REPORT_STEP = 20
+
+
+def year_cat_settings(options: ScoringOptions, selector: str = "max-info",
+                      randomesque_k: int = 5) -> CatSettings:
+    """A CAT whose estimator is the year's scoring recipe (ML gets the bound rule, as the
+    year's ML scoring does)."""
+    return CatSettings(selector=selector, randomesque_k=randomesque_k, estimator=options.method,
+                       theta_range=options.theta_range, grid_points=options.n_quadrature,
+                       constant_patterns="bound")
+
+
+@dataclass(frozen=True, eq=False)
+class PostHocResult:
+    """One row per replayed candidate: examinee_id, booklet_id, n_items (usable items of the
+    form), full_theta and full_se (stored), cat_theta_20 (θ̂ after REPORT_STEP items) and
+    items_needed (first step from which θ̂ stays within full_theta ± full_se)."""
+
+    frame: pd.DataFrame
+    description: str
+
+    def lines(self) -> list[str]:
+        needed = self.frame["items_needed"]
+        quantiles = needed.quantile([0.25, 0.5, 0.75, 0.9]).round().astype(int).tolist()
+        within = (needed <= REPORT_STEP).mean()
+        return [self.description,
+                (f"items needed to stay within the full test's SE: quartiles "
+                f"{quantiles[0]} / {quantiles[1]} / {quantiles[2]}, 90th percentile "
+                f"{quantiles[3]} (of {int(self.frame['n_items'].median())}); "
+                f"{100 * within:.0f}% within {REPORT_STEP} items")]
+
+
+def posthoc_cat(db_path: Path, year: int, area: str, *, n_candidates: int = 1000,
+                seed: int = 0, selector: str = "max-info",
+                randomesque_k: int = 5) -> PostHocResult:
+    """Replay ``n_candidates`` sampled candidates of ``area`` in ``year`` adaptively."""
+    area = check_area(area)
+    with connected(Path(db_path), read_only=True) as con:
+        sample = candidate_sample(con, year, area, n_candidates, seed)
+        options = year_scoring_options(con, year)
+        languages = sample["language"] if area == "LC" else pd.Series(None, index=sample.index)
+        keys = sorted({(int(b), None if pd.isna(lang) else int(lang))
+                       for b, lang in zip(sample["booklet_id"], languages)},
+                      key=lambda key: (key[0], -1 if key[1] is None else key[1]))
+        forms = {key: load_form(con, year, key[0], key[1]) for key in keys}
+    if sample.empty:
+        raise ValueError(f"no scored {area} candidates in {year}")
+    settings = year_cat_settings(options, selector, randomesque_k)
+    frames = []
+    for (booklet, language), form in forms.items():
+        rows = sample[(sample["booklet_id"] == booklet)
+                      & ((languages == language) if language is not None else True)]
+        frames.append(_replay_form(rows, form, options, settings, seed))
+    frame = pd.concat(frames, ignore_index=True)
+    description = (f"{area} {year}: {len(frame)} candidates replayed on their own booklets; "
+                   f"{settings.describe().split(' · ')[0]}, θ by {options.describe()}")
+    return PostHocResult(frame, description)
+
+
+def _replay_form(rows: pd.DataFrame, form, options: ScoringOptions, settings: CatSettings,
+                 seed: int) -> pd.DataFrame:
+    """The CAT of every candidate of one form, all in lockstep."""
+    usable = form.bank.usable
+    bank = options.item_bank(form.bank).subset(usable)
+    strings = rows["responses"].tolist()
+    width = len(strings[0])
+    chars = strings_to_chars(strings, width)
+    if form.language is not None and width == form.n_items + form.language_items:
+        chars = select_language_block(chars, rows["language"].to_numpy(), form.language_items)
+    answers = correctness(chars, form.keys)[:, usable] == 1.0
+    cat = LockstepCat(bank, len(rows), settings.make_selector(), settings.make_estimator(),
+                      FixedLength(bank.n_items), start_theta=settings.start_theta,
+                      rng=np.random.default_rng([seed, form.booklet_id]))
+    while not cat.finished:
+        index, items = cat.next_items()
+        cat.answer(answers[index, items])
+    paths = cat.paths()
+    full_theta, full_se = rows["theta"].to_numpy(), rows["theta_se"].to_numpy()
+    report = min(REPORT_STEP, bank.n_items)
+    return pd.DataFrame({
+        "examinee_id": rows["examinee_id"].to_numpy(), "booklet_id": form.booklet_id,
+        "n_items": bank.n_items, "full_theta": full_theta, "full_se": full_se,
+        "cat_theta_20": paths.theta[:, report], "final_cat_theta": paths.final_theta,
+        "items_needed": steps_within(paths.theta, full_theta, full_se),
+    })
