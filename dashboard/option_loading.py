@@ -86,3 +86,10 @@ def runs_without_order(answers: pd.DataFrame) -> list[str]:
 def explorer_link(item_id: int, area: str, year: int) -> str:
     """A relative link opening the item in the Item explorer (``?item=&area=&year=``)."""
     return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
+
+
+def item_words(row: pd.Series) -> str:
+    """'MT · item 123456 · b = 1.23 · trap' for the item picker."""
+    b = f"b = {row['b']:.2f}" if pd.notna(row.get("b")) else "no b"
+    trap = " · trap" if row.get("trap") == 1 else ""
+    return f"{row['area']} · item {int(row['item_id'])} · {b}{trap}"

@@ -18,7 +18,12 @@ from dashboard.navigation import ITEM_EXPLORER
 from dashboard.option_comparisons import band_accuracy, item_distances, length_tests
 from dashboard.option_data import NEAR, distractor_table, position_table, trap_table
 from dashboard.option_figures import band_figure, distractor_figure, position_figure
-from dashboard.option_loading import explorer_link, load_selection, runs_without_order
+from dashboard.option_loading import (
+    explorer_link,
+    item_words,
+    load_selection,
+    runs_without_order,
+)
 from dashboard.option_tables import (
     ITEM_COLUMNS,
     item_column_config,
@@ -105,9 +110,13 @@ else:
         + filters.provenance)
     st.download_button("Item table (CSV)", data=table.to_csv(index=False),
                        file_name=f"{stem}_items.csv", mime="text/csv", key="options.items.csv")
+    left, right = st.columns([3, 1])
+    choice = left.selectbox("Item", range(len(table)), key="options.item",
+                            format_func=lambda row: item_words(table.iloc[row]))
+    opened = right.button("Open in the item explorer", key="options.open", width="stretch")
     rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
-    if rows:
-        picked = table.iloc[rows[0]]
+    if rows or (opened and len(table)):
+        picked = table.iloc[rows[0] if rows else choice]
         st.switch_page(ITEM_EXPLORER.file, query_params={"item": str(int(picked["item_id"])),
                                                          "area": picked["area"]})
 
