@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 
 from analytics.cat import CAT_ESTIMATORS, SELECTORS, CatSettings
-from cli.arguments import add_db, db_path, output_file, positive_int
+from cli.arguments import add_db, add_runs_dir, db_path, output_file, positive_int
 from cli.errors import UsageError
 from enem.areas import AREAS
+from inference.backends import available_backends
+from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
+from workflows.cat_live import CatRunSpec, execute_live_cat
 from workflows.cat_simulation import load_area_bank, run_simulation
 
 
@@ -77,6 +80,26 @@ def cmd_cat_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cat_run(args: argparse.Namespace) -> int:
+    settings = cat_settings(args)
+    options = {key: value for key, value in (("device", args.device),) if value}
+    spec = CatRunSpec(model=args.model or "", backend=args.backend, year=args.year,
+                      areas=tuple(args.areas), language=args.language, shots=args.shots,
+                      n_paths=args.paths, seed=args.seed, settings=settings.as_dict(),
+                      backend_options=options, model_name=args.model_name)
+    if args.backend != "random" and not args.model:
+        raise UsageError(f"--model is required for the {args.backend} backend")
+    print(f"live CAT {spec.run_id}: {settings.describe()}")
+    rows = execute_live_cat(spec, db_path(args), args.runs_dir,
+                            progress=None if args.quiet else print)
+    last = rows.sort_values("step").groupby(["area", "path"]).tail(1)
+    summary = last[["area", "path", "step", "theta", "theta_se"]].rename(
+        columns={"step": "items", "theta_se": "SE"}).sort_values(["area", "path"])
+    print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(f"paths stored in cat_paths under run {spec.run_id}")
+    return 0
+
+
 def add_cat_parsers(commands) -> None:
     """Register ``cat-simulate`` (and ``cat-run``) on the main parser's sub-commands."""
     simulate = commands.add_parser(
@@ -103,3 +126,29 @@ def add_cat_parsers(commands) -> None:
     simulate.add_argument("--output", help="write the MSE table to this CSV")
     add_cat_settings(simulate)
     simulate.set_defaults(run=cmd_cat_simulate)
+
+    live = commands.add_parser(
+        "cat-run", help="a live adaptive test of a model through a backend (resumable: run "
+                        "again to continue)")
+    add_db(live)
+    add_runs_dir(live)
+    live.add_argument("--model", help="local path or hub id (transformers), API model name "
+                                      "(openai); default random-baseline for --backend random")
+    live.add_argument("--backend", choices=available_backends(), default="transformers",
+                      help="model backend (default transformers)")
+    live.add_argument("--year", type=int, required=True, help="exam year whose items are asked")
+    live.add_argument("--areas", nargs="+", default=list(AREAS), choices=AREAS,
+                      help="areas to test (default all four)")
+    live.add_argument("--language", choices=PROMPT_LANGUAGES, default="pt",
+                      help="prompt language (default pt)")
+    live.add_argument("--shots", type=int, choices=SHOT_SETTINGS, default=0,
+                      help="solved examples before each item (default 0)")
+    live.add_argument("--paths", type=positive_int, default=1,
+                      help="CATs per area, path p showing each item's p-th option order "
+                           "(default 1: the original order)")
+    live.add_argument("--seed", type=int, default=0, help="seed of the option orders")
+    live.add_argument("--device", help="cuda / cpu (transformers; default: cuda when present)")
+    live.add_argument("--model-name", help="name shown in the dashboard")
+    live.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_cat_settings(live)
+    live.set_defaults(run=cmd_cat_run)

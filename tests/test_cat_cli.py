@@ -57,3 +57,19 @@ def test_cat_simulate_bad_input_is_one_error_line(ingested_2023, capsys):
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["cat-simulate", "--db", db, "--area", "CN", "--theta-range", "2", "1"]) == 2
     assert "theta_bounds" in capsys.readouterr().err
+
+
+def test_cat_run_with_the_random_backend_prints_and_stores_paths(demo_db, tmp_path, capsys):
+    code = main(["cat-run", "--db", str(demo_db), "--backend", "random", "--year", "2023",
+                 "--areas", "CN", "--paths", "2", "--max-items", "7", "--estimator", "map",
+                 "--runs-dir", str(tmp_path / "runs"), "--quiet"])
+    assert code == 0
+    out = capsys.readouterr().out
+    with connected(demo_db, read_only=True) as con:
+        stored = con.execute("SELECT path, count(*) FROM cat_paths GROUP BY path "
+                             "ORDER BY path").fetchall()
+    assert stored == [(0, 7), (1, 7)]
+    assert "max-info · map · 7 items" in out and "paths stored in cat_paths" in out
+    assert main(["cat-run", "--db", str(demo_db), "--year", "2023"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: --model is required for the "
+                                               "transformers backend")
