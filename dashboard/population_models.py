@@ -1,0 +1,140 @@
+"""Model runs on the Populations page: θ per prompt variant, pooled by inverse variance.
+
+A run series answers each area under several prompt variants (prompt language × shots) and
+repetitions (option shuffles or sampling seeds); every (run, variant, repetition) is one
+response pattern with its θ and SE. The user chooses which of prompt language, shots and
+repetition tell variants apart; the patterns of one variant are pooled into its θ and SE, and
+the variants into the series' θ̄ with its 95% CI, both by inverse-variance weighting
+(``analytics.populations.pool_inverse_variance``; pooling is associative, so the pooled θ̄ is
+the same for every choice of variant, only the forest plot and the tests change).
+
+θ per pattern is the stored EAP (the seed paper's estimator) or the bounded ML (PATCH's),
+re-estimated here from the stored 0/1 pattern with ``analytics.ability.MLEstimator`` on θ ∈
+[−6, 6]; an ML estimate on a bound (all right or all wrong) is no estimate and is left out.
+Percent correct per variant is the mean of its patterns' 100·CTT/items counted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from analytics.ability import MLEstimator
+from analytics.irt import ItemBank
+from analytics.populations import Z_95, pool_inverse_variance
+from dashboard import queries
+from enem.patterns import BOUND_TOLERANCE
+
+#: What may tell variants apart → the pattern columns that carry it.
+VARIANT_DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "prompt language": ("prompt_language",),
+    "shots": ("shots",),
+    "repetition": ("run_id", "shuffle"),
+}
+DEFAULT_DIMENSIONS: tuple[str, ...] = ("prompt language", "shots")
+ESTIMATORS: dict[str, str] = {"EAP": "EAP (stored; the seed paper's)",
+                              "ML": "ML (re-estimated; PATCH's)"}
+
+VARIANT_COLUMNS = ("model", "variant", "patterns", "theta", "se", "ci_low", "ci_high", "pct")
+SUMMARY_COLUMNS = ("model", "variants", "patterns", "theta", "se", "ci_low", "ci_high",
+                   "variant_theta_mean", "variant_theta_sd", "pct", "pct_sd", "pct_ci_low",
+                   "pct_ci_high")
+
+
+def _scaling(scoring: object) -> float:
+    """The constant D a run was scored with (1 when it stored no settings)."""
+    if isinstance(scoring, str) and scoring:
+        return float(json.loads(scoring).get("scaling", 1.0))
+    return 1.0
+
+
+def _responses(patterns: pd.Series, n_items: int) -> np.ndarray:
+    """(n, n_items) 1/0/NaN from stored patterns ('1', '0', '.' per item); rows whose length
+    is not ``n_items`` are all NaN."""
+    out = np.full((len(patterns), n_items), np.nan)
+    for row, text in enumerate(patterns):
+        if isinstance(text, str) and len(text) == n_items:
+            codes = np.frombuffer(text.encode("ascii", "replace"), dtype=np.uint8)
+            out[row] = np.where(codes == ord("1"), 1.0, np.where(codes == ord("0"), 0.0, np.nan))
+    return out
+
+
+def ml_rescored(patterns: pd.DataFrame, year: int) -> pd.DataFrame:
+    """``patterns`` (``store.population_queries.model_patterns``) with theta and theta_se
+    replaced by the bounded ML estimate on θ ∈ [−6, 6] and a column at_bound (True where the
+    estimate sits on a bound; its θ and SE are then NaN)."""
+    out = patterns.copy()
+    out["at_bound"] = False
+    if out.empty:
+        return out
+    estimator = MLEstimator()
+    low, high = estimator.theta_bounds
+    keys = ["booklet_id", "item_language", "scoring"]
+    for (booklet, language, scoring), group in out.groupby(keys, dropna=False, sort=False):
+        items = queries.form_items(year, int(booklet),
+                                   None if pd.isna(language) else int(language))
+        bank = ItemBank.from_arrays(items["a"], items["b"], items["c"],
+                                    scaling=_scaling(scoring))
+        estimate = estimator.estimate(_responses(group["response_pattern"], len(items)), bank)
+        on_bound = ((estimate.theta <= low + BOUND_TOLERANCE)
+                    | (estimate.theta >= high - BOUND_TOLERANCE))
+        out.loc[group.index, "theta"] = np.where(on_bound, np.nan, estimate.theta)
+        out.loc[group.index, "theta_se"] = np.where(on_bound, np.nan, estimate.se)
+        out.loc[group.index, "at_bound"] = on_bound
+    return out
+
+
+def _variant_label(key: tuple, dimensions: tuple[str, ...]) -> str:
+    """'pt · 0-shot · shuffle 3 of run x' for the key values of the chosen dimensions."""
+    values = dict(zip([c for d in dimensions for c in VARIANT_DIMENSIONS[d]], key, strict=True))
+    parts = []
+    if "prompt_language" in values:
+        parts.append(str(values["prompt_language"]))
+    if "shots" in values:
+        shots = values["shots"]
+        parts.append("shots as published" if pd.isna(shots) else f"{int(shots)}-shot")
+    if "shuffle" in values:
+        parts.append(f"repetition {int(values['shuffle'])} of {values['run_id']}")
+    return " · ".join(parts) or "every pattern"
+
+
+def variant_estimates(patterns: pd.DataFrame, dimensions: tuple[str, ...]) -> pd.DataFrame:
+    """One row per (model, variant): patterns pooled, θ and SE pooled by inverse variance with
+    the 95% CI, and mean percent correct. Columns :data:`VARIANT_COLUMNS`; θ in logits."""
+    columns = [c for d in dimensions for c in VARIANT_DIMENSIONS[d]]
+    usable = patterns[np.isfinite(patterns["theta"].to_numpy(float))
+                      & (patterns["theta_se"].to_numpy(float) > 0)]
+    rows = []
+    for key, group in usable.groupby(["model", *columns], sort=True, dropna=False):
+        pooled = pool_inverse_variance(group["theta"], group["theta_se"])
+        pct = 100.0 * group["ctt"].to_numpy(float) / group["n_scored"].to_numpy(float)
+        rows.append({"model": key[0], "variant": _variant_label(key[1:], dimensions),
+                     "patterns": len(group), "theta": pooled.theta, "se": pooled.se,
+                     "ci_low": pooled.ci_low, "ci_high": pooled.ci_high,
+                     "pct": float(np.mean(pct))})
+    return pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))
+
+
+def model_summaries(variants: pd.DataFrame) -> pd.DataFrame:
+    """Per model: θ̄ pooled over its variants by inverse variance with SE and 95% CI; the
+    mean and SD of the variants' θ (what Welch's test uses, n = variants); percent correct as
+    the mean over variants with SD and the 95% CI mean ± 1.96·SD/√n (NaN for one variant).
+    Columns :data:`SUMMARY_COLUMNS`."""
+    rows = []
+    for model, group in variants.groupby("model", sort=True):
+        pooled = pool_inverse_variance(group["theta"], group["se"])
+        n = len(group)
+        pct = group["pct"].to_numpy(float)
+        pct_sd = float(np.std(pct, ddof=1)) if n > 1 else np.nan
+        half = Z_95 * pct_sd / np.sqrt(n)
+        theta = group["theta"].to_numpy(float)
+        rows.append({"model": model, "variants": n, "patterns": int(group["patterns"].sum()),
+                     "theta": pooled.theta, "se": pooled.se, "ci_low": pooled.ci_low,
+                     "ci_high": pooled.ci_high, "variant_theta_mean": float(theta.mean()),
+                     "variant_theta_sd": float(np.std(theta, ddof=1)) if n > 1 else np.nan,
+                     "pct": float(pct.mean()), "pct_sd": pct_sd,
+                     "pct_ci_low": float(pct.mean() - half), "pct_ci_high": float(pct.mean()
+                                                                                  + half)})
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
