@@ -36,6 +36,7 @@ VIEWS: tuple[View, ...] = (
     View("pages/3_Response_patterns.py", "Response patterns", "Response_patterns"),
     View("pages/4_Test_information.py", "Test information", "Test_information"),
     View("pages/5_Discrimination.py", "Discrimination", "Discrimination"),
+    View("pages/10_Populations.py", "Populations", "Populations"),
     View("pages/11_Options_and_traps.py", "Options and traps", "Options_and_traps"),
     View("pages/12_Paper_tables.py", "Paper tables", "Paper_tables"),
     ITEM_EXPLORER,
