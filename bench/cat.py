@@ -8,20 +8,28 @@ all-correct / all-wrong starts, start θ = 0, fixed length. catsim 0.21 runs the
 Both draw the answers from ``default_rng(seed)`` in the same order, so the subset's paths can
 be compared item by item.
 
+Then a live CAT with the random backend over the four areas (one path each, the same CAT
+settings) on a demo database (``--db``, or a small one built in a temporary folder first, not
+timed): its wall time from plan to stored paths, run folder writes included.
+
 Usage, from the repository root: python -m bench.cat [--simulees 10000] [--items 180]
-    [--steps 20] [--catsim-simulees 500] [--seed 0]
+    [--steps 20] [--catsim-simulees 500] [--seed 0] [--db DEMO.duckdb]
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from analytics import ItemBank, log_likelihood_on_grid
 from analytics.cat import CatEAP, CatML, FixedLength, MaxInformation, simulate_cat
 from bench.scoring import best_time, inep_like_bank
+from workflows.cat_live import CatRunSpec, execute_live_cat
+from workflows.demo_build import build_demo_database
 
 #: catsim's search stops within xatol = 1e-5 of the maximum; ours converges to 1e-8.
 THETA_TOLERANCE = 5e-5
@@ -78,7 +86,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="catsim is timed on the first N simulees and scaled per simulee")
     parser.add_argument("--repeats", type=int, default=3, help="best of N for our timings")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--db", help="demo database for the live CAT (default: build a small "
+                                     "one in a temporary folder)")
     return parser.parse_args(argv)
+
+
+def live_cat_seconds(db: Path, runs: Path, year: int) -> tuple[float, int]:
+    """Wall time of a live CAT with the random backend over the four areas, items asked."""
+    spec = CatRunSpec(model="", backend="random", year=year)
+    start = time.perf_counter()
+    rows = execute_live_cat(spec, db, runs)
+    return time.perf_counter() - start, len(rows)
+
+
+def live_cat(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(args.db) if args.db else Path(folder) / "demo.duckdb"
+        if not args.db:
+            build_demo_database(db, n_examinees=2000, seed=1, progress=False)
+        seconds, asked = live_cat_seconds(db, Path(folder) / "runs", 2023)
+    print(f"live CAT, random backend, four areas: {seconds:.2f} s for {asked} items asked "
+          f"(target ≤ 2 s)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ours (lockstep, ML):  {ml_seconds:8.3f} s for {args.simulees} simulees "
           f"({1e6 * ml_seconds / args.simulees:.1f} µs per simulee)")
     print(f"ours (lockstep, EAP): {eap_seconds:8.3f} s for {args.simulees} simulees")
+    live_cat(args)
     try:
         import catsim  # noqa: F401  (only to learn whether it is installed)
     except ImportError as error:
