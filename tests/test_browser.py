@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.navigation import VIEWS
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
@@ -43,8 +45,8 @@ if (ROOT / "pages" / "8_Runs.py").exists():
     PAGES["Runs"] = ("runs", 0, "Model runs")
 PAGE_TIMEOUT_MS = 60_000
 #: The navigation menu, in order (the home page used to show as "app").
-NAVIGATION = ["Home", "Accuracy vs ability", "Person fit", "Response patterns",
-              "Test information", "Discrimination", "Item explorer", "Data", "Runs"]
+#: The menu every page must show: the views of dashboard.navigation, in order.
+NAVIGATION = [view.title for view in VIEWS]
 
 
 def _free_port() -> int:
