@@ -33,23 +33,29 @@ def p_text(p_value: float) -> str:
 
 
 def distractor_figure(table: pd.DataFrame, styles: dict[str, tuple[str, str]]) -> go.Figure:
-    """One bar per series: the share of its wrong answers that chose the humans' most chosen
-    distractor, labelled with the count and the binomial test's p; a dashed line at chance."""
+    """One horizontal bar per series: the share of its wrong answers that chose the humans' most
+    chosen distractor, labelled with the count and the binomial test's p; a dashed line at
+    chance (1/4)."""
     figure = go.Figure()
     for row in table.itertuples():
         colour = styles[row.series][0]
         figure.add_trace(go.Bar(
-            x=[row.series], y=[row.share], name=row.series, marker_color=with_alpha(colour, 0.8),
+            y=[row.series], x=[row.share], name=row.series, orientation="h",
+            marker_color=with_alpha(colour, 0.8),
             text=[f"{row.agreed}/{row.wrong_answers} · {p_text(row.p_value)}"],
-            textposition="outside", showlegend=False,
+            textposition="outside", cliponaxis=False, showlegend=False,
             hovertemplate=(f"{row.series}<br>{row.agreed} of {row.wrong_answers} wrong answers "
                            f"chose the humans' distractor ({row.share:.1%})<br>binomial test "
                            f"against 1/4: {p_text(row.p_value)}<extra></extra>")))
-    figure.add_hline(y=DISTRACTOR_CHANCE, line={"color": REFERENCE_COLOUR, "dash": "dash",
+    figure.add_vline(x=DISTRACTOR_CHANCE, line={"color": REFERENCE_COLOUR, "dash": "dash",
                                                 "width": 1},
-                     annotation_text="chance (1/4)", annotation_position="top left")
-    figure.update_yaxes(range=[0, 1], tickformat=".0%")
-    return _layout(figure, "wrong answers choosing the humans' distractor", "model run")
+                     annotation_text="chance (1/4)", annotation_position="top")
+    figure.update_xaxes(range=[0, 1], tickformat=".0%",
+                        title_text="wrong answers choosing the humans' most chosen distractor")
+    figure.update_yaxes(autorange="reversed", automargin=True)
+    figure.update_layout(height=120 + 44 * len(table), margin={"t": 40, "b": 50, "l": 20,
+                                                                "r": 20})
+    return figure
 
 
 def position_figure(long: pd.DataFrame, tests: pd.DataFrame,

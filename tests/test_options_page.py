@@ -113,8 +113,8 @@ def test_trap_table_and_distractor_agreement_equal_counts_from_the_store(models_
             continue
         wrong += 1
         agreed += choice == _lure(by_item[item], key)
-    bars = {trace["x"][0]: trace for trace in charts(app)[0]["data"]}
-    assert bars["test-odd-base"]["y"][0] == pytest.approx(agreed / wrong)
+    bars = {trace["y"][0]: trace for trace in charts(app)[0]["data"]}
+    assert bars["test-odd-base"]["x"][0] == pytest.approx(agreed / wrong)
     p = stats.binomtest(agreed, wrong, 0.25).pvalue
     assert bars["test-odd-base"]["text"][0].startswith(f"{agreed}/{wrong} · ")
     assert f"p = {p:.3f}" in bars["test-odd-base"]["text"][0] or p < 0.001
