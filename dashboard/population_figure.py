@@ -97,7 +97,7 @@ def box_figure(entries: pd.DataFrame, irt_title: str,
                              row=1, col=col)
         figure.update_yaxes(type="category", categoryorder="array",
                             categoryarray=ordered["name"].tolist()[::-1], tickmode="array",
-                            tickvals=ordered["name"].tolist(), row=1, col=col)
+                            tickvals=ordered["name"].tolist(), automargin=True, row=1, col=col)
         figure.update_xaxes(title_text=title, row=1, col=col)
     figure.update_layout(height=plot_height + 150, barmode="overlay",
                          margin={"t": 90, "b": 60, "l": 10, "r": 20},
@@ -143,7 +143,7 @@ def forest_figure(variants: pd.DataFrame, summaries: pd.DataFrame, scale: str, a
                            f"{summary['ci_high'] * slope + intercept:.3f})<extra></extra>")))
     plot_height = ROW_PX * max(len(labels), 1) + 40
     figure.update_yaxes(type="category", categoryorder="array", categoryarray=labels[::-1],
-                        tickmode="array", tickvals=labels)
+                        tickmode="array", tickvals=labels, automargin=True)
     figure.update_xaxes(title_text=scale)
     figure.update_layout(height=plot_height + 130, margin={"t": 70, "b": 60, "l": 10, "r": 20},
                          legend=legend_above(plot_height))
