@@ -39,6 +39,7 @@ VIEWS: tuple[View, ...] = (
     View("pages/10_Populations.py", "Populations", "Populations"),
     View("pages/11_Options_and_traps.py", "Options and traps", "Options_and_traps"),
     View("pages/12_Paper_tables.py", "Paper tables", "Paper_tables"),
+    View("pages/9_Adaptive_testing.py", "Adaptive testing", "Adaptive_testing"),
     ITEM_EXPLORER,
     View("pages/7_Data.py", "Data", "Data"),
     RUNS,
