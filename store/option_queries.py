@@ -13,6 +13,7 @@ import duckdb
 import pandas as pd
 
 from store.dashboard_queries import MODEL_FILTER, SERIES, model_params
+from store.queries import table_names
 
 
 def human_option_counts(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
@@ -29,7 +30,13 @@ def human_option_counts(con: duckdb.DuckDBPyConnection, year: int, area: str) ->
 def human_option_theta_counts(con: duckdb.DuckDBPyConnection, year: int,
                               area: str) -> pd.DataFrame:
     """Candidates per item, θ bin and option letter A–E: item_id, theta_bin (lower edge), option,
-    n. Empty for a year ingested before the table existed."""
+    n. Empty for a year ingested before the table existed, or a file made before it (opened
+    read-only, such a file is not upgraded)."""
+    if "option_theta_counts" not in table_names(con):
+        return pd.DataFrame({"item_id": pd.Series(dtype="int64"),
+                             "theta_bin": pd.Series(dtype="float64"),
+                             "option": pd.Series(dtype="object"),
+                             "n": pd.Series(dtype="int64")})
     return con.execute(
         """SELECT item_id, theta_bin, option, sum(n)::BIGINT AS n FROM option_theta_counts
            WHERE year = $year AND area = $area AND option IN ('A', 'B', 'C', 'D', 'E')

@@ -209,3 +209,18 @@ def test_the_selection_query_reads_one_run_per_series(pages_models_db):
         rows = model_option_answers(con, 2023, "MT", None, "pt", 0, ["test-strong-it"])
     assert set(rows["model"]) == {"test-strong-it"}
     assert rows.groupby("item_id").size().eq(8).all()  # 8 shuffles per item
+
+
+def test_a_store_made_before_the_per_bin_counts_still_shows_the_page(monkeypatch, tmp_path,
+                                                                     pages_models_db):
+    path = tmp_path / "older.duckdb"
+    path.write_bytes(pages_models_db.read_bytes())
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE option_theta_counts")
+    con.close()
+    monkeypatch.setenv("ENEM_DB", str(path))
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "re-ingest 2023" in messages(app)
+    traps = _table(app, "series", "items")
+    assert (traps["trap_near_b_items"] == 0).all() and (traps["trap_items"] > 0).all()
