@@ -1,0 +1,67 @@
+"""The Adaptive testing page under AppTest: simulation, noise curves, live paths, overlap and
+post-hoc sections on the demo, with and without live CAT runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from store.connection import connected
+from tests.test_pages import assert_clean, charts, decoded, run_page
+from workflows.cat_live import CatRunSpec, execute_live_cat
+
+PAGE = "pages/9_Adaptive_testing.py"
+
+
+@pytest.fixture(scope="module")
+def cat_db(tmp_path_factory, pages_demo_db):
+    """The pages' demo with two live CATs of the random baseline on CN."""
+    db = tmp_path_factory.mktemp("cat_page") / "cat.duckdb"
+    shutil.copyfile(pages_demo_db, db)
+    for seed in (1, 2):
+        execute_live_cat(CatRunSpec(model="", backend="random", year=2023, areas=("CN",),
+                                    n_paths=2, seed=seed), db, db.parent / "runs")
+    return db
+
+
+def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
+    monkeypatch.setenv("ENEM_DB", str(cat_db))
+    app = run_page(PAGE)
+    assert_clean(app)
+    figures = {f["layout"]["title"]["text"]: f for f in charts(app)}
+    assert len(figures) == 5, list(figures)
+    mse = next(f for t, f in figures.items() if "mean squared error" in t)
+    cat_mse = decoded(mse["data"][0]["y"])
+    with connected(cat_db, read_only=True) as con:
+        n_items = con.execute("SELECT count(DISTINCT item_id) FROM items WHERE year = 2023 "
+                              "AND area = 'CN' AND a IS NOT NULL").fetchone()[0]
+    # Random forms run through the whole bank; the CAT stops at the sidebar's 20 items.
+    assert cat_mse.shape == (n_items,)
+    assert np.isfinite(cat_mse[:20]).all() and np.isnan(cat_mse[20:]).all()
+    jaccard = next(f for t, f in figures.items() if "overlap" in t)
+    matrix = decoded(jaccard["data"][0]["z"])
+    assert matrix.shape == (4, 4)
+    np.testing.assert_allclose(np.diag(matrix), 1.0)
+    with connected(cat_db, read_only=True) as con:
+        sets = con.execute("SELECT run_id, path, list(item_id) FROM cat_paths "
+                           "GROUP BY ALL ORDER BY run_id, path").fetchall()
+    first, second = set(sets[0][2]), set(sets[1][2])
+    assert matrix[0, 1] == pytest.approx(len(first & second) / len(first | second))
+    # Two runs share a label: each is its own series, named by the end of its run id.
+    names = list(jaccard["data"][0]["x"])
+    assert all(" · run " in name for name in names)
+    assert "nearest guess" in " ".join(m.value for m in app.markdown)
+    assert len(app.get("download_button")) == 10
+    assert json.dumps(figures)  # every figure serialises
+
+
+def test_page_explains_missing_live_runs(monkeypatch, pages_demo_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
+    app = run_page(PAGE)
+    assert_clean(app)
+    text = " | ".join(i.value for i in app.info)
+    assert "No live CAT of a model" in text and "enem-llm cat-run" in text
+    assert len(charts(app)) == 3
