@@ -1,0 +1,107 @@
+"""The ``report`` command: the dashboard's view of a selection as an offline HTML report, and on
+request its PDF, a slide deck and every figure as SVG and print-resolution PNG (``workflows
+.report``). The selection options are the dashboard URL's (or pass the address itself)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tqdm import tqdm
+
+from cli.arguments import add_db, db_path
+from cli.errors import UsageError
+from enem.areas import AREAS
+from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
+from store.connection import connected
+from store.dashboard_queries import loaded_years
+from workflows.report import Selection, build_report
+from workflows.report_capture import report_pages
+
+
+def add_report_parser(commands) -> None:
+    report = commands.add_parser(
+        "report", help="write an offline HTML report (and PDF, slides, SVG/PNG figures) of a "
+                       "dashboard selection")
+    add_db(report)
+    report.add_argument("--out", required=True,
+                        help="folder to write report.html (and the other files) into")
+    selection = report.add_argument_group(
+        "selection (the dashboard URL's filters; default: the dashboard's default view)")
+    selection.add_argument("--url", help="a dashboard address or query string to take the "
+                                         "selection from, e.g. '?year=2023&area=CN'; the "
+                                         "options below override its values")
+    selection.add_argument("--year", type=int, help="ENEM year (default: the newest stored)")
+    selection.add_argument("--areas", nargs="+", choices=AREAS, help="areas (default: all)")
+    selection.add_argument("--booklet", type=int, help="one booklet (CO_PROVA)")
+    selection.add_argument("--lang", choices=PROMPT_LANGUAGES, help="prompt language (default pt)")
+    selection.add_argument("--shots", type=int, choices=SHOT_SETTINGS,
+                           help="prompt shots (default 0)")
+    selection.add_argument("--models", nargs="+", metavar="LABEL",
+                           help="runs by their label as the sidebar lists them (default: all)")
+    selection.add_argument("--runs", nargs="+", metavar="RUN_ID",
+                           help="runs by their run id (default: all)")
+    selection.add_argument("--group", metavar="KIND:VALUE",
+                           help="human subgroup, e.g. state:SP or school_type:2 (default all)")
+    output = report.add_argument_group("extra outputs")
+    output.add_argument("--pdf", action="store_true",
+                        help="also print report.pdf with headless Chromium (/usr/bin/chromium)")
+    output.add_argument("--images", action="store_true",
+                        help="also write figures/figure-NN.svg and .png (3× size, print "
+                             "resolution) through headless Chromium")
+    output.add_argument("--no-slides", action="store_true",
+                        help="do not write presentation.html (one figure per screen)")
+    output.add_argument("--quiet", action="store_true", help="no progress bar")
+    report.set_defaults(run=cmd_report)
+
+
+def selection_from(args: argparse.Namespace) -> Selection:
+    """The selection of ``--url`` with every given option on top."""
+    base = Selection.from_url(args.url) if args.url else Selection()
+    return Selection(
+        year=args.year if args.year is not None else base.year,
+        areas=tuple(args.areas) if args.areas else base.areas,
+        booklet=args.booklet if args.booklet is not None else base.booklet,
+        language=args.lang or base.language,
+        shots=args.shots if args.shots is not None else base.shots,
+        models=tuple(args.models) if args.models else base.models,
+        runs=tuple(args.runs) if args.runs else base.runs,
+        group=args.group or base.group, extra=base.extra)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = db_path(args)
+    if not path.exists():
+        raise FileNotFoundError(f"no database at {path}; run `enem-llm demo` or ingest a year")
+    selection = selection_from(args)
+    with connected(path, read_only=True) as con:
+        years = loaded_years(con)
+    if not years:
+        raise UsageError(f"{path} holds no year yet; run `enem-llm demo` or ingest a year")
+    if selection.year is not None and selection.year not in years:
+        raise UsageError(f"year {selection.year} is not in {path} (it holds "
+                         f"{', '.join(map(str, years))})")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder")
+    with tqdm(total=len(report_pages()), unit="page", disable=args.quiet) as bar:
+        def advance(name: str) -> None:  # called as each page starts
+            bar.set_postfix_str(name)
+            bar.update(1)
+
+        files = build_report(path, selection, out, pdf=args.pdf, images=args.images,
+                             present=not args.no_slides, progress=advance)
+    print(f"report of {selection.words()}: {files.figures} figures, {files.tables} tables, "
+          f"{len(files.pages)} pages → {files.html}")
+    for extra in (files.presentation, files.pdf):
+        if extra is not None:
+            print(f"  {extra}")
+    if files.images:
+        print(f"  {len(files.images)} figure files in {files.images[0].parent}")
+    problems = [f"{page.title}: {problem.splitlines()[0]}" for page in files.pages
+                for problem in page.problems]
+    for problem in problems:
+        print(f"  page error: {problem}")
+    timing = ", ".join(f"{step} {seconds:.1f} s" for step, seconds in files.seconds.items())
+    print(f"  took {timing}")
+    return 1 if problems else 0
