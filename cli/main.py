@@ -15,6 +15,7 @@ from analytics import ESTIMATOR_METHODS
 from cli.arguments import add_db, db_path, output_file
 from cli.cat_commands import add_cat_parsers
 from cli.errors import Parser, UsageError, error_line, exit_code
+from cli.report_commands import add_report_parser
 from cli.run_commands import add_run_parser
 from enem.items import load_items
 from enem.patterns import PATTERN_ENCODINGS, score_pattern_file
@@ -166,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     patterns.set_defaults(run=cmd_score_patterns)
 
     add_run_parser(commands)
+    add_report_parser(commands)
     add_cat_parsers(commands)
 
     info = commands.add_parser("info", help="what the database holds")
