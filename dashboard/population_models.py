@@ -50,14 +50,20 @@ def _scaling(scoring: object) -> float:
     return 1.0
 
 
-def _responses(patterns: pd.Series, n_items: int) -> np.ndarray:
-    """(n, n_items) 1/0/NaN from stored patterns ('1', '0', '.' per item); rows whose length
-    is not ``n_items`` are all NaN."""
-    out = np.full((len(patterns), n_items), np.nan)
+def _responses(patterns: pd.Series, usable: np.ndarray) -> np.ndarray:
+    """(n, n_items) 1/0/NaN from stored patterns ('1', '0', '.' per item of the form, or per
+    usable item only when a pattern leaves the items without parameters out); a pattern of any
+    other length is all NaN. ``usable`` (n_items,) marks the items with parameters."""
+    out = np.full((len(patterns), usable.size), np.nan)
     for row, text in enumerate(patterns):
-        if isinstance(text, str) and len(text) == n_items:
-            codes = np.frombuffer(text.encode("ascii", "replace"), dtype=np.uint8)
-            out[row] = np.where(codes == ord("1"), 1.0, np.where(codes == ord("0"), 0.0, np.nan))
+        if not isinstance(text, str) or len(text) not in (usable.size, int(usable.sum())):
+            continue
+        codes = np.frombuffer(text.encode("ascii", "replace"), dtype=np.uint8)
+        values = np.where(codes == ord("1"), 1.0, np.where(codes == ord("0"), 0.0, np.nan))
+        if len(text) == usable.size:
+            out[row] = values
+        else:
+            out[row, usable] = values
     return out
 
 
@@ -77,7 +83,8 @@ def ml_rescored(patterns: pd.DataFrame, year: int) -> pd.DataFrame:
                                    None if pd.isna(language) else int(language))
         bank = ItemBank.from_arrays(items["a"], items["b"], items["c"],
                                     scaling=_scaling(scoring))
-        estimate = estimator.estimate(_responses(group["response_pattern"], len(items)), bank)
+        usable = np.isfinite(items[["a", "b", "c"]].to_numpy(float)).all(axis=1)
+        estimate = estimator.estimate(_responses(group["response_pattern"], usable), bank)
         on_bound = ((estimate.theta <= low + BOUND_TOLERANCE)
                     | (estimate.theta >= high - BOUND_TOLERANCE))
         out.loc[group.index, "theta"] = np.where(on_bound, np.nan, estimate.theta)

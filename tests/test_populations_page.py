@@ -1,0 +1,176 @@
+"""The Populations page under AppTest (through the app's frame, as a browser opens it) and the
+dashboard helpers behind it, on the page fixtures' demo databases."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analytics.ability import MLEstimator
+from analytics.irt import ItemBank
+from analytics.populations import pool_inverse_variance
+from dashboard.population_models import (
+    ml_rescored,
+    model_summaries,
+    variant_estimates,
+)
+from dashboard.population_tables import (
+    SCALES,
+    model_entries,
+    percentile_table,
+    population_summary,
+    ranking,
+    welch_table,
+)
+from store import population_queries
+from tests.test_pages import assert_clean, charts, decoded, messages, run_page
+
+PAGE = "pages/10_Populations.py"
+MODELS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
+
+
+@pytest.fixture
+def models_db(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    return pages_models_db
+
+
+def _store(db, query, *args):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return query(con, *args)
+    finally:
+        con.close()
+
+
+def _patterns(db, area="MT"):
+    return _store(db, population_queries.model_patterns, 2023, area, None, None, None, MODELS)
+
+
+def test_page_draws_populations_and_models(models_db):
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert app.title[0].value.startswith("Populations")
+    figures = charts(app)
+    assert len(figures) == 2
+    box, forest = figures
+    names = {trace.get("name") for trace in box["data"]}
+    assert {"test-strong-it", "25th–75th percentile", "mean, 95% CI of the mean"} <= names
+    # Both panels list the states and 'all candidates' besides the models.
+    bars = [t for t in box["data"] if t["type"] == "bar"]
+    assert len(bars) == 2 and "all candidates" in bars[0]["y"] and "SP" in bars[1]["y"]
+    assert any("POOLED" in str(y) for t in forest["data"] for y in t.get("y", []))
+    assert len(app.dataframe) == 3  # ranks, Welch tests, percentiles
+    assert "percentile" in app.markdown[-1].value or any(
+        "percentile" in m.value for m in app.markdown)
+
+
+def test_page_switches_grouping_scale_and_estimator(models_db):
+    app = run_page(PAGE)
+    app.selectbox(key="populations.kind").set_value("income").run()
+    app.radio(key="populations.scale").set_value("ENEM nota").run()
+    app.radio(key="populations.estimator").set_value("ML").run()
+    assert_clean(app)
+    box = charts(app)[0]
+    bars = [t for t in box["data"] if t["type"] == "bar"]
+    assert any(label.startswith("income band") for label in bars[1]["y"])
+    # Notas near 500, not logits.
+    means = np.concatenate([decoded(t["x"]) for t in box["data"]
+                            if t.get("name") == "mean, 95% CI of the mean"
+                            and t.get("xaxis") == "x2"])  # the IRT panel
+    assert 300 < np.nanmean(means) < 700
+    ranks = app.dataframe[0].value
+    assert set(ranks["name"]) >= set(MODELS)
+
+
+def test_page_without_model_runs_and_empty_database(monkeypatch, pages_no_runs_db,
+                                                    pages_empty_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_no_runs_db))
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "No model runs for 2023" in messages(app)
+    assert len(charts(app)) == 1  # the populations alone
+    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "empty" in messages(app)
+
+
+def test_variants_pool_the_stored_patterns_by_inverse_variance(pages_models_db):
+    patterns = _patterns(pages_models_db)
+    variants = variant_estimates(patterns, ("prompt language", "shots"))
+    mine = patterns[(patterns["model"] == "test-strong-it") & (patterns["prompt_language"] == "en")
+                    & (patterns["shots"] == 4)]
+    row = variants[(variants["model"] == "test-strong-it")
+                   & (variants["variant"] == "en · 4-shot")].iloc[0]
+    weights = 1 / mine["theta_se"] ** 2
+    assert row["theta"] == pytest.approx((weights * mine["theta"]).sum() / weights.sum())
+    assert row["se"] == pytest.approx(1 / np.sqrt(weights.sum()))
+    assert row["pct"] == pytest.approx((100 * mine["ctt"] / mine["n_scored"]).mean())
+    summaries = model_summaries(variants).set_index("model")
+    everything = patterns[patterns["model"] == "test-strong-it"]
+    flat = pool_inverse_variance(everything["theta"], everything["theta_se"])
+    assert summaries.loc["test-strong-it", "theta"] == pytest.approx(flat.theta, rel=1e-12)
+    assert summaries.loc["test-strong-it", "se"] == pytest.approx(flat.se, rel=1e-12)
+    assert summaries.loc["test-strong-it", "variants"] == 6
+    per_pattern = variant_estimates(patterns, ("prompt language", "shots", "repetition"))
+    assert len(per_pattern) == len(patterns)
+
+
+def test_ml_rescoring_is_the_bounded_ml_of_each_pattern(models_db):
+    patterns = _patterns(models_db).head(40)
+    rescored = ml_rescored(patterns, 2023)
+    row = patterns.iloc[7]
+    items = _store(models_db, lambda con: con.execute(
+        """SELECT a, b, c FROM items WHERE year = 2023 AND booklet_id = ? AND position IS NOT NULL
+             AND (item_language IS NULL OR item_language = ?) ORDER BY co_posicao""",
+        [int(row["booklet_id"]), None if pd.isna(row["item_language"])
+         else int(row["item_language"])]).df())
+    marks = [np.nan if ch == "." else float(ch) for ch in row["response_pattern"]]
+    usable = items[["a", "b", "c"]].notna().all(axis=1).to_numpy()
+    responses = np.full((1, len(items)), np.nan)
+    # The fixture's patterns list the usable items only; real runs list every item.
+    responses[0, usable if len(marks) < len(items) else slice(None)] = marks
+    expected = MLEstimator().estimate(responses, ItemBank.from_arrays(items["a"], items["b"],
+                                                                      items["c"]))
+    assert rescored["theta"].iloc[7] == pytest.approx(expected.theta[0], abs=1e-9)
+    assert rescored["theta_se"].iloc[7] == pytest.approx(expected.se[0], abs=1e-9)
+    assert not np.allclose(rescored["theta"], patterns["theta"])  # EAP shrinks, ML does not
+
+
+def test_tables_agree_with_scipy_and_with_the_stored_rows(pages_models_db):
+    rows = _store(pages_models_db, population_queries.population_rows, 2023, "MT", "state")
+    assert set(rows["group_kind"]) == {"state", "all"}
+    people = population_summary(rows, SCALES[2], "MT")
+    assert people["irt_mean"].to_numpy() == pytest.approx(100 * rows["theta_mean"] + 500)
+    assert people["irt_p25"].to_numpy() == pytest.approx(
+        100 * np.stack(rows["theta_quantiles"].map(np.asarray))[:, 25] + 500)
+    summaries = model_summaries(variant_estimates(_patterns(pages_models_db),
+                                                  ("prompt language", "shots")))
+    model = summaries.set_index("model").loc["test-odd-base"]
+    welch = welch_table(model, people, SCALES[2], "MT")
+    sp = people.index[people["name"] == "SP"][0]
+    expected = stats.ttest_ind_from_stats(100 * model["variant_theta_mean"] + 500,
+                                          100 * model["variant_theta_sd"], model["variants"],
+                                          people.loc[sp, "irt_mean"], people.loc[sp, "irt_sd"],
+                                          people.loc[sp, "n"], equal_var=False)
+    assert welch.loc[sp, "irt_t"] == pytest.approx(expected.statistic, rel=1e-10)
+    assert welch.loc[sp, "irt_p"] == pytest.approx(expected.pvalue, rel=1e-8)
+    places = percentile_table(model, rows)
+    raw = _store(pages_models_db, lambda con: con.execute(
+        """SELECT theta FROM scores WHERE year = 2023 AND area = 'MT' AND state = 'SP'
+             AND NOT isnan(theta) AND n_scored > 0""").df())["theta"]
+    exact = stats.percentileofscore(raw, model["theta"], kind="mean")
+    assert places.loc[places["value"] == "SP", "theta_percentile"].iloc[0] == \
+        pytest.approx(exact, abs=1.0)
+    ranks = ranking(pd.concat([people, model_entries(summaries, SCALES[2], "MT")],
+                              ignore_index=True)).set_index("name")
+    # The strong model (θ 1.6) tops every state; the random baseline is last by both.
+    assert ranks.loc["test-strong-it", "rank_irt"] == 1
+    assert ranks.loc["test-random-baseline", "rank_ctt"] == len(ranks)
+    assert (ranks["change"] == ranks["rank_ctt"] - ranks["rank_irt"]).all()
+    by_pct = ranks["pct_mean"].rank(ascending=False, method="min").astype(int)
+    assert (ranks["rank_ctt"] == by_pct).all()
