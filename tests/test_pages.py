@@ -30,6 +30,7 @@ PAGES: dict[str, tuple[str, int, int]] = {
     "pages/3_Response_patterns.py": ("Response patterns", 4, 0),
     "pages/4_Test_information.py": ("Test information", 1, 1),
     "pages/5_Discrimination.py": ("Discrimination", 1, 2),
+    "pages/10_Populations.py": ("Populations", 2, 3),
     "pages/11_Options_and_traps.py": ("Options and traps", 3, 4),
     "pages/6_Item_explorer.py": ("Item explorer", 2, 0),
     "pages/7_Data.py": ("Data", 0, 3),
