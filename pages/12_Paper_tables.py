@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.data import database_state
 from dashboard.paper_sections import attribute_section, baseline_section, min_k_section
+from dashboard.report_button import report_section
 from dashboard.state import open_page
 
 filters = open_page("Paper tables: random baseline, item attributes, contamination")
@@ -24,3 +25,5 @@ st.divider()
 attribute_section(filters, db_path)
 st.divider()
 min_k_section(filters)
+st.divider()
+report_section(db_path)

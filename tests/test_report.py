@@ -165,3 +165,13 @@ def test_cli_refuses_a_year_not_in_the_store(pages_demo_db, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: year 1999 is not in")
     code = main(["--db", str(tmp_path / "none.duckdb"), "report", "--out", str(tmp_path)])
     assert code == 2 and "no database at" in capsys.readouterr().err
+
+
+def test_page_button_builds_the_report_of_the_address_bar(monkeypatch, pages_demo_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
+    app = run_page("pages/12_Paper_tables.py", {"area": "MT"})
+    app.button(key="report.build").click().run(timeout=600)
+    assert not app.exception and not app.error, [e.value for e in [*app.exception, *app.error]]
+    names = {button.proto.label for button in app.get("download_button")
+             if "report.download" in button.proto.id}
+    assert {"report.html", "presentation.html"} <= names

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import subprocess
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -20,11 +21,12 @@ from pathlib import Path
 import pandas as pd
 
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
-from store.connection import connected
+from store.connection import PROJECT_ROOT, connected
 from store.dashboard_queries import ingest_history, model_run_table
 from workflows.report_capture import PageCapture, capture_pages
 from workflows.report_export import figure_images, print_pdf
 from workflows.report_html import ReportText, presentation_document, report_document
+from workflows.runs import project_command
 
 REPORT_TITLE = "ENEM × LLM: does a model's exam score mean what it means for a human?"
 
@@ -214,3 +216,21 @@ def figure_captions(pages: Sequence[PageCapture]) -> list[str]:
                 captions.append(following.payload if following is not None
                                 and following.kind == "caption" else "")
     return captions
+
+
+#: Seconds a report built for the dashboard may take.
+REPORT_PROCESS_TIMEOUT = 600
+
+
+def report_in_process(db_path: Path, url_query: str, out_dir: Path, pdf: bool = False
+                      ) -> subprocess.CompletedProcess:
+    """Build the report as its own process (``enem-llm report``, as a terminal would), for
+    the dashboard: the pages are run headless there, never inside the serving app. Returns
+    the finished process (its stdout lists the files; exit 1 when a page showed an error,
+    the report is written all the same)."""
+    command = [*project_command(), "--db", str(Path(db_path).absolute()), "report", "--out",
+               str(Path(out_dir).absolute()), "--url", url_query or "?", "--quiet"]
+    if pdf:
+        command.append("--pdf")
+    return subprocess.run(command, capture_output=True, text=True, check=False,
+                          timeout=REPORT_PROCESS_TIMEOUT, cwd=PROJECT_ROOT)
