@@ -27,7 +27,7 @@ def model_option_counts(answers: pd.DataFrame) -> pd.DataFrame:
     """Per series and item: how many answers chose each original letter (columns A–E; answers
     without a choice are left out)."""
     chosen = answers[answers["chosen"] >= 0]
-    table = pd.crosstab([chosen["model"], chosen["item_id"]], chosen["chosen"])
+    table = chosen.groupby(["model", "item_id", "chosen"]).size().unstack("chosen", fill_value=0)
     return table.reindex(columns=range(len(OPTION_LETTERS)), fill_value=0) \
         .set_axis(list(OPTION_LETTERS), axis=1)
 

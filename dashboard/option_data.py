@@ -36,9 +36,7 @@ SHARE_COLUMNS = [f"share_{letter}" for letter in OPTION_LETTERS]
 
 def letter_index(letters: pd.Series) -> np.ndarray:
     """'A'–'E' → 0–4; anything else (blank, '.', 'X', NULL) → -1."""
-    lookup = {letter: index for index, letter in enumerate(OPTION_LETTERS)}
-    return np.array([lookup.get(value, -1) if isinstance(value, str) else -1
-                     for value in letters], dtype=np.int64)
+    return pd.Index(list(OPTION_LETTERS)).get_indexer(pd.Series(letters, dtype=object))
 
 
 def _letter(index: np.ndarray) -> list[str | None]:
@@ -107,12 +105,18 @@ def answer_table(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     merged["chosen"] = letter_index(merged["choice"])
     merged["key_index"] = letter_index(merged["key"])
     merged["distractor_index"] = letter_index(merged["distractor"])
-    orders = merged["permutation"].map(_order)
-    recorded = orders.notna().to_numpy()
+    merged["correct"] = merged["correct"].fillna(False).astype(bool)
+    # A run shows at most 120 orders: read each distinct one once.
+    codes, distinct = pd.factorize(merged["permutation"])
+    lookup = [_order(text) for text in distinct]
+    recorded = codes >= 0
+    recorded[recorded] = [lookup[code] is not None for code in codes[recorded]]
     merged["shown"] = -1
     merged["key_shown"] = -1
     if recorded.any():
-        matrix = np.stack(orders[recorded].to_numpy())
+        table = np.stack([order if order is not None else np.arange(len(OPTION_LETTERS))
+                          for order in lookup])
+        matrix = table[codes[recorded]]
         merged.loc[recorded, "shown"] = shown_positions(merged.loc[recorded, "chosen"], matrix)
         merged.loc[recorded, "key_shown"] = shown_positions(merged.loc[recorded, "key_index"],
                                                             matrix)

@@ -4,13 +4,23 @@ together (cached queries in, the tables of :mod:`dashboard.option_data` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
+import streamlit as st
 
 from dashboard import option_queries, queries
+from dashboard.data import Token, version_token
 from dashboard.navigation import ITEM_EXPLORER
-from dashboard.option_data import answer_table, human_items, theta_cube
+from dashboard.option_comparisons import band_accuracy, item_distances, length_tests
+from dashboard.option_data import (
+    answer_table,
+    distractor_table,
+    human_items,
+    position_table,
+    theta_cube,
+    trap_table,
+)
 from dashboard.state import Filters
 
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
@@ -18,24 +28,29 @@ HUMAN_TEXT_LANGUAGE = "pt"
 
 
 @dataclass
-class OptionSelection:
-    """The selection's items and answers, areas concatenated.
+class OptionResults:
+    """Every table of the page for one selection, areas concatenated.
 
     ``items``: :func:`dashboard.option_data.human_items` rows; ``answers``:
-    :func:`dashboard.option_data.answer_table` rows; ``cubes[area]``: humans' counts per item,
-    θ bin and letter with the bins' lower edges; ``model_theta[(series, area)]``: mean θ of the
-    series' response patterns; ``human_lengths``/``model_lengths``: text lengths in Portuguese
-    and in the prompt language; ``without_theta_counts``: areas whose year was ingested before
-    option counts per θ bin were kept.
+    :func:`dashboard.option_data.answer_table` rows; ``series``: the series answering, in order;
+    ``without_theta_counts``: areas whose store lacks the humans' option counts per θ bin;
+    ``has_lengths``: whether any question text is stored. The rest are the tables of
+    :mod:`dashboard.option_data` and :mod:`dashboard.option_comparisons` (``distances`` is
+    ``item_distances``; ``positions``/``chi_square`` the two tables of ``position_table``).
     """
 
     items: pd.DataFrame
     answers: pd.DataFrame
-    cubes: dict = field(default_factory=dict)
-    model_theta: dict = field(default_factory=dict)
-    human_lengths: pd.DataFrame = field(default_factory=pd.DataFrame)
-    model_lengths: pd.DataFrame = field(default_factory=pd.DataFrame)
-    without_theta_counts: list = field(default_factory=list)
+    series: list
+    without_theta_counts: list
+    has_lengths: bool
+    traps: pd.DataFrame
+    agreement: pd.DataFrame
+    distances: pd.DataFrame
+    positions: pd.DataFrame
+    chi_square: pd.DataFrame
+    bands: pd.DataFrame
+    lengths: pd.DataFrame
 
     @property
     def has_option_counts(self) -> bool:
@@ -43,36 +58,53 @@ class OptionSelection:
         return bool(len(self.items)) and bool(self.items["humans_with_a_letter"].sum() > 0)
 
 
-def load_selection(filters: Filters) -> OptionSelection:
-    """The items, humans' option counts and model answers of the sidebar's areas."""
+def option_results(filters: Filters) -> OptionResults:
+    """The page's tables for the sidebar's selection, computed once per selection and store
+    version (warm reruns are served from memory, as the queries are)."""
+    areas = tuple(filters.areas)
+    return _results(version_token(), filters.year, areas,
+                    tuple(filters.booklet_for(area) for area in areas), filters.language,
+                    filters.shots, tuple(filters.models), bool(filters.pooled))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: str, shots: int,
+             models: tuple, pooled: bool) -> OptionResults:
+    """``token`` (the store's version) only keys the cache."""
     items, answers, lengths_pt, lengths_model = [], [], [], []
-    selection = OptionSelection(items=pd.DataFrame(), answers=pd.DataFrame())
-    for area in filters.areas:
-        area_items = queries.area_items(filters.year, area)
-        theta_counts = option_queries.human_option_theta_counts(filters.year, area)
-        table = human_items(area, area_items,
-                            option_queries.human_option_counts(filters.year, area), theta_counts)
+    cubes, model_theta, without = {}, {}, []
+    for area, booklet in zip(areas, booklets):
+        theta_counts = option_queries.human_option_theta_counts(year, area)
+        table = human_items(area, queries.area_items(year, area),
+                            option_queries.human_option_counts(year, area), theta_counts)
         items.append(table)
-        selection.cubes[area] = theta_cube(theta_counts, table["item_id"].to_numpy())
+        cubes[area] = theta_cube(theta_counts, table["item_id"].to_numpy())
         if theta_counts.empty:
-            selection.without_theta_counts.append(area)
-        booklet = filters.booklet_for(area)
-        raw = option_queries.model_option_answers(filters.year, area, booklet, filters.language,
-                                                  filters.shots, filters.models, filters.pooled)
+            without.append(area)
+        raw = option_queries.model_option_answers(year, area, booklet, language, shots,
+                                                  list(models), pooled)
         answers.append(answer_table(raw, table))
-        points = queries.model_points(filters.year, area, booklet, filters.language,
-                                      filters.shots, filters.models, filters.pooled)
+        points = queries.model_points(year, area, booklet, language, shots, list(models),
+                                      pooled)
         for series, theta in points.groupby("model")["theta"].mean().items():
-            selection.model_theta[series, area] = float(theta)
-        lengths_pt.append(option_queries.question_lengths(filters.year, area,
-                                                          HUMAN_TEXT_LANGUAGE))
-        lengths_model.append(option_queries.question_lengths(filters.year, area,
-                                                             filters.language))
-    selection.items = pd.concat(items, ignore_index=True)
-    selection.answers = pd.concat(answers, ignore_index=True)
-    selection.human_lengths = pd.concat(lengths_pt, ignore_index=True)
-    selection.model_lengths = pd.concat(lengths_model, ignore_index=True)
-    return selection
+            model_theta[series, area] = float(theta)
+        lengths_pt.append(option_queries.question_lengths(year, area, HUMAN_TEXT_LANGUAGE))
+        lengths_model.append(option_queries.question_lengths(year, area, language))
+    items = pd.concat(items, ignore_index=True)
+    answers = pd.concat(answers, ignore_index=True)
+    human_lengths = pd.concat(lengths_pt, ignore_index=True)
+    model_lengths = pd.concat(lengths_model, ignore_index=True)
+    positions, chi_square = position_table(answers)
+    return OptionResults(
+        items=items, answers=answers, series=list(dict.fromkeys(answers["model"])),
+        without_theta_counts=without,
+        has_lengths=bool(len(human_lengths) or len(model_lengths)),
+        traps=trap_table(items, answers), agreement=distractor_table(answers),
+        distances=item_distances(items, answers, cubes, model_theta),
+        positions=positions, chi_square=chi_square,
+        bands=(band_accuracy(items, answers) if items["band"].notna().any()
+               else pd.DataFrame()),
+        lengths=length_tests(items, answers, human_lengths, model_lengths))
 
 
 def runs_without_order(answers: pd.DataFrame) -> list[str]:

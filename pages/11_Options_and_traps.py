@@ -15,13 +15,12 @@ import streamlit as st
 
 from dashboard.figures import series_styles, show_figure
 from dashboard.navigation import ITEM_EXPLORER
-from dashboard.option_comparisons import band_accuracy, item_distances, length_tests
-from dashboard.option_data import NEAR, distractor_table, position_table, trap_table
+from dashboard.option_data import NEAR
 from dashboard.option_figures import band_figure, distractor_figure, position_figure
 from dashboard.option_loading import (
     explorer_link,
     item_words,
-    load_selection,
+    option_results,
     runs_without_order,
 )
 from dashboard.option_tables import (
@@ -45,37 +44,36 @@ st.markdown(
     "most chosen distractor; by chance (a wrong answer spread evenly over four wrong options) "
     "it is 1/4. Accuracy is the mean over items of the share of answers that are correct.")
 
-selection = load_selection(filters)
-items, answers = selection.items, selection.answers
+results = option_results(filters)
+answers, series = results.answers, results.series
 note_missing_runs(filters, pd.DataFrame({"area": answers["area"].unique() if len(answers)
                                          else []}))
-series = list(dict.fromkeys(answers["model"])) if len(answers) else []
 styles = series_styles(series, filters.series_order) if series else {}
 stem = f"options_{filters.year}_{'_'.join(filters.areas)}"
 
 st.subheader("Trap items: accuracy on all items / on trap items")
-if not selection.has_option_counts:
+if not results.has_option_counts:
     st.info(f"{filters.year} holds no candidates' answers for these areas (stored from its item "
             "file alone, or no candidate took them), so there are no trap items, distractors or "
             "human option shares to compare with; the position bias and the accuracy by "
             "difficulty below need only the model runs.")
 else:
-    traps = with_ratio(trap_table(items, answers))
+    traps = with_ratio(results.traps)
     st.dataframe(traps, hide_index=True, width="stretch", column_config=trap_column_config())
     st.caption(
         "Humans: every candidate of the year (item p-values, pooled over booklets by item); "
         f"runs: their answers in the selection ({filters.prompt_label}), on the items they "
         "answered. x/y = accuracy on all items / on trap items, as in the Khayyam Challenge's "
         "trap table." + filters.provenance)
-    if selection.without_theta_counts:
+    if results.without_theta_counts:
         st.info("The θ-conditional trap flags need the humans' option counts per θ bin, which "
-                f"this store lacks for {', '.join(selection.without_theta_counts)}: re-ingest "
+                f"this store lacks for {', '.join(results.without_theta_counts)}: re-ingest "
                 f"{filters.year} to get them.")
     st.download_button("Trap table (CSV)", data=traps.to_csv(index=False),
                        file_name=f"{stem}_traps.csv", mime="text/csv", key="options.traps.csv")
 
     st.subheader("Do models fall for the humans' distractor?")
-    agreement = distractor_table(answers) if len(answers) else pd.DataFrame()
+    agreement = results.agreement
     if agreement.empty:
         st.info(filters.no_runs_message())
     else:
@@ -88,10 +86,10 @@ else:
                      f"choice are left out. {filters.prompt_label}." + filters.provenance))
 
     st.subheader("Item by item")
-    distances = item_distances(items, answers, selection.cubes, selection.model_theta)
+    distances = results.distances
     shown_series = st.selectbox("Run", series, key="options.series") if series else None
     if distances.empty or shown_series is None:
-        table = items.assign(series=None)
+        table = results.items.assign(series=None)
     else:
         table = distances[distances["series"] == shown_series]
     table = table.assign(explorer=[explorer_link(item, area, filters.year)
@@ -121,7 +119,7 @@ else:
                                                          "area": picked["area"]})
 
 st.subheader("Position bias: where was the chosen option shown?")
-positions, chi_square = position_table(answers) if len(answers) else (pd.DataFrame(), None)
+positions, chi_square = results.positions, results.chi_square
 unordered = runs_without_order(answers)
 if positions.empty or chi_square["answers"].sum() == 0:
     st.info(filters.no_runs_message() if not series else
@@ -146,7 +144,7 @@ if unordered:
                + "; ".join(unordered) + ".")
 
 st.subheader("Accuracy by difficulty")
-bands = band_accuracy(items, answers) if items["band"].notna().any() else pd.DataFrame()
+bands = results.bands
 if bands.empty:
     st.info("No item of these areas has a difficulty b, so there are no difficulty bands.")
 else:
@@ -159,8 +157,8 @@ else:
                  "(the items it answered)." + filters.provenance))
 
 st.subheader("Question and option lengths of correct and incorrect answers")
-lengths = length_tests(items, answers, selection.human_lengths, selection.model_lengths)
-if selection.human_lengths.empty and selection.model_lengths.empty:
+lengths = results.lengths
+if not results.has_lengths:
     st.info("No question texts are stored for these areas, so there are no lengths to compare; "
             "import them with `enem-llm import-questions`.")
 else:
