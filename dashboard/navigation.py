@@ -1,8 +1,9 @@
 """The dashboard's views: one file each under ``pages/``, in navigation order.
 
-``app.py`` turns :data:`VIEWS` into ``st.Page`` objects for ``st.navigation``; pages that link to
-another page and the page benchmark read the same list. A new view: add its file under
-``pages/`` and one line here.
+``app.py`` turns :data:`VIEWS` into ``st.Page`` objects for ``st.navigation``, grouped under the
+section headings of :data:`SECTIONS` and always fully expanded (Streamlit otherwise folds a menu
+of more than ten pages); pages that link to another page and the page benchmark read the same
+list. A new view: add its file under ``pages/`` and one line here, in its section.
 """
 
 from __future__ import annotations
@@ -22,12 +23,20 @@ class View:
     #: The URL path: the one Streamlit derived from the file name before the app had a
     #: navigation frame, set explicitly so that shared links keep working.
     url_path: str
+    #: The menu section heading it is listed under (one of :data:`SECTIONS`).
+    section: str = "The paper's analyses"
+
+
+#: Menu sections, in order.
+SECTIONS: tuple[str, ...] = ("Overview", "The paper's analyses", "Beyond the paper",
+                             "Items, data and runs")
 
 
 #: The default page, served at the root URL (its url_path only names it internally).
-HOME = View("pages/home.py", "Home", "home")
-ITEM_EXPLORER = View("pages/6_Item_explorer.py", "Item explorer", "Item_explorer")
-RUNS = View("pages/8_Runs.py", "Runs", "Runs")
+HOME = View("pages/home.py", "Home", "home", "Overview")
+ITEM_EXPLORER = View("pages/6_Item_explorer.py", "Item explorer", "Item_explorer",
+                     "Items, data and runs")
+RUNS = View("pages/8_Runs.py", "Runs", "Runs", "Items, data and runs")
 
 VIEWS: tuple[View, ...] = (
     HOME,
@@ -36,12 +45,14 @@ VIEWS: tuple[View, ...] = (
     View("pages/3_Response_patterns.py", "Response patterns", "Response_patterns"),
     View("pages/4_Test_information.py", "Test information", "Test_information"),
     View("pages/5_Discrimination.py", "Discrimination", "Discrimination"),
-    View("pages/10_Populations.py", "Populations", "Populations"),
-    View("pages/11_Options_and_traps.py", "Options and traps", "Options_and_traps"),
     View("pages/12_Paper_tables.py", "Paper tables", "Paper_tables"),
-    View("pages/9_Adaptive_testing.py", "Adaptive testing", "Adaptive_testing"),
+    View("pages/10_Populations.py", "Populations", "Populations", "Beyond the paper"),
+    View("pages/11_Options_and_traps.py", "Options and traps", "Options_and_traps",
+         "Beyond the paper"),
+    View("pages/9_Adaptive_testing.py", "Adaptive testing", "Adaptive_testing",
+         "Beyond the paper"),
     ITEM_EXPLORER,
-    View("pages/7_Data.py", "Data", "Data"),
+    View("pages/7_Data.py", "Data", "Data", "Items, data and runs"),
     RUNS,
 )
 
@@ -51,9 +62,11 @@ def navigation() -> StreamlitPage:
     when the URL names none). ``st.Page`` needs a running script, so the pages are built here,
     not at import. Each browser tab is titled by its page's navigation title."""
     st.set_page_config(layout="wide")
-    pages = [st.Page(view.file, title=view.title, url_path=view.url_path, default=view is HOME)
-             for view in VIEWS]
-    return st.navigation(pages)
+    menu: dict[str, list[StreamlitPage]] = {section: [] for section in SECTIONS}
+    for view in VIEWS:
+        menu[view.section].append(st.Page(view.file, title=view.title, url_path=view.url_path,
+                                          default=view is HOME))
+    return st.navigation(menu, expanded=True)
 
 
 def is_home(page: StreamlitPage) -> bool:
