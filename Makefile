@@ -32,8 +32,10 @@ test: $(VENV)/.dev chromium
 	$(BIN)/python -m pytest -q
 
 # The browser test drives Debian's chromium through Playwright; never a downloaded browser.
+# The report's PDF test reads the printed PDF with poppler's pdftotext.
 chromium:
 	@command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
+	@command -v pdftotext >/dev/null || { apt-get update && apt-get install -y poppler-utils; }
 
 ## Rebuild the demo database explicitly.
 demo: $(VENV)/.runtime
