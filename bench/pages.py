@@ -15,6 +15,7 @@ Targets: warm ≤ 1 s, cold ≤ 3 s per page. Prints a table and writes bench/ou
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -40,17 +41,30 @@ PAGES = tuple(view.file for view in VIEWS if view is not RUNS)
 WARM_TARGET, COLD_TARGET = 1.0, 3.0
 
 
+def _fingerprint(*folders: str) -> str:
+    """A digest of the Python sources under ``folders``: a cached file built by other code
+    (another schema, another demo generator) is built again."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def build_database(rows: int, seed: int) -> Path:
-    """The full-size database with test model runs, built once."""
+    """The full-size database with test model runs, built once per schema and demo generator."""
     db = OUT / f"pages_{rows}.duckdb"
     marker = OUT / f"pages_{rows}.complete"
-    if marker.exists() and db.exists():
+    built_by = _fingerprint("store", "demo")
+    if marker.exists() and db.exists() and marker.read_text() == built_by:
         return db
     files_dir = OUT / f"year_{rows}"
-    if not (files_dir / "complete").exists():
+    files_by = _fingerprint("demo")
+    done = files_dir / "complete"
+    if not (done.exists() and done.read_text() == files_by):
         print(f"writing a {rows:,}-candidate INEP-format year to {files_dir} (once) …", flush=True)
         generate_demo_files(files_dir, year=2023, n_examinees=rows, seed=seed, progress=True)
-        (files_dir / "complete").write_text("ok")
+        done.write_text(files_by)
     db.unlink(missing_ok=True)
     print(f"ingesting into {db} …", flush=True)
     started = time.monotonic()
@@ -64,7 +78,7 @@ def build_database(rows: int, seed: int) -> Path:
              FakeModel("test-mid-base", "testfam-alpha", "3B", False, theta=0.3, aberrance=0.3),
              FakeModel("test-top-it", "testfam-gamma", "70B", True, theta=2.4))
     add_test_model_runs(db, shuffles=30, models=TEST_MODELS + extra)
-    marker.write_text("ok")
+    marker.write_text(built_by)
     return db
 
 
