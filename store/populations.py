@@ -20,6 +20,8 @@ candidates out, for the sidebar switch that does so on every page.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import duckdb
@@ -44,6 +46,8 @@ GROUPINGS: dict[str, str] = {
     "father_education": "father_education", "mother_education": "mother_education",
     "internet": "internet",
 }
+#: Groupings stored as small integers (INEP codes): a record's code is the value + 1.
+NUMERIC_GROUPINGS: frozenset[str] = frozenset({"school_type", "school_admin", "race", "age_band"})
 #: Crossings of two groupings: kind → (first, second); the value is 'first|second'.
 CROSSINGS: dict[str, tuple[str, str]] = {"state_school": ("state", "school_type")}
 #: The value of a population whose grouping column is empty.
@@ -54,61 +58,100 @@ ALL_BOOKLETS, REPRODUCED_BOOKLETS = "all", "reproduced"
 
 @dataclass(frozen=True)
 class _Records:
-    """The scored records of a year, one entry each: area index (into AREAS), booklet, θ,
-    nota, CTT, items counted, and per grouping its code (0 = missing, k = values[k − 1])."""
+    """The scored records of one area, one entry each: booklet, θ, nota, CTT, items counted,
+    and per grouping its code (0, 1, …; compact) with the value each code stands for."""
 
-    area: np.ndarray
     booklet: np.ndarray
     theta: np.ndarray
     nota: np.ndarray
     ctt: np.ndarray
     n_scored: np.ndarray
     codes: dict[str, np.ndarray]
-    values: dict[str, list[str]]
+    labels: dict[str, list[str]]
+
+
+#: Temporary table of every examinee's join key and grouping codes, made once per build.
+_CODES = "population_codes"
 
 
 def _dictionaries(con: duckdb.DuckDBPyConnection, year: int) -> dict[str, list[str]]:
-    """The distinct non-empty values of every grouping column in ``year``, sorted as text."""
-    lists = ", ".join(f"list_sort(list(DISTINCT CAST({column} AS VARCHAR)))"
-                      for column in GROUPINGS.values())
+    """The distinct non-empty values of every text grouping column in ``year``, sorted."""
+    text = [kind for kind in GROUPINGS if kind not in NUMERIC_GROUPINGS]
+    lists = ", ".join(f"list_sort(list(DISTINCT {GROUPINGS[kind]}))" for kind in text)
     row = con.execute(f"SELECT {lists} FROM examinees WHERE year = ?", [year]).fetchall()[0]
     return {kind: [v for v in (values or []) if v is not None]
-            for kind, values in zip(GROUPINGS, row, strict=True)}
+            for kind, values in zip(text, row, strict=True)}
 
 
-def _numeric_ids(con: duckdb.DuckDBPyConnection, year: int) -> bool:
-    """Whether every examinee id of ``year`` is a distinct whole number (INEP's are): the
-    join then runs on integers, several times faster than on text."""
-    return bool(con.execute(
-        """SELECT count(*) = count(DISTINCT TRY_CAST(examinee_id AS BIGINT))
-                  AND count(*) = count(TRY_CAST(examinee_id AS BIGINT))
-           FROM examinees WHERE year = ?""", [year]).fetchall()[0][0])
+def _code_sql(kind: str) -> str:
+    """SQL of an examinee's code in one grouping: 0 when empty; value + 1 for a numeric one;
+    the 1-based place in the bound list ``$<kind>`` of values for a text one."""
+    column = GROUPINGS[kind]
+    if kind in NUMERIC_GROUPINGS:
+        return (f"(CASE WHEN {column} BETWEEN 0 AND 32000 THEN {column} + 1 ELSE 0 END)"
+                f"::SMALLINT AS {kind}")
+    return f"coalesce(list_position(${kind}, {column}), 0)::SMALLINT AS {kind}"
 
 
-def _records(con: duckdb.DuckDBPyConnection, year: int) -> _Records:
-    """Every scored record of ``year`` with its examinee's grouping codes."""
+@contextmanager
+def _examinee_codes(con: duckdb.DuckDBPyConnection, year: int
+                    ) -> Iterator[tuple[str, dict[str, list[str]]]]:
+    """Fill the temporary :data:`_CODES` table for ``year``; yields (the SQL of a score row's
+    join key, the values of the text groupings' codes).
+
+    The key is the examinee id as a number when every id of the year is a string of digits of
+    one length (INEP's are), so that distinct ids are distinct numbers: an integer join is
+    several times faster than one on text. Otherwise the key is the id itself."""
     values = _dictionaries(con, year)
-    codes_sql = ", ".join(
-        f"coalesce(list_position(${kind}, CAST({column} AS VARCHAR)), 0)::SMALLINT AS {kind}"
-        for kind, column in GROUPINGS.items())
-    numeric = _numeric_ids(con, year)
-    key = "TRY_CAST(examinee_id AS BIGINT)" if numeric else "examinee_id"
-    score_key = "TRY_CAST(s.examinee_id AS BIGINT)" if numeric else "s.examinee_id"
+    codes = ", ".join(_code_sql(kind) for kind in GROUPINGS)
+    try:
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE {_CODES} AS
+                        SELECT TRY_CAST(examinee_id AS BIGINT) AS number, examinee_id AS k,
+                               {codes} FROM examinees WHERE year = $year""",
+                    {"year": year, **values})
+        numeric = con.execute(
+            f"""SELECT count(*) = count(*) FILTER (
+                           WHERE number >= 0 AND length(k) <= 18
+                             AND lpad(CAST(number AS VARCHAR), length(k)::INTEGER, '0') = k)
+                       AND min(length(k)) = max(length(k))
+                FROM {_CODES}""").fetchall()[0][0]
+        if numeric:
+            con.execute(f"ALTER TABLE {_CODES} DROP COLUMN k")
+            con.execute(f"ALTER TABLE {_CODES} RENAME COLUMN number TO k")
+        yield ("TRY_CAST(s.examinee_id AS BIGINT)" if numeric else "s.examinee_id"), values
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {_CODES}")
+
+
+def _compact(codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Codes of a numeric grouping (value + 1, 0 empty) renumbered 0, 1, … over those that
+    occur, and the value of each."""
+    used = np.flatnonzero(np.bincount(codes))
+    lookup = np.zeros(used[-1] + 1, dtype=np.int16)
+    lookup[used] = np.arange(used.size)
+    return lookup[codes], [MISSING if code == 0 else str(code - 1) for code in used]
+
+
+def _records(con: duckdb.DuckDBPyConnection, year: int, area: str, score_key: str,
+             values: dict[str, list[str]]) -> _Records:
+    """Every scored record of ``year`` and ``area`` with its examinee's grouping codes."""
     table = con.sql(
-        f"""WITH e AS (SELECT {key} AS k, {codes_sql} FROM examinees WHERE year = $year)
-            SELECT (list_position($areas, s.area) - 1)::TINYINT AS area, s.booklet_id, s.theta,
-                   s.nota, s.ctt, s.n_scored, e.* EXCLUDE (k)
-            FROM scores s JOIN e ON e.k = {score_key}
-            WHERE s.year = $year AND NOT isnan(s.theta) AND s.n_scored > 0""",
-        params={"year": year, "areas": list(AREAS), **values}).fetchnumpy()
-    # Records of one area side by side (a counting sort), so each area is a slice.
-    by_area = np.argsort(np.asarray(table["area"]), kind="stable")
-    column = {name: np.asarray(table[name])[by_area] for name in table}
+        f"""SELECT s.booklet_id, s.theta, s.nota, s.ctt, s.n_scored, e.* EXCLUDE (k)
+            FROM scores s JOIN {_CODES} e ON e.k = {score_key}
+            WHERE s.year = $year AND s.area = $area AND NOT isnan(s.theta)
+              AND s.n_scored > 0""",
+        params={"year": year, "area": area}).to_arrow_table()
+    column = {name: table.column(name).to_numpy() for name in table.column_names}
+    codes = {kind: column[kind] for kind in GROUPINGS}
+    labels = {kind: [MISSING, *values[kind]] for kind in values}
+    for kind in NUMERIC_GROUPINGS:
+        # Codes of the text groupings are already compact (their values in the year).
+        codes[kind], labels[kind] = (_compact(codes[kind]) if table.num_rows
+                                     else (codes[kind], []))
     return _Records(
-        area=column["area"], booklet=column["booklet_id"], theta=column["theta"],
-        nota=column["nota"], ctt=column["ctt"].astype(np.int64),
-        n_scored=column["n_scored"].astype(np.int64),
-        codes={kind: column[kind].astype(np.int16) for kind in GROUPINGS}, values=values)
+        booklet=column["booklet_id"], theta=column["theta"], nota=column["nota"],
+        ctt=column["ctt"].astype(np.int64), n_scored=column["n_scored"].astype(np.int64),
+        codes=codes, labels=labels)
 
 
 def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
@@ -117,10 +160,9 @@ def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
     n = records.theta.size
     out = [("all", np.zeros(n, dtype=np.int16), ["all"])]
     for kind in GROUPINGS:
-        out.append((kind, records.codes[kind], [MISSING, *records.values[kind]]))
+        out.append((kind, records.codes[kind], records.labels[kind]))
     for kind, (first, second) in CROSSINGS.items():
-        left = [MISSING, *records.values[first]]
-        right = [MISSING, *records.values[second]]
+        left, right = records.labels[first], records.labels[second]
         codes = (records.codes[first] * len(right) + records.codes[second]).astype(np.int16)
         out.append((kind, codes, [f"{a}|{b}" for a in left for b in right]))
     return out
@@ -166,8 +208,8 @@ def _tenths(nota: np.ndarray) -> _Discrete | None:
 
 
 def _area_rows(records: _Records, keep: slice | np.ndarray) -> list[dict]:
-    """The population rows of the records selected by ``keep`` (one area's slice, or the
-    indices of some of its records)."""
+    """The population rows of the records selected by ``keep`` (a slice, or the indices of
+    some records)."""
     theta, nota = records.theta[keep], records.nota[keep]
     order = np.argsort(theta)
     sorted_theta = theta[order]
@@ -218,19 +260,18 @@ def flagged_booklets(con: duckdb.DuckDBPyConnection, year: int) -> list[int]:
 def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
     """Insert the year's ``agg_populations`` rows from ``scores`` and ``examinees`` (the
     caller removed the old ones); returns the rows written."""
-    records = _records(con, year)
     flagged = flagged_booklets(con, year)
-    variants: list[tuple[str, np.ndarray | None]] = [(ALL_BOOKLETS, None)]
-    if flagged:
-        variants.append((REPRODUCED_BOOKLETS, ~np.isin(records.booklet, flagged)))
-    bounds = np.searchsorted(records.area, np.arange(len(AREAS) + 1))
     rows = []
-    for booklets, chosen in variants:
-        for index, area in enumerate(AREAS):
-            keep = slice(bounds[index], bounds[index + 1])
-            if chosen is not None:
-                keep = np.arange(keep.start, keep.stop)[chosen[keep]]
-            if keep.stop > keep.start if isinstance(keep, slice) else keep.size:
+    with _examinee_codes(con, year) as (score_key, values):
+        for area in AREAS:
+            records = _records(con, year, area, score_key, values)
+            if not records.theta.size:
+                continue
+            variants: list[tuple[str, slice | np.ndarray]] = [(ALL_BOOKLETS, slice(None))]
+            if flagged:
+                kept = np.flatnonzero(~np.isin(records.booklet, flagged))
+                variants.append((REPRODUCED_BOOKLETS, kept))
+            for booklets, keep in variants:
                 rows += [{"year": year, "area": area, "booklets": booklets, **row}
                          for row in _area_rows(records, keep)]
     if rows:
