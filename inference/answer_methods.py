@@ -1,0 +1,70 @@
+"""The three ways a run reads a model's answer, and how a generated answer is parsed.
+
+- ``letter-prob`` (the default, the paper's recipe): the next-token probabilities of the five
+  letters after a prompt ending in ``(``; the most probable letter is the choice.
+- ``full-answer-prob``: each displayed option is scored as the continuation the prompt asks
+  for, ``"{letter}) {option text}"`` (:func:`continuation`), by the sum of its tokens'
+  log-probabilities divided by their number; the highest mean wins.
+- ``generate``: a completion is sampled (temperature T, one seed per item and shuffle) and the
+  letter is read from its text with :data:`LETTER_PATTERNS`; a text matching none is
+  *unparsed*, which is counted and kept, never taken for a letter.
+
+Letter patterns, tried in order on the completion (the text generated after the prompt, whose
+last characters are ``Answer: (``); the first that matches gives the letter:
+
+1. the completion opens with the letter, as the prompt asks: optional spaces, one of A–E, then
+   ``)``, ``.``, ``:``, a line break or nothing more (``B) …``, ``C``; not ``A resposta``,
+   where "A" is the Portuguese article);
+2. an answer label followed by the letter, in Portuguese or English: ``Resposta: (B)``,
+   ``Answer: B``, ``alternativa correta é a C``, ``letra D``, ``option E``, ``the answer is
+   (A)``, ``a resposta é B``;
+3. a lone letter in parentheses anywhere: ``(D)``.
+
+Matching is case-sensitive for the letter itself (a lower-case "a" is a Portuguese article,
+not an answer).
+"""
+
+from __future__ import annotations
+
+import re
+
+from enem.areas import OPTION_LETTERS
+
+ANSWER_METHODS: tuple[str, ...] = ("letter-prob", "full-answer-prob", "generate")
+DEFAULT_ANSWER_METHOD = "letter-prob"
+#: The parsed letter of a completion that matches no pattern.
+UNPARSED = -1
+
+_LETTER = f"([{OPTION_LETTERS}])"
+_LABELS = (r"(?i:answer|resposta|alternativa|option|letra|op[cç][aã]o)"
+           r"(?i:\s+(?:correta|correct|certa))?"
+           r"(?i:\s+(?:is|é|e))?\s*:?\s*(?i:(?:a|the|letra)\s+)?")
+#: (name, compiled pattern) in the order they are tried; group 1 is the letter.
+LETTER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("opening letter", re.compile(rf"^\s*{_LETTER}(?:[).:\n]|\s*$)")),
+    ("answer label", re.compile(rf"{_LABELS}\(?{_LETTER}\b")),
+    ("letter in parentheses", re.compile(rf"\({_LETTER}\)")),
+)
+
+
+def continuation(letter: str, option: str) -> str:
+    """The text a prompt ending in ``(`` continues with when it answers ``letter``:
+    ``"B) Carbon dioxide"`` (the option with its outer whitespace stripped, as displayed)."""
+    return f"{letter}) {option.strip()}"
+
+
+def parse_letter(text: str) -> int:
+    """The letter index (0–4) a completion answers, or :data:`UNPARSED`."""
+    for _, pattern in LETTER_PATTERNS:
+        found = pattern.search(text)
+        if found:
+            return OPTION_LETTERS.index(found.group(1))
+    return UNPARSED
+
+
+def check_method(method: str) -> str:
+    """``method`` if it is one of :data:`ANSWER_METHODS`, else ValueError naming them."""
+    if method not in ANSWER_METHODS:
+        raise ValueError(f"unknown answer method {method!r}; expected one of "
+                         f"{', '.join(ANSWER_METHODS)}")
+    return method

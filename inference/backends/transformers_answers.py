@@ -1,0 +1,177 @@
+"""The transformers backend's other two answer methods (see ``inference.answer_methods``).
+
+:class:`FullAnswerScorer` (``full-answer-prob``). For shuffle s and displayed letter d the scored
+text is ``prompt(s) + continuation(d, option)``, tokenised as one string (exactly as the
+letter scorer tokenises its prompts). Its *continuation tokens* are those after its longest
+common token prefix with the tokenised prompt alone (a merge across the boundary moves it back
+a token). The score of d is the mean log-probability of its continuation tokens; ``probs`` are
+the softmax of the five scores (so the argmax is the option with the highest mean) and
+``letter_mass`` is NaN. The shared part is computed once per item: the run's prefix from the
+prefix cache, then the tokens every shuffle and option of the item share (the stem) in one
+forward; each (shuffle, option) row then runs only its own tokens (options block, suffix,
+continuation) on top, rows batched.
+
+:class:`GenerateScorer` (``generate``). Each shuffle's prompt is completed by sampling
+``max_new_tokens`` tokens at ``temperature`` (greedy at 0) with the seed
+``item_rng(request seed, request key, shuffle)`` draws, one prompt at a time, so a completion
+depends on nothing else in the batch. The letter is parsed from the completion
+(``inference.answer_methods.parse_letter``); ``probs`` are one-hot on it, or uniform with
+``choice = NO_CHOICE`` when it is unparsed. The completions are kept in ``ItemScores.texts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from enem.areas import OPTION_LETTERS
+from inference.answer_methods import UNPARSED, continuation, parse_letter
+from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
+from inference.backends.transformers_backend import (
+    TransformersScorer,
+    _Item,
+    _right_pad,
+    common_prefix_length,
+    common_prefix_length_all,
+)
+from inference.shuffles import item_rng
+
+
+def displayed_options(req: ScoreRequest) -> tuple[tuple[str, ...], ...]:
+    """The five displayed option texts of each shuffle (``meta['options']``, set by
+    ``inference.prompts.build_request``)."""
+    options = req.meta.get("options")
+    if options is None or len(options) != req.n_shuffles:
+        raise ScoringError(f"{req.key}: the request carries no displayed options "
+                           "(build it with inference.prompts.build_request)")
+    return tuple(tuple(row) for row in options)
+
+
+class FullAnswerScorer(TransformersScorer):
+    """``full-answer-prob`` on a local causal LM; the options of :class:`TransformersScorer`."""
+
+    answer_method = "full-answer-prob"
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "answer_method": self.answer_method}
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        return [self._score_item(i, req) for i, req in enumerate(requests)]
+
+    def texts(self, req: ScoreRequest) -> tuple[list[list[int]], list[int]]:
+        """Token ids of every (shuffle, letter) text, shuffle-major (n_shuffles·5,), and where
+        each one's continuation tokens start."""
+        prompt_texts = self.full_texts(req)[1]
+        prompts = self.encode(prompt_texts)
+        full, starts = [], []
+        for shuffle, row in enumerate(displayed_options(req)):
+            texts = [prompt_texts[shuffle] + continuation(letter, option)
+                     for letter, option in zip(OPTION_LETTERS, row)]
+            for ids in self.encode(texts):
+                start = max(1, common_prefix_length(prompts[shuffle], ids))
+                if start >= len(ids):
+                    raise ScoringError(f"{req.key}: an option adds no token to the prompt")
+                full.append(ids)
+                starts.append(start)
+        return full, starts
+
+    @torch.inference_mode()
+    def _score_item(self, index: int, req: ScoreRequest) -> ItemScores:
+        seqs, starts = self.texts(req)
+        self._check_lengths(req.key, seqs)
+        prefix_text = self.full_texts(req)[0]
+        prefix_ids = tuple(self.encode([prefix_text])[0]) if prefix_text else ()
+        # Every scored token needs the logits of the token before it from the tail forward.
+        l1 = min([common_prefix_length(prefix_ids, s) for s in seqs] + [min(starts) - 1])
+        l2 = max(l1, min(common_prefix_length_all(seqs), min(starts) - 1))
+        item = _Item(index, req.key, seqs, l1, l2)
+        kv, mask = self._run_stems(self._prefix_kv(prefix_ids), [item])
+        means = self._continuation_means(kv, mask, item, starts)
+        scores = means.reshape(req.n_shuffles, len(OPTION_LETTERS))
+        probs = np.exp(scores - scores.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        return ItemScores(req.key, probs, np.full(req.n_shuffles, np.nan),
+                          scores.argmax(axis=1))
+
+    def _continuation_means(self, kv, mask: torch.Tensor, item: _Item,
+                            starts: Sequence[int]) -> np.ndarray:
+        """Mean log-probability of each row's continuation tokens, (n_rows,) float64; rows
+        run on top of the item's cached shared tokens, ``batch_size`` rows per forward."""
+        means = np.empty(len(item.seqs))
+        longest = max(len(s) - item.l2 for s in item.seqs)
+        per_token = self._bytes_per_token(kv) if kv is not None else 0
+        limit = self.batch_size
+        if per_token:
+            limit = max(1, min(limit, self.kv_budget // (per_token * (mask.shape[1] + longest))))
+        for at in range(0, len(item.seqs), limit):
+            rows = range(at, min(at + limit, len(item.seqs)))
+            tails = [item.seqs[r][item.l2:] for r in rows]
+            ids, tail_mask = _right_pad(tails, self._pad_id)
+            positions = item.l2 + torch.arange(ids.shape[1], device=self.device)[None, :]
+            attention = torch.cat([mask.expand(len(tails), -1), tail_mask.to(self.device)], 1)
+            cache = None if kv is None else self._cache_for_batch(kv, len(tails))
+            with self._attention_backends():
+                logits = self.model(input_ids=ids.to(self.device),
+                                    position_ids=positions.expand(len(tails), -1),
+                                    attention_mask=attention, past_key_values=cache,
+                                    use_cache=cache is not None).logits
+            for r, row in enumerate(rows):
+                # Tail position j predicts token l2 + j + 1.
+                first, end = starts[row] - item.l2 - 1, len(item.seqs[row]) - item.l2 - 1
+                logp = torch.log_softmax(logits[r, first:end].to(torch.float64), dim=-1)
+                target = ids[r, first + 1:end + 1].to(logp.device)
+                means[row] = float(logp.gather(1, target[:, None]).mean())
+        return means
+
+
+class GenerateScorer(TransformersScorer):
+    """``generate`` on a local causal LM: :class:`TransformersScorer`'s options plus
+    ``temperature`` (0 = greedy; the paper used 0.6) and ``max_new_tokens``."""
+
+    answer_method = "generate"
+
+    def __init__(self, model: str, *, temperature: float = 0.6, max_new_tokens: int = 24,
+                 **options: Any):
+        super().__init__(model, **options)
+        if temperature < 0 or max_new_tokens < 1:
+            raise ValueError("temperature must be >= 0 and max_new_tokens >= 1")
+        self.temperature = float(temperature)
+        self.max_new_tokens = int(max_new_tokens)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "answer_method": self.answer_method,
+                "temperature": self.temperature, "max_new_tokens": self.max_new_tokens}
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        out = []
+        for req in requests:
+            texts = tuple(self.complete(prompt, self.seed_of(req, shuffle))
+                          for shuffle, prompt in enumerate(self.full_texts(req)[1]))
+            letters = np.array([parse_letter(text) for text in texts])
+            probs = np.full((len(texts), len(OPTION_LETTERS)), 1.0 / len(OPTION_LETTERS))
+            parsed = letters != UNPARSED
+            probs[parsed] = np.eye(len(OPTION_LETTERS))[letters[parsed]]
+            out.append(ItemScores(req.key, probs, np.full(len(texts), np.nan),
+                                  np.where(parsed, letters, NO_CHOICE), texts=texts))
+        return out
+
+    @staticmethod
+    def seed_of(req: ScoreRequest, shuffle: int) -> int:
+        """The sampling seed of one shuffle: drawn from (request seed, key, shuffle)."""
+        return int(item_rng(req.seed, req.key, shuffle).integers(2**31 - 1))
+
+    @torch.inference_mode()
+    def complete(self, prompt: str, seed: int) -> str:
+        """The completion of ``prompt`` (new tokens only, decoded without special tokens)."""
+        ids = torch.tensor([self.encode([prompt])[0]], device=self.device)
+        sampling = self.temperature > 0
+        torch.manual_seed(seed)
+        generated = self.model.generate(
+            input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=sampling,
+            temperature=self.temperature if sampling else None, top_k=0 if sampling else None,
+            top_p=1.0 if sampling else None, max_new_tokens=self.max_new_tokens,
+            pad_token_id=self._pad_id)
+        return self.tokenizer.decode(generated[0, ids.shape[1]:], skip_special_tokens=True)
