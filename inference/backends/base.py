@@ -82,12 +82,14 @@ class ItemScores:
     normalising (NaN when the backend cannot know, e.g. the random baseline).
     ``choice`` (n_shuffles,) int64: the displayed letter index chosen, normally ``argmax(probs)``;
     :data:`NO_CHOICE` (-1) when the backend saw no letter at all (an API top-k without letters).
+    ``texts`` (n_shuffles,): the generated answers, for backends that generate (else None).
     """
 
     key: str
     probs: np.ndarray
     letter_mass: np.ndarray
     choice: np.ndarray
+    texts: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         probs = np.asarray(self.probs, dtype=np.float64)
