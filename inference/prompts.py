@@ -175,9 +175,8 @@ def build_request(
     ``question.uid``.
     """
     parts = build_prompt_parts(question, shots)
-    blocks = tuple(
-        render_options_block(apply_permutation(question.options, perm)) for perm in permutations
-    )
+    shown = tuple(apply_permutation(question.options, perm) for perm in permutations)
+    blocks = tuple(render_options_block(options) for options in shown)
     return ScoreRequest(
         key=question.uid if key is None else key,
         prefix=parts.prefix,
@@ -185,6 +184,8 @@ def build_request(
         option_blocks=blocks,
         suffix=parts.suffix,
         seed=seed,
+        # The displayed options, for answer methods that score or read the options' text.
+        meta={"options": shown},
     )
 
 
