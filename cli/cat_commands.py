@@ -11,6 +11,7 @@ from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
+from workflows.cat_comparison import comparison_lines, load_comparison
 from workflows.cat_live import CatRunSpec, execute_live_cat
 from workflows.cat_simulation import load_area_bank, run_simulation
 
@@ -97,6 +98,7 @@ def cmd_cat_run(args: argparse.Namespace) -> int:
         columns={"step": "items", "theta_se": "SE"}).sort_values(["area", "path"])
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"paths stored in cat_paths under run {spec.run_id}")
+    print("\n".join(comparison_lines(load_comparison(db_path(args), rows))))
     return 0
 
 

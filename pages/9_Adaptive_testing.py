@@ -1,8 +1,9 @@
 """Adaptive testing (CAT): how few items give θ, for simulees, real candidates and live models.
 
 The simulation study (MSE of θ̂ by test length, CAT against random fixed forms), SE curves of
-careless or lucky simulees (guess/slip) with the models' live curves, the live CAT paths, the
-overlap of the items given to each model, and the post-hoc CAT of real candidates.
+careless or lucky simulees (guess/slip) with the models' live curves, the live CAT paths
+against the same models' full exams, the overlap of the items given to each model, and the
+post-hoc CAT of real candidates.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import cat_figures as cat
+from dashboard import cat_tables as tables
 from dashboard.cat_queries import area_bank_items, cat_paths
 from dashboard.state import open_page
 
@@ -59,6 +61,13 @@ else:
              "θ̂ after each item with ± 1 SE bars, one line per run and path (a path shows "
              "every item in one option order). The stopping rule of each run is in its "
              "settings column.", paths, filters.image_format)
+    tables.show_table(
+        tables.full_exam_comparison(filters.year, paths), "cat.full_exam",
+        "Each live CAT path against the same model's full exam in the same prompt language "
+        "and shots (every full run of the model pooled): the CAT's final θ̂ ± SE, the full "
+        "exam's θ and SE (means over its response patterns, by the year's scoring recipe), "
+        "and the number of CAT items from which θ̂ stayed within the full-exam θ ± SE to the "
+        "end of the path (empty: it did not, or the model has no full exam).")
     overlap = cat.jaccard_frame(paths)
     cat.show(cat.jaccard_figure(overlap, area), "cat.jaccard",
              "Jaccard overlap |A ∩ B| / |A ∪ B| of the item sets administered on each run and "

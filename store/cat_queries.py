@@ -84,15 +84,21 @@ def cat_paths(con: duckdb.DuckDBPyConnection, year: int | None = None,
     ).df()
 
 
-def full_exam_scores(con: duckdb.DuckDBPyConnection, year: int, area: str,
+def full_exam_scores(con: duckdb.DuckDBPyConnection, year: int, areas: Sequence[str],
                      model_ids: Sequence[str]) -> pd.DataFrame:
-    """Mean full-exam θ and SE of each model's runs on an area (model_id, label, theta,
-    theta_se, n_patterns), to compare with its CAT."""
+    """Each model's full-exam θ per area and prompt: model_id, area, prompt_language, shots,
+    theta (mean θ over its scored response patterns, every run of the model pooled),
+    theta_se (their mean SE), n_patterns and runs (the runs' labels, '; '-joined)."""
     return con.execute(
-        """SELECT r.model_id, coalesce(r.label, r.model_id) AS label, avg(m.theta) AS theta,
-                  avg(m.theta_se) AS theta_se, count(*) AS n_patterns
+        """SELECT r.model_id, m.area, m.prompt_language, m.shots, avg(m.theta) AS theta,
+                  avg(m.theta_se) AS theta_se, count(*) AS n_patterns,
+                  string_agg(DISTINCT coalesce(r.label, r.model_id), '; '
+                             ORDER BY coalesce(r.label, r.model_id)) AS runs
            FROM model_scores m JOIN model_runs r ON r.run_id = m.run_id
-           WHERE m.year = $year AND m.area = $area AND list_contains($models, r.model_id)
-           GROUP BY ALL ORDER BY label""",
-        {"year": int(year), "area": area, "models": [str(m) for m in model_ids]},
+           WHERE m.year = $year AND list_contains($areas, m.area)
+             AND list_contains($models, r.model_id)
+             AND m.theta IS NOT NULL AND NOT isnan(m.theta)
+           GROUP BY ALL ORDER BY r.model_id, m.area, m.prompt_language, m.shots""",
+        {"year": int(year), "areas": [str(a) for a in areas],
+         "models": [str(m) for m in model_ids]},
     ).df()

@@ -54,7 +54,20 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     names = list(jaccard["data"][0]["x"])
     assert all(" · run " in name for name in names)
     assert "nearest guess" in " ".join(m.value for m in app.markdown)
-    assert len(app.get("download_button")) == 10
+    # Against the full exam: each path's last θ̂, the random baseline's full runs (pt, 0-shot).
+    [table] = [frame.value for frame in app.dataframe if "full-exam θ" in frame.value]
+    with connected(cat_db, read_only=True) as con:
+        full = con.execute("SELECT avg(m.theta), avg(m.theta_se) FROM model_scores m "
+                           "JOIN model_runs r USING (run_id) WHERE r.model_id = "
+                           "'random-baseline' AND m.area = 'CN' AND m.prompt_language = 'pt' "
+                           "AND m.shots = 0").fetchone()
+        last = con.execute("SELECT theta FROM cat_paths QUALIFY step = max(step) OVER "
+                           "(PARTITION BY run_id, path) ORDER BY run_id, path").fetchall()
+    assert len(table) == 4
+    np.testing.assert_allclose(table["full-exam θ"], full[0])
+    np.testing.assert_allclose(table["full-exam SE"], full[1])
+    assert sorted(table["CAT θ̂"]) == sorted(theta for (theta,) in last)
+    assert len(app.get("download_button")) == 11
     assert json.dumps(figures)  # every figure serialises
 
 

@@ -1,0 +1,38 @@
+"""Tables of the Adaptive testing page: a live CAT against the same model's full exam."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.cat_queries import full_exam_scores
+from workflows.cat_comparison import compare_with_full_exam
+
+#: The comparison's columns as the page names them.
+COMPARISON_HEADERS = {
+    "series": "run", "area": "area", "path": "path", "items": "CAT items",
+    "cat_theta": "CAT θ̂", "cat_se": "CAT SE", "full_theta": "full-exam θ",
+    "full_se": "full-exam SE", "difference": "θ̂ − θ", "within_se": "within SE",
+    "items_needed": "items needed", "full_patterns": "full-exam patterns",
+    "full_runs": "full-exam runs",
+}
+
+
+def full_exam_comparison(year: int, paths: pd.DataFrame) -> pd.DataFrame:
+    """Each live CAT path of ``paths`` (with its ``series``) against its model's full exam,
+    with the page's column names (``workflows.cat_comparison``)."""
+    full = full_exam_scores(year, sorted(paths["area"].unique()),
+                            sorted(paths["model_id"].unique()))
+    table = compare_with_full_exam(paths, full)
+    series = paths.drop_duplicates("run_id").set_index("run_id")["series"]
+    table["series"] = table["run_id"].map(series)
+    return table[list(COMPARISON_HEADERS)].rename(columns=COMPARISON_HEADERS)
+
+
+def show_table(table: pd.DataFrame, key: str, caption: str) -> None:
+    """A table with its caption and a CSV download."""
+    st.dataframe(table, hide_index=True, width="stretch", key=key)
+    st.caption(caption)
+    st.download_button("Table (CSV)", data=table.to_csv(index=False),
+                       file_name=f"{key.replace('.', '_')}.csv", mime="text/csv",
+                       key=f"{key}.csv", on_click="ignore", icon=":material/table:")
