@@ -110,11 +110,13 @@ TABLES: dict[str, str] = {
         prompt_type VARCHAR, temperature DOUBLE, source VARCHAR, scoring VARCHAR, label VARCHAR
     """,
     # One row per (item, prompt variant, shuffle) a model answered; letters are original ones.
+    # answer_text: the generated answer (the generate answer method), else NULL.
     "model_responses": """
         run_id VARCHAR, year INTEGER, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
         position SMALLINT, item_id BIGINT, prompt_language VARCHAR, shots SMALLINT,
         shuffle INTEGER, permutation VARCHAR, prob_a DOUBLE, prob_b DOUBLE, prob_c DOUBLE,
-        prob_d DOUBLE, prob_e DOUBLE, letter_mass DOUBLE, choice VARCHAR, correct BOOLEAN
+        prob_d DOUBLE, prob_e DOUBLE, letter_mass DOUBLE, choice VARCHAR, correct BOOLEAN,
+        answer_text VARCHAR
     """,
     # One row per response pattern (model × prompt variant × shuffle), scored like a human.
     "model_scores": f"""
