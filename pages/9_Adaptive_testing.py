@@ -2,8 +2,8 @@
 
 The simulation study (MSE of θ̂ by test length, CAT against random fixed forms), SE curves of
 careless or lucky simulees (guess/slip) with the models' live curves, the live CAT paths
-against the same models' full exams, the overlap of the items given to each model, and the
-post-hoc CAT of real candidates.
+against the same models' full exams, the overlap of the items given to each model, the
+models' diagnostic report by skill, and the post-hoc CAT of real candidates.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import cat_figures as cat
+from dashboard import cat_skills as skills
 from dashboard import cat_tables as tables
 from dashboard.cat_queries import area_bank_items, cat_paths
 from dashboard.state import open_page
@@ -73,6 +74,25 @@ else:
              "Jaccard overlap |A ∩ B| / |A ∪ B| of the item sets administered on each run and "
              "path (1: the same items; the paper reports about 0.6 between models).",
              overlap.reset_index(names="run"), filters.image_format)
+
+st.subheader("Diagnostic report by skill")
+report = skills.skill_report(filters, area)
+if report.empty:
+    st.info(filters.no_runs_message(area))
+else:
+    order = skills.skill_order(report)
+    cat.show(skills.skill_figure(report, area, order, filters.series_order), "cat.skills",
+             "For each selected model's full-exam answers on the area's items, per skill "
+             "(CO_HABILIDADE): its accuracy (mean over the skill's items of its fraction "
+             "correct; filled), the 3PL expectation at its θ (mean over the items of P(θ), θ "
+             "the mean over its response patterns; open diamond) and the accuracy of humans of "
+             "that θ (mean over the items of the humans' fraction correct in the item's θ bin "
+             "of width 0.25 holding it; grey cross). Skills sorted from the largest mean "
+             f"accuracy − expectation (strengths) to the smallest; {filters.prompt_label}."
+             + filters.provenance, report, filters.image_format)
+    tables.show_table(skills.skill_table(report), "cat.skills_table",
+                      "The report by model and skill: items, the model's θ, its accuracy, the "
+                      "3PL expectation, the humans of its θ bin and how many they are.")
 
 st.subheader("Post-hoc CAT on real candidates")
 if not filters.has_humans:

@@ -102,3 +102,14 @@ def full_exam_scores(con: duckdb.DuckDBPyConnection, year: int, areas: Sequence[
         {"year": int(year), "areas": [str(a) for a in areas],
          "models": [str(m) for m in model_ids]},
     ).df()
+
+
+def area_item_icc(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
+    """Humans' answers to each item of an area per θ bin (``item_icc``, both LC languages
+    summed): item_id, theta_bin (lower edge), n, n_correct."""
+    return con.execute(
+        """SELECT item_id, theta_bin, sum(n)::BIGINT AS n, sum(n_correct)::BIGINT AS n_correct
+           FROM item_icc WHERE year = $year AND area = $area
+           GROUP BY item_id, theta_bin ORDER BY item_id, theta_bin""",
+        {"year": int(year), "area": area},
+    ).df()

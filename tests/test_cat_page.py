@@ -32,7 +32,7 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     app = run_page(PAGE)
     assert_clean(app)
     figures = {f["layout"]["title"]["text"]: f for f in charts(app)}
-    assert len(figures) == 5, list(figures)
+    assert len(figures) == 6, list(figures)
     mse = next(f for t, f in figures.items() if "mean squared error" in t)
     cat_mse = decoded(mse["data"][0]["y"])
     with connected(cat_db, read_only=True) as con:
@@ -67,7 +67,7 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     np.testing.assert_allclose(table["full-exam θ"], full[0])
     np.testing.assert_allclose(table["full-exam SE"], full[1])
     assert sorted(table["CAT θ̂"]) == sorted(theta for (theta,) in last)
-    assert len(app.get("download_button")) == 11
+    assert len(app.get("download_button")) == 14
     assert json.dumps(figures)  # every figure serialises
 
 
@@ -77,4 +77,5 @@ def test_page_explains_missing_live_runs(monkeypatch, pages_demo_db):
     assert_clean(app)
     text = " | ".join(i.value for i in app.info)
     assert "No live CAT of a model" in text and "enem-llm cat-run" in text
-    assert len(charts(app)) == 3
+    # The demo's own full runs still get their report by skill.
+    assert len(charts(app)) == 4
