@@ -7,7 +7,9 @@ pattern per (area, prompt variant, shuffle) and scores it with the same code as 
 An answer whose backend saw no letter A–E at all (an API's top-k without one) is stored as the
 choice ``.`` and scored wrong, like a blank. A few are a model's odd answers; when most answers
 are like that the run measures the endpoint, not the model, and ``check_answer_letters``
-refuses it (more than ``NO_LETTER_LIMIT`` of its answers).
+refuses it (more than ``NO_LETTER_LIMIT`` of its answers). A generated answer whose letter
+cannot be read is stored as ``?`` with its text and left out of the scores
+(:func:`unparsed_count` counts them).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from inference.shuffles import option_permutations, to_original_probs
 
 #: The stored choice of an answer in which the backend saw no letter at all.
 NO_LETTER = "."
+#: The stored choice of a generated answer whose letter matched no pattern
+#: (``inference.answer_methods``): kept with its text, counted, and left out of the scores
+#: (correct is NULL, so the item drops out of that response pattern), never taken as wrong.
+UNPARSED_MARK = "?"
 #: A run is refused when more than this share of its answers had no letter.
 NO_LETTER_LIMIT = 0.5
 #: Answers a run in progress needs before it is stopped early for want of letters (the whole
@@ -41,6 +47,11 @@ def no_letter_counts(responses: pd.DataFrame) -> tuple[int, int]:
     if responses.empty:
         return 0, 0
     return int((responses["choice"] == NO_LETTER).sum()), len(responses)
+
+
+def unparsed_count(responses: pd.DataFrame) -> int:
+    """Generated answers of a run (``score_units`` output) whose letter could not be read."""
+    return 0 if responses.empty else int((responses["choice"] == UNPARSED_MARK).sum())
 
 
 def check_answer_letters(missing: int, answers: int, top_k: int | None = None) -> None:
@@ -72,6 +83,10 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
                                 perms[np.arange(len(perms)), np.maximum(result.choice, 0)],
                                 NO_CHOICE)
         choice = [LETTERS[c] if c >= 0 else NO_LETTER for c in choice_index]
+        correct = [c == unit.question.key for c in choice]
+        if result.texts is not None:  # a generated answer whose letter could not be read
+            choice = [UNPARSED_MARK if c == NO_LETTER else c for c in choice]
+            correct = [None if c == UNPARSED_MARK else ok for c, ok in zip(choice, correct)]
         frames.append(pd.DataFrame({
             "run_id": spec.run_id, "year": spec.year, "area": unit.area,
             "booklet_id": unit.booklet_id, "item_language": unit.item_language,
@@ -82,7 +97,8 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
             **{f"prob_{x.lower()}": original[:, i] for i, x in enumerate(LETTERS)},
             "letter_mass": result.letter_mass,
             "choice": choice,
-            "correct": [c == unit.question.key for c in choice],
+            "correct": correct,
+            **({} if result.texts is None else {"answer_text": list(result.texts)}),
         }))
     out = pd.concat(frames, ignore_index=True)
     out["item_language"] = out["item_language"].astype("Int16")

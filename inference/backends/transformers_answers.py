@@ -28,7 +28,13 @@ import numpy as np
 import torch
 
 from enem.areas import OPTION_LETTERS
-from inference.answer_methods import UNPARSED, continuation, parse_letter
+from inference.answer_methods import (
+    DEFAULT_ANSWER_METHOD,
+    UNPARSED,
+    check_method,
+    continuation,
+    parse_letter,
+)
 from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
 from inference.backends.transformers_backend import (
     TransformersScorer,
@@ -38,6 +44,29 @@ from inference.backends.transformers_backend import (
     common_prefix_length_all,
 )
 from inference.shuffles import item_rng
+
+
+def transformers_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,
+                        **options: Any) -> TransformersScorer:
+    """The transformers backend for one answer method (the registry's entry): the letter scorer
+    (``letter-prob``), :class:`FullAnswerScorer` or :class:`GenerateScorer`, with
+    ``options`` (``temperature`` and ``max_new_tokens`` for ``generate`` only)."""
+    scorers = {"letter-prob": LetterProbScorer, "full-answer-prob": FullAnswerScorer,
+               "generate": GenerateScorer}
+    sampling = {"temperature", "max_new_tokens"} & set(options)
+    if sampling and check_method(answer_method) != "generate":
+        raise ValueError(f"{', '.join(sorted(sampling))} apply to the generate answer method "
+                         f"only, not {answer_method}")
+    return scorers[check_method(answer_method)](model, **options)
+
+
+class LetterProbScorer(TransformersScorer):
+    """``letter-prob`` (:class:`TransformersScorer`), its run record naming the method."""
+
+    answer_method = "letter-prob"
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "answer_method": self.answer_method}
 
 
 def displayed_options(req: ScoreRequest) -> tuple[tuple[str, ...], ...]:
