@@ -22,9 +22,10 @@ from inference.backends.base import (
     ScoringError,
 )
 
-#: Registry: backend name -> "module:Class".
+#: Registry: backend name -> "module:Class" (or a function building one; the transformers entry
+#: picks the class of its ``answer_method`` option).
 BACKENDS: dict[str, str] = {
-    "transformers": "inference.backends.transformers_backend:TransformersScorer",
+    "transformers": "inference.backends.transformers_answers:transformers_scorer",
     "openai": "inference.backends.openai_backend:OpenAIScorer",
     "random": "inference.backends.random_backend:RandomScorer",
 }
