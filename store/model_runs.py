@@ -214,7 +214,8 @@ def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
                  model["model_id"], prompt_type, run.get("n_shuffles"), repetition))],
         )
         if len(responses):
-            insert_rows(con, "model_responses", responses[list(RESPONSE_COLUMNS)])
+            generated = [c for c in ("answer_text",) if c in responses]
+            insert_rows(con, "model_responses", responses[list(RESPONSE_COLUMNS) + generated])
         if len(scores):
             extra = [c for c in PUBLISHED_SCORE_COLUMNS if c in scores]
             insert_rows(con, "model_scores", scores[list(SCORE_COLUMNS) + extra])
