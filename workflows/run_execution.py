@@ -34,6 +34,7 @@ from inference.run_scoring import (
     no_letter_counts,
     score_patterns,
     score_units,
+    unparsed_count,
 )
 from store.connection import connected
 from store.model_runs import ExamReader, publish_run, year_scoring_options
@@ -148,7 +149,8 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         "scoring": options.as_dict(),
         "created_at": _timestamp(status.get("created_at")), "finished_at": _timestamp(time.time()),
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
-                    "skipped": plan.skipped, "scorer": status.get("scorer")},
+                    "skipped": plan.skipped, "scorer": status.get("scorer"),
+                    "unparsed_answers": unparsed_count(responses)},
     }
     model = {"model_id": spec.model_id,
              "family": spec.family, "instruction_tuned": spec.instruction_tuned,
