@@ -239,8 +239,9 @@ def sorted_group_quantiles(sorted_values: ArrayLike, sorted_codes: ArrayLike, n_
     levels = np.asarray(levels, dtype=np.float64)
     if values.size == 0:
         return np.full((n_groups, levels.size), np.nan)
-    # Stable: within each group the values keep their ascending order.
-    by_group = np.argsort(codes, kind="stable")
+    # Stable: within each group the values keep their ascending order (one group: as given).
+    by_group = (np.arange(values.size) if n_groups == 1
+                else np.argsort(codes, kind="stable"))
     counts = np.bincount(codes, minlength=n_groups)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[:, None]
     low, high, fraction = _interpolate(counts, levels)

@@ -31,7 +31,6 @@ import pandas as pd
 from analytics.populations import (
     count_moments,
     count_quantiles,
-    grouped_moments,
     moments_from_sums,
     sorted_group_quantiles,
 )
@@ -163,9 +162,15 @@ def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
         out.append((kind, records.codes[kind], records.labels[kind]))
     for kind, (first, second) in CROSSINGS.items():
         left, right = records.labels[first], records.labels[second]
-        codes = (records.codes[first] * len(right) + records.codes[second]).astype(np.int16)
-        out.append((kind, codes, [f"{a}|{b}" for a in left for b in right]))
+        out.append((kind, _crossing(records, first, second),
+                    [f"{a}|{b}" for a in left for b in right]))
     return out
+
+
+def _crossing(records: _Records, first: str, second: str) -> np.ndarray:
+    """Codes of the crossing of two groupings: first × (values of second) + second."""
+    return (records.codes[first] * len(records.labels[second])
+            + records.codes[second]).astype(np.int16)
 
 
 @dataclass(frozen=True)
@@ -207,46 +212,101 @@ def _tenths(nota: np.ndarray) -> _Discrete | None:
                      (np.arange(tenths.max() - low + 1) + low) / 10.0)
 
 
-def _area_rows(records: _Records, keep: slice | np.ndarray) -> list[dict]:
-    """The population rows of the records selected by ``keep`` (a slice, or the indices of
-    some records)."""
-    theta, nota = records.theta[keep], records.nota[keep]
-    order = np.argsort(theta)
-    sorted_theta = theta[order]
-    shift = float(theta.mean())
-    centred = theta - shift
-    squared = centred * centred
-    pct = _percent_correct(records.ctt[keep], records.n_scored[keep])
-    notas = _tenths(nota)
-    nota_order = None if notas else np.argsort(nota)
-    rows = []
-    for kind, all_codes, labels in _groupings(records):
-        codes, n_groups = all_codes[keep], len(labels)
+@dataclass(frozen=True)
+class _Measures:
+    """One area's selected records, prepared once for every grouping: θ in ascending order
+    (``order``), θ and nota centred on their means with their squares, and the discrete
+    measures (percent correct; notas in tenths, or None when they are not)."""
+
+    order: np.ndarray
+    sorted_theta: np.ndarray
+    theta: tuple[float, np.ndarray, np.ndarray]
+    nota: tuple[float, np.ndarray, np.ndarray]
+    nota_values: np.ndarray
+    pct: _Discrete
+    tenths: _Discrete | None
+
+    @classmethod
+    def of(cls, records: _Records, keep: slice | np.ndarray) -> _Measures:
+        theta, nota = records.theta[keep], records.nota[keep]
+        order = np.argsort(theta)
+
+        def centred(values: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+            shift = float(values.mean())
+            values = values - shift
+            return shift, values, values * values
+
+        return cls(order, theta[order], centred(theta), centred(nota), nota,
+                   _percent_correct(records.ctt[keep], records.n_scored[keep]), _tenths(nota))
+
+    def sums(self, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+        """The additive statistics of each group (first axis n_groups): counts, sums of
+        centred θ and nota and of their squares, count tables of the discrete measures."""
         wide = codes.astype(np.intp)
-        n = np.bincount(wide, minlength=n_groups)
-        theta_moments = moments_from_sums(n, np.bincount(wide, centred, n_groups),
-                                          np.bincount(wide, squared, n_groups), shift)
-        theta_q = sorted_group_quantiles(sorted_theta, codes[order], n_groups)
-        pct_counts = pct.table(wide, n_groups)
-        if notas:
-            nota_counts = notas.table(wide, n_groups)
-            nota_moments = count_moments(nota_counts, notas.values)
-            nota_q = count_quantiles(nota_counts, notas.values)
+        out = {"n": np.bincount(wide, minlength=n_groups),
+               "pct": self.pct.table(wide, n_groups)}
+        continuous = [("theta", self.theta)]
+        if self.tenths is None:
+            continuous.append(("nota", self.nota))
         else:
-            nota_moments = grouped_moments(nota, wide, n_groups)
-            nota_q = sorted_group_quantiles(nota[nota_order], codes[nota_order], n_groups)
-        ctt_moments = count_moments(pct_counts, pct.paired)
-        summaries = {"theta": (theta_moments, theta_q), "nota": (nota_moments, nota_q),
-                     "pct": (count_moments(pct_counts, pct.values),
-                             count_quantiles(pct_counts, pct.values))}
+            out["tenths"] = self.tenths.table(wide, n_groups)
+        for name, (_, values, squares) in continuous:
+            out[f"{name}_sum"] = np.bincount(wide, values, n_groups)
+            out[f"{name}_squares"] = np.bincount(wide, squares, n_groups)
+        return out
+
+    def rows(self, kind: str, codes: np.ndarray, labels: list[str],
+             sums: dict[str, np.ndarray]) -> list[dict]:
+        """The population rows of one grouping from its sums and its codes (for quantiles)."""
+        n_groups, n = len(labels), sums["n"]
+        moments = {"theta": moments_from_sums(n, sums["theta_sum"], sums["theta_squares"],
+                                              self.theta[0])}
+        quantiles = {"theta": sorted_group_quantiles(self.sorted_theta, codes[self.order],
+                                                     n_groups)}
+        if self.tenths is not None:
+            moments["nota"] = count_moments(sums["tenths"], self.tenths.values)
+            quantiles["nota"] = count_quantiles(sums["tenths"], self.tenths.values)
+        else:
+            moments["nota"] = moments_from_sums(n, sums["nota_sum"], sums["nota_squares"],
+                                                self.nota[0])
+            nota_order = np.argsort(self.nota_values)
+            quantiles["nota"] = sorted_group_quantiles(self.nota_values[nota_order],
+                                                       codes[nota_order], n_groups)
+        moments["pct"] = count_moments(sums["pct"], self.pct.values)
+        quantiles["pct"] = count_quantiles(sums["pct"], self.pct.values)
+        ctt = count_moments(sums["pct"], self.pct.paired)
+        rows = []
         for group in np.flatnonzero(n):
             row = {"group_kind": kind, "group_value": labels[group], "n": int(n[group]),
-                   "ctt_mean": ctt_moments.mean[group], "ctt_sd": ctt_moments.sd[group]}
-            for name, (moments, quantiles) in summaries.items():
-                row.update({f"{name}_mean": moments.mean[group], f"{name}_sd": moments.sd[group],
-                            f"{name}_se": moments.se[group],
-                            f"{name}_quantiles": quantiles[group].tolist()})
+                   "ctt_mean": ctt.mean[group], "ctt_sd": ctt.sd[group]}
+            for name, stats in moments.items():
+                row.update({f"{name}_mean": stats.mean[group], f"{name}_sd": stats.sd[group],
+                            f"{name}_se": stats.se[group],
+                            f"{name}_quantiles": quantiles[name][group].tolist()})
             rows.append(row)
+        return rows
+
+
+def _area_rows(records: _Records, keep: slice | np.ndarray) -> list[dict]:
+    """The population rows of the records selected by ``keep`` (a slice, or the indices of
+    some records). The additive statistics of a crossing's two groupings and of everyone are
+    summed from the crossing's; quantiles come from each grouping's own codes."""
+    measures = _Measures.of(records, keep)
+    known: dict[str, dict[str, np.ndarray]] = {}
+    for kind, (first, second) in CROSSINGS.items():
+        codes = _crossing(records, first, second)[keep]
+        crossed = measures.sums(codes, len(records.labels[first]) * len(records.labels[second]))
+        known[kind] = crossed
+        shape = (len(records.labels[first]), len(records.labels[second]))
+        known[first] = {k: v.reshape(shape + v.shape[1:]).sum(axis=1) for k, v in crossed.items()}
+        known[second] = {k: v.reshape(shape + v.shape[1:]).sum(axis=0)
+                         for k, v in crossed.items()}
+        known["all"] = {k: v.sum(axis=0, keepdims=True) for k, v in crossed.items()}
+    rows = []
+    for kind, all_codes, labels in _groupings(records):
+        codes = all_codes[keep]
+        sums = known.get(kind) or measures.sums(codes, len(labels))
+        rows += measures.rows(kind, codes, labels, sums)
     return rows
 
 
@@ -268,8 +328,8 @@ def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
             if not records.theta.size:
                 continue
             variants: list[tuple[str, slice | np.ndarray]] = [(ALL_BOOKLETS, slice(None))]
-            if flagged:
-                kept = np.flatnonzero(~np.isin(records.booklet, flagged))
+            kept = np.flatnonzero(~np.isin(records.booklet, flagged)) if flagged else None
+            if kept is not None and kept.size:  # an area whose every booklet is flagged has none
                 variants.append((REPRODUCED_BOOKLETS, kept))
             for booklets, keep in variants:
                 rows += [{"year": year, "area": area, "booklets": booklets, **row}

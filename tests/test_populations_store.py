@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from analytics.populations import QUANTILE_LEVELS
+from enem.scoring import ScoringOptions
 from store import populations
 from store.connection import connected
+from workflows.ingest import ingest_year
 
 RAW = """SELECT s.area, s.theta, s.nota, 100.0 * s.ctt / s.n_scored AS pct, s.ctt, s.booklet_id,
                 e.state, CAST(e.school_type AS VARCHAR) AS school_type,
@@ -139,3 +141,21 @@ def test_reproduced_rows_leave_flagged_booklets_out(tmp_path, ingested_2023):
                                np.percentile(kept["theta"], QUANTILE_LEVELS), rtol=1e-12)
     assert _row(table, "CN", "all", "all", populations.REPRODUCED_BOOKLETS)["n"] == \
         (raw["area"] == "CN").sum()
+
+
+def test_notas_on_the_paper_scale_are_summarised_exactly(tmp_path, demo_files_2023):
+    """With --scale paper the nota is 100·θ + 500, unrounded: not whole tenths, so its
+    quantiles come from sorting rather than from counts."""
+    db = tmp_path / "paper.duckdb"
+    ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items, progress=False,
+                options=ScoringOptions(scale="paper"), source="demo", is_synthetic=True)
+    con = duckdb.connect(str(db), read_only=True)
+    raw = con.execute(RAW).df()
+    table = con.execute("SELECT * FROM agg_populations").df()
+    con.close()
+    members = raw[(raw["area"] == "CH") & (raw["race"] == "3")]
+    row = _row(table, "CH", "race", "3")
+    np.testing.assert_allclose(row["nota_quantiles"], np.percentile(members["nota"],
+                                                                    QUANTILE_LEVELS),
+                               rtol=1e-12)
+    assert row["nota_sd"] == pytest.approx(members["nota"].std(ddof=1), rel=1e-9)
