@@ -23,6 +23,7 @@ from cli.arguments import (
 )
 from cli.errors import UsageError
 from enem.areas import AREAS
+from inference.answer_methods import ANSWER_METHODS
 from inference.backends import available_backends
 from inference.plan import RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
@@ -37,6 +38,9 @@ BACKEND_FLAGS = {
     "gguf_file": ("--gguf-file", "transformers"),
     "device": ("--device", "transformers"),
     "batch_size": ("--batch-size", "transformers"),
+    "answer_method": ("--answer-method", "transformers"),
+    "temperature": ("--temperature", "transformers"),
+    "max_new_tokens": ("--max-new-tokens", "transformers"),
     "base_url": ("--base-url", "openai"),
     "timeout": ("--request-timeout", "openai"),
 }
@@ -69,6 +73,17 @@ def add_run_parser(commands) -> None:
     run.add_argument("--device", help="cuda / cpu (transformers; default: cuda when present)")
     run.add_argument("--batch-size", type=positive_int,
                      help="prompts per forward pass (transformers)")
+    run.add_argument("--answer-method", choices=ANSWER_METHODS,
+                     help="how the answer is read (transformers; default letter-prob: the "
+                          "letters' next-token probabilities; full-answer-prob: the mean "
+                          "log-probability of each option's text; generate: a sampled "
+                          "completion, its letter parsed)")
+    run.add_argument("--temperature", type=non_negative_float,
+                     help="sampling temperature of --answer-method generate (default 0.6; "
+                          "0 = greedy)")
+    run.add_argument("--max-new-tokens", type=positive_int,
+                     help="tokens generated per answer with --answer-method generate "
+                          "(default 24)")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend); the key "
                                         "is read from OPENAI_API_KEY only, and checked before "
                                         "the first request (a server on this machine may go "
@@ -160,8 +175,14 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     if not model:
         raise UsageError("--model is required for this backend")
     given = {"gguf_file": args.gguf_file, "device": args.device, "batch_size": args.batch_size,
-             "base_url": args.base_url, "timeout": getattr(args, "request_timeout", None)}
+             "base_url": args.base_url, "timeout": getattr(args, "request_timeout", None),
+             "answer_method": getattr(args, "answer_method", None),
+             "temperature": getattr(args, "temperature", None),
+             "max_new_tokens": getattr(args, "max_new_tokens", None)}
     options = {k: v for k, v in given.items() if v is not None}
+    sampling = [BACKEND_FLAGS[k][0] for k in ("temperature", "max_new_tokens") if k in options]
+    if sampling and options.get("answer_method") != "generate":
+        raise UsageError(f"{' and '.join(sampling)} apply to --answer-method generate only")
     for option in options:
         flag, backend = BACKEND_FLAGS[option]
         if backend != args.backend:
@@ -297,3 +318,14 @@ def cmd_import_questions(args: argparse.Namespace) -> int:
         print(f"error: no question text of {args.path} was stored", file=sys.stderr)
         return 1
     return 0
+
+
+def non_negative_float(text: str) -> float:
+    """A number ≥ 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value

@@ -9,6 +9,9 @@ import json
 import numpy as np
 import pytest
 
+from cli.errors import UsageError
+from cli.main import build_parser
+from cli.run_commands import spec_from_args
 from inference.answer_methods import parse_letter
 from inference.backends import make_scorer
 from inference.backends.transformers_answers import (
@@ -89,3 +92,20 @@ def test_a_full_answer_run_records_its_method(demo_db, tmp_path, tiny):
                                     [spec.run_id])[0][0])
     assert options["scorer"]["answer_method"] == "full-answer-prob"
     assert options["unparsed_answers"] == 0
+
+
+def test_the_run_command_takes_an_answer_method(tiny):
+    parser = build_parser()
+    base = ["run", "--backend", "transformers", "--model", str(tiny), "--year", "2023"]
+    spec = spec_from_args(parser.parse_args(base + ["--answer-method", "generate",
+                                                    "--temperature", "0", "--max-new-tokens",
+                                                    "8"]))
+    assert spec.backend_options == {"answer_method": "generate", "temperature": 0.0,
+                                    "max_new_tokens": 8}
+    plain = spec_from_args(parser.parse_args(base))
+    assert "answer_method" not in plain.backend_options  # letter-prob runs keep their ids
+    with pytest.raises(UsageError, match="--temperature apply to --answer-method generate"):
+        spec_from_args(parser.parse_args(base + ["--temperature", "0.6"]))
+    with pytest.raises(UsageError, match="--answer-method applies to --backend transformers"):
+        spec_from_args(parser.parse_args(["run", "--backend", "random", "--year", "2023",
+                                          "--answer-method", "generate"]))
