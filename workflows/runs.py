@@ -308,6 +308,9 @@ def command_line(spec: RunSpec, db_path: Path) -> str:
                         ("--batch-size", options.get("batch_size")),
                         ("--base-url", options.get("base_url")),
                         ("--request-timeout", options.get("timeout")),
+                        ("--answer-method", options.get("answer_method")),
+                        ("--temperature", options.get("temperature")),
+                        ("--max-new-tokens", options.get("max_new_tokens")),
                         ("--family", spec.family), ("--model-name", spec.model_name)):
         if value is not None and value != "":
             words += [flag, str(value)]
