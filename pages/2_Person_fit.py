@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import queries
 from dashboard.figures import (
     LZ_TITLE,
     REGION_RULE,
-    area_grid,
     humans_and_models_grid,
     panel,
     series_styles,
     show_figure,
 )
-from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
+from dashboard.lane_figure import histogram_with_lanes
+from dashboard.palette import REFERENCE_COLOUR
+from dashboard.pattern_figure import short_labels
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import histogram_quantile
 from dashboard.trust import RULE
@@ -64,49 +64,20 @@ show_figure(
 )
 
 st.subheader("The human l_z distribution for reference")
-reference = area_grid(filters.areas, columns=2, row_height=280, vertical_spacing=0.22)
-styles = series_styles(points["model"].unique(), filters.series_order) \
-    if len(points) else {}
-legend_shown: set[str] = set()
-for index, area in enumerate(filters.areas):
-    row, col = panel(index, 2)
-    marginal = marginals[area]
-    if len(marginal):
-        share = 100.0 * marginal["n"] / marginal["n"].sum()
-        reference.add_trace(go.Bar(
-            x=marginal["lz_bin"] + 0.05, y=share, width=0.1, name="humans",
-            marker_color=with_alpha(HUMAN_COLOUR, 0.6), legendgroup="humans",
-            showlegend=index == 0,
-            hovertemplate="l_z %{x:.2f}: %{y:.2f}% of candidates<extra></extra>"), row=row, col=col)
-        top = float(share.max())
-    else:
-        top = 1.0
-    in_area = points[points["area"] == area] if len(points) else points
-    for offset, (model, group) in enumerate(in_area.groupby("model", sort=True)
-                                               if len(in_area) else []):
-        colour, symbol = styles[model]
-        reference.add_trace(go.Scatter(
-            x=group["lz"], y=[top * (1.1 + 0.12 * offset)] * len(group), mode="markers",
-            name=model, legendgroup=model, showlegend=model not in legend_shown,
-            marker={"color": with_alpha(colour, 0.7), "symbol": symbol, "size": 7},
-            customdata=group[["shuffle", "theta", "theta_se"]].to_numpy(object),
-            hovertemplate=(f"<b>{model}</b><br>l_z = %{{x:.2f}}<br>shuffle %{{customdata[0]}}"
-                           " · θ %{customdata[1]:.3f} (SE %{customdata[2]:.3f})<extra></extra>"),
-        ), row=row, col=col)
-        legend_shown.add(model)
-    if np.isfinite(human_p5[area]):
-        reference.add_vline(x=human_p5[area], line={"color": REFERENCE_COLOUR, "dash": "dash",
-                                                        "width": 1}, row=row, col=col)
-    reference.update_xaxes(title_text="l_z (standardised)", row=row, col=col)
-    reference.update_yaxes(title_text="% of candidates per 0.1 l_z", row=row, col=col)
+styles = series_styles(points["model"].unique(), filters.series_order) if len(points) else {}
+lane_names, shared_tail = short_labels(sorted(points["model"].unique()) if len(points) else [])
+reference, table = histogram_with_lanes(
+    filters.areas, {area: m.rename(columns={"lz_bin": "bin"}) for area, m in marginals.items()},
+    points, "lz", bin_width=0.1, styles=styles, x_title=LZ_TITLE, human_label="humans",
+    lane_names=lane_names, references=human_p5, reference_name="humans' 5th percentile")
 show_figure(
     reference, key="fit.reference", file_stem=f"lz_distribution_{filters.year}",
-    image_format=filters.image_format,
-    data=pd.concat([m.assign(area=a) for a, m in marginals.items()], ignore_index=True),
-    caption=("Bars: share of candidates per 0.1-wide l_z bin (values beyond −10 and 5 are in "
-             "the edge bins); markers above: each model shuffle's l_z; dashed: the humans' "
-             "5th percentile."
-             + filters.provenance),
+    image_format=filters.image_format, data=table,
+    caption=(f"Grey bars: share of {filters.group_label} per 0.1-wide l_z bin (values beyond "
+             "−10 and 5 in the edge bins). Under them, one lane per model: each tick is one "
+             f"repetition's l_z ({filters.prompt_label}"
+             + (f"; every lane's run is {shared_tail}" if shared_tail else "")
+             + "). Dashed: the humans' 5th percentile." + filters.provenance),
 )
 
 st.subheader("Which models' θ can be trusted?")

@@ -44,12 +44,16 @@ def test_models_sit_in_their_own_lanes_under_the_histogram(home):
     models = [t for t in figure["data"] if t["type"] == "scatter"]
     assert len(bars) == 4 and models
     bar_axes = {t.get("yaxis", "y") for t in bars}
+    lanes_of: dict[str, str] = {}
     for trace in models:
-        # Each tick's y is the model's own lane, never a number on the histogram's axis.
-        assert set(trace["y"]) == {trace["name"]}, trace["name"]
+        # Each tick's y is the model's own lane (its name without the tail every run shares),
+        # never a number on the histogram's axis.
+        [lane_name] = set(trace["y"])
+        assert trace["name"].startswith(lane_name), (trace["name"], lane_name)
+        assert lanes_of.setdefault(trace["name"], lane_name) == lane_name
         assert trace.get("yaxis", "y") not in bar_axes
         lane = layout[axis_key(trace.get("yaxis", "y"), "y")]
-        assert lane["type"] == "category" and trace["name"] in lane["tickvals"]
+        assert lane["type"] == "category" and lane_name in lane["categoryarray"]
         assert "candidates" not in json.dumps(lane.get("title", ""))
         # Same θ axis as the histogram of its area: the strip's x axis matches the bars'.
         strip_x = layout[axis_key(trace.get("xaxis", "x"), "x")]
@@ -58,6 +62,7 @@ def test_models_sit_in_their_own_lanes_under_the_histogram(home):
         assert np.isfinite(decoded(trace["x"])).all()
     names = {t["name"] for t in models}
     assert {"test-strong-it", "test-odd-base"} <= names
+    assert len(set(lanes_of.values())) == len(lanes_of)  # one lane per series
     # Every area's histogram keeps its '% of candidates' axis, and only the bars are on it.
     for axis in bar_axes:
         assert "% of candidates" in layout[axis_key(axis, "y")]["title"]["text"]

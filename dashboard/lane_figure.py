@@ -1,0 +1,124 @@
+"""A human histogram with the models in lanes under it, per area, on one shared x axis.
+
+Models have no "share of candidates", so they are not drawn on the histogram's y axis: under
+each area's histogram a strip holds one lane per run series, where every tick is one
+repetition's value (θ on Home, l_z on Person fit). Optional dashed reference lines (e.g. the
+humans' 5th percentile of l_z) cross both panels. Pure figure building, no queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard.figures import area_title, empty_panel
+from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
+
+#: Heights in pixels: a histogram, one model lane, the strip's axis, the gap between areas.
+HISTOGRAM_PX, LANE_PX, STRIP_AXIS_PX, GAP_PX = 190, 22, 40, 95
+#: Longest lane label; longer names are cut with "…" (the hover and legend give the full name).
+LANE_LABEL_CHARS = 44
+
+
+def lane_label(name: str) -> str:
+    """``name`` cut to :data:`LANE_LABEL_CHARS` characters."""
+    return name if len(name) <= LANE_LABEL_CHARS else name[:LANE_LABEL_CHARS - 1] + "…"
+
+
+def histogram_with_lanes(
+    areas: Sequence[str], histograms: Mapping[str, pd.DataFrame], points: pd.DataFrame,
+    value: str, *, bin_width: float, styles: Mapping[str, tuple[str, str]], x_title: str,
+    human_label: str, lane_names: Mapping[str, str] | None = None,
+    references: Mapping[str, float] | None = None, reference_name: str = "",
+) -> tuple[go.Figure, pd.DataFrame]:
+    """The figure and the table behind it.
+
+    ``histograms``: per area, columns ``bin`` (lower edge) and ``n`` (may be empty: no
+    humans); ``points``: one row per repetition with columns area, model, ``value``, run_id,
+    shuffle, theta, theta_se, lz, ctt; ``styles``: (colour, symbol) per model; ``lane_names``:
+    shorter lane labels per model; ``references``: per area an x drawn dashed across both
+    panels and named ``reference_name`` in the hover.
+    """
+    lanes = sorted(points["model"].unique()) if len(points) else []
+    names = {model: lane_label((lane_names or {}).get(model, model)) for model in lanes}
+    heights, titles, hist_rows, gap_rows = [], [], {}, []
+    for index, area in enumerate(areas):
+        if index:
+            heights.append(GAP_PX)
+            titles.append("")
+            gap_rows.append(len(heights))
+        hist_rows[area] = len(heights) + 1
+        heights += [HISTOGRAM_PX, LANE_PX * max(1, len(lanes)) + STRIP_AXIS_PX]
+        titles += [area_title(area), ""]
+    margin = {"t": 60, "b": 10, "l": 10, "r": 20}
+    height = sum(heights) + margin["t"] + margin["b"]
+    figure = make_subplots(rows=len(heights), cols=1, row_heights=heights, vertical_spacing=0.0,
+                           subplot_titles=titles)
+    figure.update_layout(height=height, margin=margin, barmode="overlay",
+                         legend={"orientation": "h", "yanchor": "bottom", "x": 0,
+                                 "y": 1.0 + 30.0 / (height - margin["t"] - margin["b"])})
+    for row in gap_rows:
+        figure.update_xaxes(visible=False, row=row, col=1)
+        figure.update_yaxes(visible=False, row=row, col=1)
+    legend_shown: set[str] = set()
+    exported = []
+    for area in areas:
+        row, strip = hist_rows[area], hist_rows[area] + 1
+        # The strip shares the histogram's x axis; only the strip shows the ticks and title.
+        shared = figure.get_subplot(row, 1).xaxis.plotly_name.replace("axis", "")
+        figure.update_xaxes(matches=shared, showticklabels=False, row=row, col=1)
+        figure.update_xaxes(matches=shared, title_text=x_title, title_standoff=4, row=strip,
+                            col=1)
+        figure.update_yaxes(title_text=f"% of candidates<br>per {bin_width:g}", row=row, col=1)
+        hist = histograms.get(area, pd.DataFrame(columns=["bin", "n"]))
+        if hist.empty or hist["n"].sum() == 0:
+            empty_panel(figure, row, 1, f"no scored candidates in {area}")
+            figure.update_yaxes(showticklabels=False, title_text="", row=row, col=1)
+        else:
+            share = 100.0 * hist["n"] / hist["n"].sum()
+            figure.add_trace(go.Bar(
+                x=hist["bin"] + bin_width / 2, y=share, width=bin_width, name=human_label,
+                marker_color=with_alpha(HUMAN_COLOUR, 0.55), legendgroup="humans",
+                showlegend="humans" not in legend_shown,
+                hovertemplate=f"{value} %{{x:.2f}}: %{{y:.2f}}% of candidates<extra></extra>"),
+                row=row, col=1)
+            legend_shown.add("humans")
+            exported.append(hist.assign(area=area, share_percent=share, kind="humans"))
+        in_area = points[points["area"] == area] if len(points) else points
+        for model, group in (in_area.groupby("model", sort=True) if len(in_area) else []):
+            colour, _ = styles[model]
+            figure.add_trace(go.Scatter(
+                x=group[value], y=[names[model]] * len(group), mode="markers",
+                marker={"symbol": "line-ns-open", "size": LANE_PX - 6, "color": colour,
+                        "line": {"color": with_alpha(colour, 0.75), "width": 2}},
+                name=model, legendgroup=model, showlegend=model not in legend_shown,
+                customdata=group[["run_id", "shuffle", "theta", "theta_se", "lz",
+                                  "ctt"]].to_numpy(object),
+                hovertemplate=(f"<b>{model}</b><br>θ = %{{customdata[2]:.3f}} (SE "
+                               "%{customdata[3]:.3f})<br>shuffle %{customdata[1]} · l_z "
+                               "%{customdata[4]:.2f} · CTT %{customdata[5]}<extra></extra>")),
+                row=strip, col=1)
+            legend_shown.add(model)
+            exported.append(group.assign(kind="model"))
+        if lanes:
+            order = [names[m] for m in reversed(lanes)]
+            figure.update_yaxes(type="category", categoryorder="array", categoryarray=order,
+                                range=[-0.6, len(lanes) - 0.4], showgrid=True, automargin=True,
+                                row=strip, col=1)
+        else:
+            empty_panel(figure, strip, 1, "no model runs in this selection")
+            figure.update_yaxes(visible=False, row=strip, col=1)
+        reference = (references or {}).get(area)
+        if reference is not None and pd.notna(reference):
+            line = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1}
+            # exclude_empty_subplots=False: a panel without humans still shows the line.
+            figure.add_vline(x=reference, line=line, annotation_text=reference_name,
+                             annotation_position="top right", row=row, col=1,
+                             exclude_empty_subplots=False)
+            figure.add_vline(x=reference, line=line, row=strip, col=1,
+                             exclude_empty_subplots=False)
+    table = pd.concat(exported, ignore_index=True) if exported else pd.DataFrame()
+    return figure, table
