@@ -81,15 +81,20 @@ def cmd_cat_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_cat_run(args: argparse.Namespace) -> int:
-    settings = cat_settings(args)
-    options = {key: value for key, value in (("device", args.device),) if value}
-    spec = CatRunSpec(model=args.model or "", backend=args.backend, year=args.year,
-                      areas=tuple(args.areas), language=args.language, shots=args.shots,
-                      n_paths=args.paths, seed=args.seed, settings=settings.as_dict(),
-                      backend_options=options, model_name=args.model_name)
+def cat_run_spec(args: argparse.Namespace) -> CatRunSpec:
+    """The live CAT the parsed ``cat-run`` arguments describe."""
     if args.backend != "random" and not args.model:
         raise UsageError(f"--model is required for the {args.backend} backend")
+    options = {key: value for key, value in (("device", args.device),) if value}
+    return CatRunSpec(model=args.model or "", backend=args.backend, year=args.year,
+                      areas=tuple(args.areas), language=args.language, shots=args.shots,
+                      n_paths=args.paths, seed=args.seed, settings=cat_settings(args).as_dict(),
+                      backend_options=options, model_name=args.model_name)
+
+
+def cmd_cat_run(args: argparse.Namespace) -> int:
+    spec = cat_run_spec(args)
+    settings = spec.cat_settings
     print(f"live CAT {spec.run_id}: {settings.describe()}")
     rows = execute_live_cat(spec, db_path(args), args.runs_dir,
                             progress=None if args.quiet else print)

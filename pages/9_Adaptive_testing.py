@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import cat_figures as cat
+from dashboard import cat_launch as launch
 from dashboard import cat_skills as skills
 from dashboard import cat_tables as tables
 from dashboard.cat_queries import area_bank_items, cat_paths
@@ -55,8 +56,8 @@ else:
 
 st.subheader("Live CAT paths")
 if paths.empty:
-    st.info(f"No live CAT of a model on {area} {filters.year} yet. Start one with "
-            f"`enem-llm cat-run --year {filters.year} --areas {area} --backend …`.")
+    st.info(f"No live CAT of a model on {area} {filters.year} yet. Launch one below, or "
+            f"with `enem-llm cat-run --year {filters.year} --areas {area} --backend …`.")
 else:
     cat.show(cat.paths_figure(paths), "cat.paths",
              "θ̂ after each item with ± 1 SE bars, one line per run and path (a path shows "
@@ -74,6 +75,10 @@ else:
              "Jaccard overlap |A ∩ B| / |A ∪ B| of the item sets administered on each run and "
              "path (1: the same items; the paper reports about 0.6 between models).",
              overlap.reset_index(names="run"), filters.image_format)
+
+st.subheader("Launch a live CAT")
+launch.launch_form(filters, settings, area)
+launch.launched_progress()
 
 st.subheader("Diagnostic report by skill")
 report = skills.skill_report(filters, area)

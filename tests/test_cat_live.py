@@ -12,6 +12,7 @@ from store.cat_queries import cat_paths
 from store.connection import connected
 from tests.tiny_model import build_tiny_model
 from workflows.cat_live import CatRunSpec, execute_live_cat
+from workflows.run_folder import RunFolder
 
 
 class _FailingAfter:
@@ -43,8 +44,14 @@ def test_random_backend_cat_is_stored_resumable_and_scored(demo_db, tmp_path):
     killed = _FailingAfter(calls=5, seed=3)
     with pytest.raises(RuntimeError, match="killed"):
         execute_live_cat(spec, demo_db, tmp_path / "runs", scorer=killed)
+    folder = RunFolder(tmp_path / "runs" / spec.run_id)
+    status = folder.read_json("status.json")
+    assert (status["status"], status["error"]) == ("failed", "RuntimeError: killed")
+    assert (status["units_done"], status["units_total"]) == (5 * 2, 2 * 2 * 15)
     resumed = _FailingAfter(calls=-1, seed=3)
     rows = execute_live_cat(spec, demo_db, tmp_path / "runs", scorer=resumed)
+    status = folder.read_json("status.json")
+    assert (status["status"], status["units_done"]) == ("finished", len(rows))
     whole = execute_live_cat(CatRunSpec.from_dict(spec.to_dict()), demo_db,
                              tmp_path / "other-runs", scorer=make_scorer("random", seed=3))
     key = ["area", "path", "step"]

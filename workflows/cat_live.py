@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -144,8 +145,10 @@ def ask(scorer: LetterScorer, spec: CatRunSpec, items: AreaItems, paths: np.ndar
 
 
 def run_area(spec: CatRunSpec, items: AreaItems, folder: RunFolder, done: pd.DataFrame,
-             scorer_factory: Callable[[], LetterScorer]) -> tuple[CatPaths, pd.DataFrame]:
-    """The lockstep CAT of every path of one area; stored answers are replayed, not asked."""
+             scorer_factory: Callable[[], LetterScorer],
+             on_asked: Callable[[int], None] | None = None) -> tuple[CatPaths, pd.DataFrame]:
+    """The lockstep CAT of every path of one area; stored answers are replayed, not asked.
+    ``on_asked(n)`` hears of each step's n newly asked answers once they are stored."""
     settings = spec.cat_settings
     area_index = AREAS.index(items.area)
     cat = LockstepCat(items.bank, spec.n_paths, settings.make_selector(),
@@ -162,6 +165,8 @@ def run_area(spec: CatRunSpec, items: AreaItems, folder: RunFolder, done: pd.Dat
         if missing:
             asked = ask(scorer_factory(), spec, items, paths[missing], chosen[missing], step)
             folder.write_part(asked)
+            if on_asked:
+                on_asked(len(asked))
             for k, row in zip(missing, asked.itertuples()):
                 known[k] = row
         for k, row in enumerate(known):
@@ -196,36 +201,57 @@ def execute_live_cat(spec: CatRunSpec, db_path: Path, runs_dir: Path | None = No
         if existing is not None and CatRunSpec.from_dict(existing) != spec:
             raise ValueError(f"run folder {folder.root} holds a different spec")
         folder.write_json("spec.json", spec.to_dict())
-        with connected(Path(db_path), read_only=True) as con:
-            plan = build_plan(ExamReader(con), spec.run_spec())
-            options = year_scoring_options(con, spec.year)
-        check_booklet_areas(plan.forms)
         done = folder.read_parts()
-        made: list[LetterScorer] = [scorer] if scorer is not None else []
+        # Progress for the pages: answers stored of at most paths × areas × max items.
+        status = {"units_done": len(done),
+                  "units_total": spec.n_paths * len(spec.areas) * spec.cat_settings.max_items}
+        folder.update_status(status="running", pid=os.getpid(), started_at=time.time(),
+                             error=None, **status)
 
-        def scorer_once() -> LetterScorer:
-            # A backend (a model load) is made only when some step has to be asked.
-            if not made:
-                made.append(make_scorer(spec.backend, **_backend_options(spec)))
-            return made[0]
+        def on_asked(count: int) -> None:
+            status["units_done"] += count
+            folder.update_status(**status)
 
-        frames = []
-        for area in spec.areas:
-            items = area_items(plan.units, plan.forms, options, area)
-            if items.bank.n_items == 0:
-                raise ValueError(f"no {area} item with parameters and a {spec.language} text")
-            mine = done[done["area"] == area] if len(done) else done
-            paths, answers = run_area(spec, items, folder, mine, scorer_once)
-            frames.append(path_rows(spec, paths, answers))
-            if progress:
-                progress(f"{area}: {len(answers)} items asked over {spec.n_paths} path(s)")
-        rows = pd.concat(frames, ignore_index=True)
-        with connected(Path(db_path)) as con:
-            replace_cat_paths(con, spec.run_id, rows)
+        rows = _execute(spec, db_path, folder, done, scorer, on_asked, progress)
         folder.update_status(status="finished", finished_at=time.time())
         return rows
+    except Exception as error:
+        folder.update_status(status="failed", error=f"{type(error).__name__}: {error}")
+        raise
     finally:
         folder.release()
+
+
+def _execute(spec: CatRunSpec, db_path: Path, folder: RunFolder, done: pd.DataFrame,
+             scorer: LetterScorer | None, on_asked: Callable[[int], None],
+             progress: Callable[[str], None] | None) -> pd.DataFrame:
+    """The CAT of every area from the stored answers ``done`` on; stores and returns its rows."""
+    with connected(Path(db_path), read_only=True) as con:
+        plan = build_plan(ExamReader(con), spec.run_spec())
+        options = year_scoring_options(con, spec.year)
+    check_booklet_areas(plan.forms)
+    made: list[LetterScorer] = [scorer] if scorer is not None else []
+
+    def scorer_once() -> LetterScorer:
+        # A backend (a model load) is made only when some step has to be asked.
+        if not made:
+            made.append(make_scorer(spec.backend, **_backend_options(spec)))
+        return made[0]
+
+    frames = []
+    for area in spec.areas:
+        items = area_items(plan.units, plan.forms, options, area)
+        if items.bank.n_items == 0:
+            raise ValueError(f"no {area} item with parameters and a {spec.language} text")
+        mine = done[done["area"] == area] if len(done) else done
+        paths, answers = run_area(spec, items, folder, mine, scorer_once, on_asked)
+        frames.append(path_rows(spec, paths, answers))
+        if progress:
+            progress(f"{area}: {len(answers)} items asked over {spec.n_paths} path(s)")
+    rows = pd.concat(frames, ignore_index=True)
+    with connected(Path(db_path)) as con:
+        replace_cat_paths(con, spec.run_id, rows)
+    return rows
 
 
 def _backend_options(spec: CatRunSpec) -> dict:
