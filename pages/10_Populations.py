@@ -65,7 +65,10 @@ rows = rows[(rows["n"] >= smallest) | (rows["group_kind"] == "all")].reset_index
 if not filters.has_humans:
     st.info(f"{filters.year} was stored from its item file alone: no candidates, so no human "
             "populations; the models are shown alone.")
-elif rows.empty:
+elif not filters.include_blank:
+    st.caption("The populations include all-blank tests (θ of an all-wrong pattern, nota 0): "
+               "the sidebar switch that leaves them out applies to the histograms only.")
+if filters.has_humans and rows.empty:
     st.info(f"No human populations are stored for {filters.year} {area}: the year was ingested "
             "before they existed. Ingest it again (`enem-llm ingest-enem …`) to build them.")
 

@@ -27,6 +27,7 @@ from dashboard.population_tables import (
 )
 from store import population_queries
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page
+from tests.test_real_dashboard import paper_db  # noqa: F401 (a fixture)
 
 PAGE = "pages/10_Populations.py"
 MODELS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
@@ -174,3 +175,20 @@ def test_tables_agree_with_scipy_and_with_the_stored_rows(pages_models_db):
     assert (ranks["change"] == ranks["rank_ctt"] - ranks["rank_irt"]).all()
     by_pct = ranks["pct_mean"].rank(ascending=False, method="min").astype(int)
     assert (ranks["rank_ctt"] == by_pct).all()
+
+
+def test_real_items_only_year_shows_the_paper_runs_alone(monkeypatch, paper_db):  # noqa: F811
+    """The paper's published runs on the real 2022 booklets (item files only, no candidates):
+    no populations, the models alone, by EAP and by ML re-estimated from the published
+    patterns (which list every item of the booklet, abandoned ones included)."""
+    monkeypatch.setenv("ENEM_DB", str(paper_db))
+    app = run_page(PAGE, {"year": "2022"})
+    app.radio(key="populations.estimator").set_value("ML").run()
+    assert_clean(app)
+    assert "stored from its item file alone" in messages(app)
+    box, forest = charts(app)
+    assert not [t for t in box["data"] if t["type"] == "bar"]
+    names = {t.get("name") for t in box["data"]}
+    assert "llama2-13b · few-shot · 30 seeds" in names
+    pooled = [t for t in forest["data"] if t["marker"].get("symbol") == "diamond"]
+    assert pooled and all(np.isfinite(decoded(t["x"])).all() for t in pooled)
