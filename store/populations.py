@@ -1,15 +1,17 @@
-"""Human populations of a year, pre-aggregated at ingest, and the Populations page's queries.
+"""Human populations of a year, pre-aggregated at ingest (the page's queries are in
+``store.population_queries``).
 
 A population is every scored candidate of an area sharing one value of a grouping
 (:data:`GROUPINGS`: state, school type, the school's administration, sex, colour/race, age
 band, family income, father's and mother's education, internet at home) or of the crossing
 state × school type, plus everyone ('all'). Per population and area, ``agg_populations``
 holds n, mean, SD and SE of the mean of θ, of the nota and of percent correct (and of the
-CTT count), and the exact quantiles at 0, 1, …, 100% (:data:`QUANTILE_LEVELS`) of θ, nota and
-percent correct, computed with numpy's default rule (= DuckDB's ``quantile_cont``).
+CTT count), and the exact quantiles at 0, 1, …, 100%
+(``analytics.populations.QUANTILE_LEVELS``) of θ, nota and percent correct, computed with
+numpy's default rule (= DuckDB's ``quantile_cont``).
 
 Why numpy and not ``quantile_cont`` per group in SQL: one full-size year is ~11M scored
-records and 11 groupings; holistic quantiles over so many grouping sets cost minutes, while
+records and 12 groupings; holistic quantiles over so many grouping sets cost minutes, while
 one sort of θ per area serves every grouping here (``analytics.populations``), and percent
 correct and notas (in tenths) are discrete, so their quantiles come exactly from counts.
 
