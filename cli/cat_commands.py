@@ -1,5 +1,6 @@
-"""Adaptive-testing commands: ``cat-simulate`` (the simulation study on a stored item bank) and
-``cat-run`` (a live CAT of a model through a backend; see ``workflows.cat_live``)."""
+"""Adaptive-testing commands: ``cat-simulate`` (the simulation study on a stored item bank),
+``cat-run`` (a live CAT of a model through a backend; see ``workflows.cat_live``) and
+``cat-posthoc`` (real candidates' answers replayed adaptively; see ``workflows.cat_posthoc``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from inference.backends import available_backends
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.cat_comparison import comparison_lines, load_comparison
 from workflows.cat_live import CatRunSpec, execute_live_cat
+from workflows.cat_posthoc import needed_distribution, posthoc_cat
 from workflows.cat_simulation import load_area_bank, run_simulation
 
 
@@ -107,8 +109,23 @@ def cmd_cat_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cat_posthoc(args: argparse.Namespace) -> int:
+    output = output_file(args.output) if args.output else None
+    result = posthoc_cat(db_path(args), args.year, args.area, n_candidates=args.candidates,
+                         seed=args.seed, selector=args.selector, randomesque_k=args.randomesque_k)
+    print("\n".join(result.lines()))
+    table = needed_distribution(result.frame["items_needed"]).rename(columns={
+        "items_needed": "items needed", "percent": "%", "cumulative_percent": "cumulative %"})
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
+    if output is not None:
+        result.frame.to_csv(output, index=False)
+        print(f"one row per candidate written to {output}")
+    return 0
+
+
 def add_cat_parsers(commands) -> None:
-    """Register ``cat-simulate`` (and ``cat-run``) on the main parser's sub-commands."""
+    """Register ``cat-simulate``, ``cat-run`` and ``cat-posthoc`` on the main parser's
+    sub-commands."""
     simulate = commands.add_parser(
         "cat-simulate", help="adaptive testing simulation on an area's stored item bank: MSE "
                              "by test length, CAT against random fixed forms")
@@ -159,3 +176,22 @@ def add_cat_parsers(commands) -> None:
     live.add_argument("--quiet", action="store_true", help="no progress lines")
     add_cat_settings(live)
     live.set_defaults(run=cmd_cat_run)
+
+    posthoc = commands.add_parser(
+        "cat-posthoc", help="post-hoc CAT of real candidates: replay their recorded answers "
+                            "adaptively and print how many items gave their full-test θ "
+                            "within its SE")
+    add_db(posthoc)
+    posthoc.add_argument("--year", type=int, required=True, help="exam year of the candidates")
+    posthoc.add_argument("--area", required=True, choices=AREAS, help="the area replayed")
+    posthoc.add_argument("--candidates", type=positive_int, default=1000,
+                         help="candidates sampled (default 1000; fewer when fewer are scored)")
+    posthoc.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    posthoc.add_argument("--selector", choices=tuple(SELECTORS), default=CatSettings().selector,
+                         help="item selection (default max-info); θ is estimated by the "
+                              "year's scoring recipe")
+    posthoc.add_argument("--randomesque-k", type=positive_int,
+                         default=CatSettings().randomesque_k,
+                         help="k of the randomesque rule (default 5)")
+    posthoc.add_argument("--output", help="write one row per candidate to this CSV")
+    posthoc.set_defaults(run=cmd_cat_posthoc)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from analytics import EAPEstimator
 from analytics.cat import FixedLength, LockstepCat
+from cli.main import main
 from enem.responses import correctness, strings_to_chars
 from store.cat_queries import candidate_sample
 from store.connection import connected
@@ -53,3 +55,29 @@ def test_replay_ends_at_the_stored_theta_and_counts_items_by_brute_force(ingeste
         got = frame.loc[frame["examinee_id"] == row["examinee_id"], "items_needed"].item()
         assert got == expected
     assert "items needed to stay within" in result.lines()[1]
+
+
+def test_cat_posthoc_prints_the_distribution_of_items_needed(ingested_2023, tmp_path, capsys):
+    db = str(ingested_2023[0])
+    output = tmp_path / "posthoc.csv"
+    assert main(["cat-posthoc", "--db", db, "--year", "2023", "--area", "CH",
+                 "--candidates", "120", "--seed", "4", "--output", str(output)]) == 0
+    out = capsys.readouterr().out
+    frame = posthoc_cat(ingested_2023[0], 2023, "CH", n_candidates=120, seed=4).frame
+    saved = pd.read_csv(output)
+    assert saved["examinee_id"].astype(str).tolist() == frame["examinee_id"].tolist()
+    # The printed table: items needed, candidates, %, cumulative %; counted here by hand.
+    rows = [line.split() for line in out.splitlines()]
+    printed = [[int(r[0]), int(r[1]), float(r[2]), float(r[3])]
+               for r in rows if len(r) == 4 and r[0].isdigit()]
+    needed = frame["items_needed"].tolist()
+    running = 0
+    for items, count, percent, cumulative in printed:
+        running += needed.count(items)
+        assert count == needed.count(items)
+        assert percent == round(100 * count / 120, 1)
+        assert cumulative == round(100 * running / 120, 1)
+    assert sum(row[1] for row in printed) == 120 and printed[-1][3] == 100.0
+    assert "items needed to stay within" in out
+    assert main(["cat-posthoc", "--db", db, "--year", "1999", "--area", "CH"]) == 2
+    assert capsys.readouterr().err.strip() == "error: no scored CH candidates in 1999"

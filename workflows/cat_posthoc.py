@@ -56,6 +56,15 @@ class PostHocResult:
                 f"{100 * within:.0f}% within {REPORT_STEP} items")]
 
 
+def needed_distribution(items_needed: pd.Series) -> pd.DataFrame:
+    """How many candidates needed each number of items: items_needed, candidates, percent and
+    cumulative_percent (of all candidates), by items_needed."""
+    counts = items_needed.value_counts().sort_index()
+    percent = 100.0 * counts.to_numpy() / counts.sum()
+    return pd.DataFrame({"items_needed": counts.index.astype(int), "candidates": counts.to_numpy(),
+                         "percent": percent, "cumulative_percent": np.cumsum(percent)})
+
+
 def posthoc_cat(db_path: Path, year: int, area: str, *, n_candidates: int = 1000,
                 seed: int = 0, selector: str = "max-info",
                 randomesque_k: int = 5) -> PostHocResult:
