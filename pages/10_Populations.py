@@ -90,7 +90,7 @@ if summaries.empty:
 people = population_summary(rows, scale, area)
 models = model_entries(summaries, scale, area)
 entries = pd.concat([people, models], ignore_index=True)
-styles = series_styles(summaries["model"], filters.catalogue.get("model", []))
+styles = series_styles(summaries["model"], filters.series_order)
 irt_title = scale
 if len(entries):
     show_figure(
