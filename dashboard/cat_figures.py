@@ -21,7 +21,7 @@ from analytics.irt import ItemBank
 from dashboard.data import current_path, version_token
 from dashboard.figures import THETA_TITLE, series_styles, show_figure
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR
-from workflows.cat_posthoc import posthoc_cat
+from workflows.cat_posthoc import needed_distribution, posthoc_cat
 from workflows.cat_simulation import AreaBank, run_simulation
 
 #: The (guess, slip) grid of the noise study (the paper: 0%–30%).
@@ -171,8 +171,8 @@ def posthoc(token: tuple, year: int, area: str, n: int, seed: int) -> tuple[pd.D
 
 
 def posthoc_figure(frame: pd.DataFrame, area: str) -> go.Figure:
-    counts = frame["items_needed"].value_counts().sort_index()
-    figure = go.Figure(go.Bar(x=counts.index, y=100 * counts / counts.sum(),
+    counts = needed_distribution(frame["items_needed"])
+    figure = go.Figure(go.Bar(x=counts["items_needed"], y=counts["percent"],
                               marker={"color": HUMAN_COLOUR}))
     figure.update_layout(title=f"{area}: items a CAT needed to stay within the full test's SE",
                          height=360, xaxis_title="items administered",
