@@ -10,8 +10,9 @@ parameters and a question text in the prompt language.
 
 Resumable: each answered step is a Parquet part in the run folder (``runs/<run id>``); a
 restarted run replays the stored answers through the same deterministic CAT and asks the
-backend only for the steps it lacks. The paths (item, answer, θ̂, SE per step) are written to
-the store's ``cat_paths`` table in one transaction at the end.
+backend only for the steps it lacks; the folder's ``status.json`` tells its progress. The paths
+(item, answer, θ̂, SE per step) are written to the store's ``cat_paths`` table at the end, by
+copy-and-swap like every writer.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from inference.plan import RunSpec, WorkUnit, build_plan, model_or_default, mode
 from inference.prompts import build_request
 from inference.shuffles import option_permutations, to_original_choices
 from store.cat_queries import replace_cat_paths
-from store.connection import connected
+from store.connection import connected, writing
 from store.model_runs import ExamReader, year_scoring_options
 from workflows.run_execution import check_booklet_areas
 from workflows.run_folder import RunFolder
@@ -249,7 +250,8 @@ def _execute(spec: CatRunSpec, db_path: Path, folder: RunFolder, done: pd.DataFr
         if progress:
             progress(f"{area}: {len(answers)} items asked over {spec.n_paths} path(s)")
     rows = pd.concat(frames, ignore_index=True)
-    with connected(Path(db_path)) as con:
+    # Copy-and-swap, as every writer: pages keep reading the previous state meanwhile.
+    with writing(Path(db_path)) as con:
         replace_cat_paths(con, spec.run_id, rows)
     return rows
 
