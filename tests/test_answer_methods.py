@@ -197,3 +197,14 @@ def test_full_answer_with_one_shuffle_scores_every_continuation_token(tiny):
     got = np.log(scorer.score([request])[0].probs)
     expected = _reference_means(scorer, request)
     np.testing.assert_allclose(got - got[:, :1], expected - expected[:, :1], atol=1e-5)
+
+
+def test_full_answer_plain_mode_equals_the_shared_one(tiny):
+    requests = _requests("pt", 1, n_items=2, n_shuffles=4)
+    shared = FullAnswerScorer(str(tiny["llama"]), device="cpu", batch_size=6).score(requests)
+    plain_scorer = FullAnswerScorer(str(tiny["llama"]), device="cpu", batch_size=6, mode="plain")
+    for a, b, request in zip(shared, plain_scorer.score(requests), requests):
+        np.testing.assert_allclose(a.probs, b.probs, atol=1e-6)
+        expected = _reference_means(plain_scorer, request)
+        got = np.log(b.probs)
+        np.testing.assert_allclose(got - got[:, :1], expected - expected[:, :1], atol=1e-5)

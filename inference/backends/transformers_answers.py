@@ -8,8 +8,8 @@ a token). The score of d is the mean log-probability of its continuation tokens;
 the softmax of the five scores (so the argmax is the option with the highest mean) and
 ``letter_mass`` is NaN. The shared part is computed once per item: the run's prefix from the
 prefix cache, then the tokens every shuffle and option of the item share (the stem) in one
-forward; each (shuffle, option) row then runs only its own tokens (options block, suffix,
-continuation) on top, rows batched.
+forward; then each shuffle's own tokens before its continuations (its options block and the
+suffix) once per shuffle, and on top of those the five continuations, rows batched.
 
 :class:`GenerateScorer` (``generate``). Each shuffle's prompt is completed by sampling
 ``max_new_tokens`` tokens at ``temperature`` (greedy at 0) with the seed
@@ -88,6 +88,10 @@ class FullAnswerScorer(TransformersScorer):
         return {**super().describe(), "answer_method": self.answer_method}
 
     def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        """Full-answer scores of every shuffle; ``mode='plain'`` runs every (shuffle, option)
+        text in its own full forward pass (the baseline) instead of reusing the shared part."""
+        if self.mode == "plain":
+            return [self._score_item_plain(req) for req in requests]
         return [self._score_item(i, req) for i, req in enumerate(requests)]
 
     def texts(self, req: ScoreRequest) -> tuple[list[list[int]], list[int]]:
@@ -109,50 +113,107 @@ class FullAnswerScorer(TransformersScorer):
 
     @torch.inference_mode()
     def _score_item(self, index: int, req: ScoreRequest) -> ItemScores:
+        """Shared path: the prefix (cached), the item's stem once, each shuffle's own tokens
+        before its continuations (options block and suffix) once, then the continuations."""
         seqs, starts = self.texts(req)
         self._check_lengths(req.key, seqs)
         prefix_text = self.full_texts(req)[0]
         prefix_ids = tuple(self.encode([prefix_text])[0]) if prefix_text else ()
-        # Every scored token needs the logits of the token before it from the tail forward.
+        # Every scored token needs the logits of the token before it from the last forward.
         l1 = min([common_prefix_length(prefix_ids, s) for s in seqs] + [min(starts) - 1])
         l2 = max(l1, min(common_prefix_length_all(seqs), min(starts) - 1))
-        item = _Item(index, req.key, seqs, l1, l2)
-        kv, mask = self._run_stems(self._prefix_kv(prefix_ids), [item])
-        means = self._continuation_means(kv, mask, item, starts)
+        # One item: its stem has no padding, so its cache mask is all ones.
+        kv, _ = self._run_stems(self._prefix_kv(prefix_ids), [_Item(index, req.key, seqs, l1,
+                                                                       l2)])
+        n_options = len(OPTION_LETTERS)
+        shuffles = [_Item(shuffle, req.key, seqs[at:at + n_options], l2,
+                          max(l2, min(common_prefix_length_all(seqs[at:at + n_options]),
+                                      min(starts[at:at + n_options]) - 1)))
+                    for shuffle, at in enumerate(range(0, len(seqs), n_options))]
+        means = np.empty(len(seqs))
+        per_block = max(1, self.batch_size // n_options)
+        for at in range(0, len(shuffles), per_block):
+            block = shuffles[at:at + per_block]
+            block_kv, block_mask = self._run_stems(kv, block)
+            rows = [(b, d) for b in range(len(block)) for d in range(n_options)]
+            found = self._continuation_means(block_kv, block_mask, block, rows, starts)
+            for (b, d), mean in zip(rows, found):
+                means[block[b].index * n_options + d] = mean
+        return self._item_scores(req, means)
+
+    @torch.inference_mode()
+    def _score_item_plain(self, req: ScoreRequest) -> ItemScores:
+        """The baseline: each text whole, rows batched with left padding."""
+        seqs, starts = self.texts(req)
+        self._check_lengths(req.key, seqs)
+        means = np.empty(len(seqs))
+        for at in range(0, len(seqs), self.batch_size):
+            rows = range(at, min(at + self.batch_size, len(seqs)))
+            width = max(len(seqs[r]) for r in rows)
+            ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for i, r in enumerate(rows):
+                ids[i, width - len(seqs[r]):] = torch.tensor(seqs[r])
+                mask[i, width - len(seqs[r]):] = 1
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            with self._attention_backends():
+                logits = self.model(input_ids=ids.to(self.device),
+                                    attention_mask=mask.to(self.device),
+                                    position_ids=positions.to(self.device)).logits
+            for i, r in enumerate(rows):
+                shift = width - len(seqs[r])  # token t of the text sits at column shift + t
+                logp = torch.log_softmax(
+                    logits[i, shift + starts[r] - 1:width - 1].to(torch.float64), dim=-1)
+                target = ids[i, shift + starts[r]:].to(logp.device)
+                means[r] = float(logp.gather(1, target[:, None]).mean())
+        return self._item_scores(req, means)
+
+    def _item_scores(self, req: ScoreRequest, means: np.ndarray) -> ItemScores:
+        """probs = the softmax of each shuffle's five mean log-probabilities; choice = argmax."""
         scores = means.reshape(req.n_shuffles, len(OPTION_LETTERS))
         probs = np.exp(scores - scores.max(axis=1, keepdims=True))
         probs /= probs.sum(axis=1, keepdims=True)
         return ItemScores(req.key, probs, np.full(req.n_shuffles, np.nan),
                           scores.argmax(axis=1))
 
-    def _continuation_means(self, kv, mask: torch.Tensor, item: _Item,
-                            starts: Sequence[int]) -> np.ndarray:
-        """Mean log-probability of each row's continuation tokens, (n_rows,) float64; rows
-        run on top of the item's cached shared tokens, ``batch_size`` rows per forward."""
-        means = np.empty(len(item.seqs))
-        longest = max(len(s) - item.l2 for s in item.seqs)
+    def _continuation_means(self, kv, mask: torch.Tensor, block: list[_Item],
+                            rows: list[tuple[int, int]], starts: Sequence[int]) -> list[float]:
+        """Mean log-probability of the continuation tokens of each row (b, d): text d of
+        ``block[b]``, run from its token ``l2`` on top of row b of the block's cache (``kv``,
+        ``mask``: one row per block entry, or one shared row), ``batch_size`` rows a forward."""
+        n_options = len(OPTION_LETTERS)
+        means = []
         per_token = self._bytes_per_token(kv) if kv is not None else 0
+        longest = max(len(it.seqs[d]) - it.l2 for it in block for d in range(len(it.seqs)))
         limit = self.batch_size
         if per_token:
             limit = max(1, min(limit, self.kv_budget // (per_token * (mask.shape[1] + longest))))
-        for at in range(0, len(item.seqs), limit):
-            rows = range(at, min(at + limit, len(item.seqs)))
-            tails = [item.seqs[r][item.l2:] for r in rows]
+        for at in range(0, len(rows), limit):
+            chunk = rows[at:at + limit]
+            owners = torch.tensor([b for b, _ in chunk], device=self.device)
+            tails = [block[b].seqs[d][block[b].l2:] for b, d in chunk]
             ids, tail_mask = _right_pad(tails, self._pad_id)
-            positions = item.l2 + torch.arange(ids.shape[1], device=self.device)[None, :]
-            attention = torch.cat([mask.expand(len(tails), -1), tail_mask.to(self.device)], 1)
-            cache = None if kv is None else self._cache_for_batch(kv, len(tails))
+            bases = torch.tensor([block[b].l2 for b, _ in chunk], device=self.device)
+            positions = bases[:, None] + torch.arange(ids.shape[1], device=self.device)[None, :]
+            past = kv
+            if kv is not None and kv[0][0].shape[0] > 1:
+                past = self._rows(kv, owners)
+            own_mask = mask.index_select(0, owners) if mask.shape[0] > 1 else \
+                mask.expand(len(chunk), -1)
+            attention = torch.cat([own_mask, tail_mask.to(self.device)], 1)
+            cache = None if past is None else self._cache_for_batch(past, len(chunk))
             with self._attention_backends():
-                logits = self.model(input_ids=ids.to(self.device),
-                                    position_ids=positions.expand(len(tails), -1),
+                logits = self.model(input_ids=ids.to(self.device), position_ids=positions,
                                     attention_mask=attention, past_key_values=cache,
                                     use_cache=cache is not None).logits
-            for r, row in enumerate(rows):
+            for r, (b, d) in enumerate(chunk):
+                item = block[b]
+                start = starts[item.index * n_options + d]
                 # Tail position j predicts token l2 + j + 1.
-                first, end = starts[row] - item.l2 - 1, len(item.seqs[row]) - item.l2 - 1
+                first, end = start - item.l2 - 1, len(item.seqs[d]) - item.l2 - 1
                 logp = torch.log_softmax(logits[r, first:end].to(torch.float64), dim=-1)
                 target = ids[r, first + 1:end + 1].to(logp.device)
-                means[row] = float(logp.gather(1, target[:, None]).mean())
+                means.append(float(logp.gather(1, target[:, None]).mean()))
         return means
 
 
