@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
+from dashboard.presentation import present_if_asked
+
 
 @dataclass(frozen=True)
 class View:
@@ -66,7 +68,9 @@ def navigation() -> StreamlitPage:
     for view in VIEWS:
         menu[view.section].append(st.Page(view.file, title=view.title, url_path=view.url_path,
                                           default=view is HOME))
-    return st.navigation(menu, expanded=True)
+    page = st.navigation(menu, expanded=True)
+    present_if_asked()  # ?present=1: the selection's figures instead of sidebar and page
+    return page
 
 
 def is_home(page: StreamlitPage) -> bool:

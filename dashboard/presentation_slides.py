@@ -1,0 +1,157 @@
+"""The slides of presentation mode: every figure the report captures for a selection, with
+its page title and caption, captured once per selection and database version.
+
+The figures come from the report's capture (:func:`workflows.report_capture.capture_pages`:
+every page run headless through the app with the selection as its URL), so presentation mode
+shows the dashboard's own figures and holds no copy of their code. The capture runs Streamlit's
+``AppTest``, which replaces the process's Streamlit runtime while it runs; inside the serving
+dashboard that would break every open session, so the capture runs as its own process
+(``python -m dashboard.presentation_slides``), which writes the slides as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard.data import Token, version_token
+from store.connection import PROJECT_ROOT
+from workflows.report import REPORT_PROCESS_TIMEOUT, figure_captions
+from workflows.report_capture import PageCapture, capture_pages
+
+#: A selection as a cache key: (query key, its values) pairs, sorted by key.
+Query = tuple[tuple[str, tuple[str, ...]], ...]
+
+#: How much larger every font of a figure is drawn on a slide.
+FONT_SCALE = 1.5
+#: plotly.js's default font size (px), which a figure without one is drawn at.
+PLOTLY_FONT_SIZE = 12
+#: plotly.js's default figure height (px).
+PLOTLY_HEIGHT = 450
+#: Slide height (px) a figure grows to with its fonts, when it was smaller; a figure taller
+#: than this (stacked panels) keeps its own height.
+SLIDE_HEIGHT = 640
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One figure: the page it is on, the figure (Plotly JSON as a dict), its caption."""
+
+    page: str
+    figure: dict
+    caption: str
+
+
+@dataclass(frozen=True)
+class Deck:
+    """The slides of one selection, and the errors pages showed while being captured
+    ('page title: message')."""
+
+    slides: tuple[Slide, ...]
+    problems: tuple[str, ...] = ()
+
+
+def slides_of(pages: Sequence[PageCapture]) -> Deck:
+    """Every figure of ``pages`` in report order, each with its page title and caption."""
+    captions = iter(figure_captions(pages))
+    slides = tuple(Slide(page.title, figure, next(captions))
+                   for page in pages for figure in page.figures)
+    problems = tuple(f"{page.title}: {problem}" for page in pages for problem in page.problems)
+    return Deck(slides, problems)
+
+
+def query_key(query: Mapping[str, Sequence[str]]) -> Query:
+    """A selection's query parameters as a hashable, order-free cache key."""
+    return tuple(sorted((key, tuple(values)) for key, values in query.items() if values))
+
+
+def capture_deck(db_path: Path, query: Query) -> Deck:
+    """The deck of ``query`` on ``db_path``, captured in a process of its own (see the module
+    docstring). Raises RuntimeError with the process's last words when it fails."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "slides.json"
+        command = [sys.executable, "-m", "dashboard.presentation_slides", "--db",
+                   str(Path(db_path).absolute()), "--query",
+                   urllib.parse.urlencode([(k, v) for k, vs in query for v in vs]),
+                   "--out", str(out)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False,
+                              timeout=REPORT_PROCESS_TIMEOUT, cwd=PROJECT_ROOT)
+        if done.returncode != 0 or not out.exists():
+            raise RuntimeError((done.stderr or done.stdout).strip()[-600:])
+        return read_deck(out)
+
+
+def write_deck(deck: Deck, path: Path) -> None:
+    path.write_text(json.dumps(asdict(deck)), encoding="utf-8")
+
+
+def read_deck(path: Path) -> Deck:
+    stored = json.loads(Path(path).read_text(encoding="utf-8"))
+    return Deck(tuple(Slide(**slide) for slide in stored["slides"]), tuple(stored["problems"]))
+
+
+@st.cache_data(show_spinner="Running every page of this selection once to collect its "
+                            "figures (a minute or so on a full-size year; later visits of the "
+                            "same selection are instant) …", max_entries=8)
+def _cached_deck(token: Token, query: Query) -> Deck:
+    return capture_deck(Path(token[0]), query)
+
+
+def selection_deck(query: Mapping[str, Sequence[str]]) -> Deck:
+    """The deck of ``query`` on the dashboard's database, cached per selection and database
+    version (a new run or ingest captures it again)."""
+    return _cached_deck(version_token(), query_key(query))
+
+
+def _scale_fonts(node: object, scale: float) -> None:
+    """Multiply, in place, every explicit font size under ``node`` (any ``*font`` dict)."""
+    if isinstance(node, list):
+        for item in node:
+            _scale_fonts(item, scale)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if (key.endswith("font") and isinstance(value, dict)
+                    and isinstance(value.get("size"), (int, float))):
+                value["size"] = value["size"] * scale
+            _scale_fonts(value, scale)
+
+
+def slide_figure(figure: dict, scale: float = FONT_SCALE, height: int = SLIDE_HEIGHT) -> dict:
+    """A copy of ``figure`` for a slide: every font ``scale`` times larger (the default size
+    too), the height grown by the same factor up to ``height`` px (never shrunk), the width
+    left to the screen."""
+    shown = copy.deepcopy(figure)
+    _scale_fonts(shown, scale)
+    layout = shown.setdefault("layout", {})
+    font = layout.setdefault("font", {})
+    font.setdefault("size", PLOTLY_FONT_SIZE * scale)
+    own = int(layout.get("height") or PLOTLY_HEIGHT)
+    layout["height"] = max(own, min(round(own * scale), height))
+    layout.pop("width", None)
+    return shown
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Capture the deck of a selection into a JSON file (run by :func:`capture_deck`)."""
+    parser = argparse.ArgumentParser(description="Capture presentation mode's slides.")
+    parser.add_argument("--db", required=True, help="the DuckDB store")
+    parser.add_argument("--query", default="", help="the selection as a URL query string")
+    parser.add_argument("--out", required=True, help="JSON file to write")
+    args = parser.parse_args(argv)
+    query = urllib.parse.parse_qs(args.query)
+    write_deck(slides_of(capture_pages(Path(args.db), query)), Path(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
