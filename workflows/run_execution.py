@@ -24,6 +24,7 @@ import pandas as pd
 
 from enem.items import BookletForm
 from enem.scoring import ScoringOptions
+from inference.answer_methods import DEFAULT_ANSWER_METHOD
 from inference.backends import LetterScorer, check_backend, make_scorer
 from inference.min_k import DEFAULT_K_PERCENT
 from inference.plan import RunPlan, RunSpec, build_plan
@@ -37,7 +38,7 @@ from inference.run_scoring import (
     unparsed_count,
 )
 from store.connection import connected
-from store.model_runs import ExamReader, publish_run, year_scoring_options
+from store.model_runs import ExamReader, publish_run, shots_prompt_type, year_scoring_options
 from workflows.run_folder import RunFolder
 
 BATCH_ITEMS = 4
@@ -148,6 +149,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         "n_shuffles": spec.n_shuffles, "seed": spec.seed, "status": "finished",
         "scoring": options.as_dict(),
         "created_at": _timestamp(status.get("created_at")), "finished_at": _timestamp(time.time()),
+        **_method_prompt_type(spec),
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
                     "skipped": plan.skipped, "scorer": status.get("scorer"),
                     "unparsed_answers": unparsed_count(responses)},
@@ -159,6 +161,16 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
     min_k = pd.read_parquet(min_k_path) if min_k_path.exists() else None
     with connected(Path(db_path)) as con:
         publish_run(con, run, model, responses, scores, min_k)
+
+
+def _method_prompt_type(spec: RunSpec) -> dict:
+    """A run whose answers are read otherwise than by letter probabilities says so in its prompt
+    type, hence in its label (``tiny · 0-shot · generate · 30 shuffles``), so that two runs of
+    one model that differ only in the method are told apart on every page."""
+    method = spec.backend_options.get("answer_method")
+    if not method or method == DEFAULT_ANSWER_METHOD:
+        return {}
+    return {"prompt_type": f"{shots_prompt_type(spec.shots)} · {method}"}
 
 
 def check_run(spec: RunSpec, db_path: Path) -> RunPlan:
