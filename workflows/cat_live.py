@@ -45,6 +45,9 @@ from workflows.run_execution import check_booklet_areas
 from workflows.run_folder import RunFolder
 from workflows.runs import runs_directory
 
+#: Least seconds between two writes of a running CAT's progress to its status file.
+STATUS_SECONDS = 1.0
+
 
 @dataclass(frozen=True)
 class CatRunSpec:
@@ -197,6 +200,7 @@ def execute_live_cat(spec: CatRunSpec, db_path: Path, runs_dir: Path | None = No
     """Run (or finish) a live CAT and store its paths; returns the stored rows."""
     folder = RunFolder(runs_directory(db_path, runs_dir) / spec.run_id)
     folder.acquire()
+    status: dict[str, int] = {}
     try:
         existing = folder.read_json("spec.json")
         if existing is not None and CatRunSpec.from_dict(existing) != spec:
@@ -204,20 +208,26 @@ def execute_live_cat(spec: CatRunSpec, db_path: Path, runs_dir: Path | None = No
         folder.write_json("spec.json", spec.to_dict())
         done = folder.read_parts()
         # Progress for the pages: answers stored of at most paths × areas × max items.
-        status = {"units_done": len(done),
-                  "units_total": spec.n_paths * len(spec.areas) * spec.cat_settings.max_items}
+        status.update(units_done=len(done),
+                      units_total=spec.n_paths * len(spec.areas) * spec.cat_settings.max_items)
         folder.update_status(status="running", pid=os.getpid(), started_at=time.time(),
                              error=None, **status)
 
+        written = [time.monotonic()]
+
         def on_asked(count: int) -> None:
+            # At most one status write a second: each is a file sync, and readers poll slower.
             status["units_done"] += count
-            folder.update_status(**status)
+            if time.monotonic() - written[0] >= STATUS_SECONDS:
+                folder.update_status(**status)
+                written[0] = time.monotonic()
 
         rows = _execute(spec, db_path, folder, done, scorer, on_asked, progress)
-        folder.update_status(status="finished", finished_at=time.time())
+        folder.update_status(status="finished", finished_at=time.time(), **status)
         return rows
     except Exception as error:
-        folder.update_status(status="failed", error=f"{type(error).__name__}: {error}")
+        folder.update_status(status="failed", error=f"{type(error).__name__}: {error}",
+                             **status)
         raise
     finally:
         folder.release()
