@@ -105,7 +105,9 @@ def answer_table(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     merged["chosen"] = letter_index(merged["choice"])
     merged["key_index"] = letter_index(merged["key"])
     merged["distractor_index"] = letter_index(merged["distractor"])
-    merged["correct"] = merged["correct"].fillna(False).astype(bool)
+    # 1/0, NaN for an answer scored neither way (a generated answer whose letter was unread).
+    merged["correct"] = pd.to_numeric(merged["correct"].astype(object), errors="coerce") \
+        .astype(np.float64)
     # A run shows at most 120 orders: read each distinct one once.
     codes, distinct = pd.factorize(merged["permutation"])
     lookup = [_order(text) for text in distinct]
@@ -132,9 +134,10 @@ def _order(permutation) -> np.ndarray | None:
 
 
 def model_item_accuracy(answers: pd.DataFrame) -> pd.DataFrame:
-    """Per series and item: answers, correct, accuracy (share correct)."""
+    """Per series and item: answers (scored ones: an unread generated answer is left out),
+    correct, accuracy (share correct)."""
     grouped = answers.groupby(["model", "item_id"], sort=True)["correct"]
-    frame = grouped.agg(answers="size", correct="sum").reset_index()
+    frame = grouped.agg(answers="count", correct="sum").reset_index()
     frame["accuracy"] = frame["correct"] / frame["answers"]
     return frame
 

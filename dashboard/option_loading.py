@@ -33,6 +33,7 @@ class OptionResults:
 
     ``items``: :func:`dashboard.option_data.human_items` rows; ``answers``:
     :func:`dashboard.option_data.answer_table` rows; ``series``: the series answering, in order;
+    ``model_theta[(series, area)]``: the series' mean θ there;
     ``without_theta_counts``: areas whose store lacks the humans' option counts per θ bin;
     ``has_lengths``: whether any question text is stored. The rest are the tables of
     :mod:`dashboard.option_data` and :mod:`dashboard.option_comparisons` (``distances`` is
@@ -42,6 +43,7 @@ class OptionResults:
     items: pd.DataFrame
     answers: pd.DataFrame
     series: list
+    model_theta: dict
     without_theta_counts: list
     has_lengths: bool
     traps: pd.DataFrame
@@ -97,6 +99,7 @@ def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: s
     positions, chi_square = position_table(answers)
     return OptionResults(
         items=items, answers=answers, series=list(dict.fromkeys(answers["model"])),
+        model_theta=model_theta,
         without_theta_counts=without,
         has_lengths=bool(len(human_lengths) or len(model_lengths)),
         traps=trap_table(items, answers), agreement=distractor_table(answers),

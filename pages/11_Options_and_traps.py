@@ -23,6 +23,7 @@ from dashboard.option_loading import (
     option_results,
     runs_without_order,
 )
+from dashboard.option_pairs import choice_agreement, pair_table
 from dashboard.option_tables import (
     ITEM_COLUMNS,
     item_column_config,
@@ -117,6 +118,30 @@ else:
         picked = table.iloc[rows[0] if rows else choice]
         st.switch_page(ITEM_EXPLORER.file, query_params={"item": str(int(picked["item_id"])),
                                                          "area": picked["area"]})
+
+st.subheader("Two runs compared")
+if len(series) < 2:
+    st.info("Select at least two runs in the sidebar to compare their choices, e.g. one model "
+            "whose answers were read by two answer methods.")
+else:
+    left, right = st.columns(2)
+    first = left.selectbox("First run", series, key="options.pair.first")
+    second = right.selectbox("Second run", [s for s in series if s != first],
+                             key="options.pair.second")
+    agreement = choice_agreement(answers, first, second)
+    pair = pair_table(answers, first, second, results.model_theta)
+    st.dataframe(pair, hide_index=True, column_config={
+        "accuracy": st.column_config.NumberColumn(format="%.3f"),
+        "mean_theta": st.column_config.NumberColumn("mean θ", format="%.2f")})
+    st.caption(
+        f"The two runs chose the same option in {agreement['agreeing']} of {agreement['pairs']} "
+        "answers to the same item, prompt variant and repetition"
+        + (f" ({agreement['agreement']:.1%})" if agreement["pairs"] else "")
+        + "; answers without a choice (e.g. a generated answer whose letter could not be read) "
+        "are left out, and count in neither run's accuracy. Repetitions with the same number "
+        "show the options in the same order when the runs share their seed." + filters.provenance)
+    st.download_button("Comparison (CSV)", data=pair.assign(**agreement).to_csv(index=False),
+                       file_name=f"{stem}_pair.csv", mime="text/csv", key="options.pair.csv")
 
 st.subheader("Position bias: where was the chosen option shown?")
 positions, chi_square = results.positions, results.chi_square

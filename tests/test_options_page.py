@@ -14,6 +14,7 @@ from scipy import stats
 
 from dashboard.option_data import answer_table, human_items, theta_cube
 from dashboard.option_loading import explorer_link
+from dashboard.option_pairs import choice_agreement, pair_table
 from store.connection import connected
 from store.option_queries import model_option_answers
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page, run_via_home
@@ -224,3 +225,31 @@ def test_a_store_made_before_the_per_bin_counts_still_shows_the_page(monkeypatch
     assert "re-ingest 2023" in messages(app)
     traps = _table(app, "series", "items")
     assert (traps["trap_near_b_items"] == 0).all() and (traps["trap_items"] > 0).all()
+
+
+def test_two_runs_are_compared_answer_by_answer():
+    rows = []
+    for model, chosen, correct in (("m1", [0, 1, 2, -1], [1.0, 0.0, 0.0, np.nan]),
+                                   ("m2", [0, 2, 2, 3], [1.0, 0.0, 0.0, 0.0])):
+        for shuffle, (c, ok) in enumerate(zip(chosen, correct)):
+            rows.append({"model": model, "item_id": 5 + shuffle // 2, "prompt_language": "pt",
+                         "shots": 0, "shuffle": shuffle % 2, "chosen": c, "correct": ok})
+    answers = pd.DataFrame(rows)
+    # Pairs with a choice on both sides: shuffles (5,0), (5,1), (6,0); the same choice in 2.
+    assert choice_agreement(answers, "m1", "m2") == {"pairs": 3, "agreeing": 2,
+                                                     "agreement": 2 / 3}
+    table = pair_table(answers, "m1", "m2", {("m1", "MT"): 0.5, ("m2", "MT"): 1.0,
+                                             ("m2", "CN"): 2.0}).set_index("series")
+    # m1: item 5 → 1/2, item 6 → 0/1 (its unread answer left out) → mean 0.25.
+    assert table.loc["m1", "accuracy"] == pytest.approx(0.25)
+    assert table.loc["m1", "unanswered"] == 1
+    assert table.loc["m2", "accuracy"] == pytest.approx(0.25)
+    assert table.loc["m2", "mean_theta"] == pytest.approx(1.5)
+
+
+def test_the_page_compares_two_selected_runs(models_db):
+    app = run_via_home(PAGE)
+    pair = _table(app, "series", "accuracy")
+    assert len(pair) == 2 and "unanswered" in pair.columns
+    first = app.selectbox(key="options.pair.first").value
+    assert pair["series"].iloc[0] == first
