@@ -47,8 +47,6 @@ GROUPINGS: dict[str, str] = {
     "father_education": "father_education", "mother_education": "mother_education",
     "internet": "internet",
 }
-#: Groupings stored as small integers (INEP codes): a record's code is the value + 1.
-NUMERIC_GROUPINGS: frozenset[str] = frozenset({"school_type", "school_admin", "race", "age_band"})
 #: Crossings of two groupings: kind → (first, second); the value is 'first|second'.
 CROSSINGS: dict[str, tuple[str, str]] = {"state_school": ("state", "school_type")}
 #: The value of a population whose grouping column is empty.
@@ -75,62 +73,40 @@ class _Records:
 _CODES = "population_codes"
 
 
-def _dictionaries(con: duckdb.DuckDBPyConnection, year: int) -> dict[str, list[str]]:
-    """The distinct non-empty values of every text grouping column in ``year``, sorted."""
-    text = [kind for kind in GROUPINGS if kind not in NUMERIC_GROUPINGS]
-    lists = ", ".join(f"list_sort(list(DISTINCT {GROUPINGS[kind]}))" for kind in text)
-    row = con.execute(f"SELECT {lists} FROM examinees WHERE year = ?", [year]).fetchall()[0]
-    return {kind: [v for v in (values or []) if v is not None]
-            for kind, values in zip(text, row, strict=True)}
-
-
-def _code_sql(kind: str) -> str:
-    """SQL of an examinee's code in one grouping: 0 when empty; value + 1 for a numeric one;
-    the 1-based place in the bound list ``$<kind>`` of values for a text one."""
-    column = GROUPINGS[kind]
-    if kind in NUMERIC_GROUPINGS:
-        return (f"(CASE WHEN {column} BETWEEN 0 AND 32000 THEN {column} + 1 ELSE 0 END)"
-                f"::SMALLINT AS {kind}")
-    return f"coalesce(list_position(${kind}, {column}), 0)::SMALLINT AS {kind}"
+def _dictionaries(con: duckdb.DuckDBPyConnection, year: int
+                  ) -> tuple[dict[str, list], bool]:
+    """The distinct non-empty values of every grouping column in ``year`` (sorted), and
+    whether every examinee id is a string of 1 to 18 digits, all of one length (INEP's are):
+    distinct ids are then distinct numbers, and an integer join is several times faster than
+    one on text."""
+    lists = ", ".join(f"list_sort(list(DISTINCT {column}))" for column in GROUPINGS.values())
+    row = con.execute(
+        f"""SELECT {lists}, bool_and(regexp_full_match(examinee_id, '[0-9]{{1,18}}'))
+                           AND min(length(examinee_id)) = max(length(examinee_id))
+            FROM examinees WHERE year = ?""", [year]).fetchall()[0]
+    values = {kind: [v for v in (found or []) if v is not None]
+              for kind, found in zip(GROUPINGS, row[:-1], strict=True)}
+    return values, bool(row[-1])
 
 
 @contextmanager
 def _examinee_codes(con: duckdb.DuckDBPyConnection, year: int
                     ) -> Iterator[tuple[str, dict[str, list[str]]]]:
-    """Fill the temporary :data:`_CODES` table for ``year``; yields (the SQL of a score row's
-    join key, the values of the text groupings' codes).
-
-    The key is the examinee id as a number when every id of the year is a string of digits of
-    one length (INEP's are), so that distinct ids are distinct numbers: an integer join is
-    several times faster than one on text. Otherwise the key is the id itself."""
-    values = _dictionaries(con, year)
-    codes = ", ".join(_code_sql(kind) for kind in GROUPINGS)
+    """Fill the temporary :data:`_CODES` table for ``year`` (the join key k and, per grouping,
+    the code 0 for empty or the 1-based place of the value in its sorted distinct values);
+    yields (the SQL of a score row's join key, the values of every grouping as text)."""
+    values, numeric = _dictionaries(con, year)
+    codes = ", ".join(f"coalesce(list_position(${kind}, {column}), 0)::SMALLINT AS {kind}"
+                      for kind, column in GROUPINGS.items())
+    key = "TRY_CAST(examinee_id AS BIGINT)" if numeric else "examinee_id"
     try:
         con.execute(f"""CREATE OR REPLACE TEMP TABLE {_CODES} AS
-                        SELECT TRY_CAST(examinee_id AS BIGINT) AS number, examinee_id AS k,
-                               {codes} FROM examinees WHERE year = $year""",
+                        SELECT {key} AS k, {codes} FROM examinees WHERE year = $year""",
                     {"year": year, **values})
-        numeric = con.execute(
-            f"""SELECT count(*) = count(*) FILTER (
-                           WHERE number >= 0 AND length(k) <= 18
-                             AND lpad(CAST(number AS VARCHAR), length(k)::INTEGER, '0') = k)
-                       AND min(length(k)) = max(length(k))
-                FROM {_CODES}""").fetchall()[0][0]
-        if numeric:
-            con.execute(f"ALTER TABLE {_CODES} DROP COLUMN k")
-            con.execute(f"ALTER TABLE {_CODES} RENAME COLUMN number TO k")
-        yield ("TRY_CAST(s.examinee_id AS BIGINT)" if numeric else "s.examinee_id"), values
+        yield ("TRY_CAST(s.examinee_id AS BIGINT)" if numeric else "s.examinee_id",
+               {kind: [str(v) for v in found] for kind, found in values.items()})
     finally:
         con.execute(f"DROP TABLE IF EXISTS {_CODES}")
-
-
-def _compact(codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Codes of a numeric grouping (value + 1, 0 empty) renumbered 0, 1, … over those that
-    occur, and the value of each."""
-    used = np.flatnonzero(np.bincount(codes))
-    lookup = np.zeros(used[-1] + 1, dtype=np.int16)
-    lookup[used] = np.arange(used.size)
-    return lookup[codes], [MISSING if code == 0 else str(code - 1) for code in used]
 
 
 def _records(con: duckdb.DuckDBPyConnection, year: int, area: str, score_key: str,
@@ -144,11 +120,7 @@ def _records(con: duckdb.DuckDBPyConnection, year: int, area: str, score_key: st
         params={"year": year, "area": area}).to_arrow_table()
     column = {name: table.column(name).to_numpy() for name in table.column_names}
     codes = {kind: column[kind] for kind in GROUPINGS}
-    labels = {kind: [MISSING, *values[kind]] for kind in values}
-    for kind in NUMERIC_GROUPINGS:
-        # Codes of the text groupings are already compact (their values in the year).
-        codes[kind], labels[kind] = (_compact(codes[kind]) if table.num_rows
-                                     else (codes[kind], []))
+    labels = {kind: [MISSING, *values[kind]] for kind in GROUPINGS}
     return _Records(
         booklet=column["booklet_id"], theta=column["theta"], nota=column["nota"],
         ctt=column["ctt"].astype(np.int64), n_scored=column["n_scored"].astype(np.int64),
@@ -238,8 +210,10 @@ class _Measures:
             values = values - shift
             return shift, values, values * values
 
-        return cls(order, theta[order], centred(theta), centred(nota), nota,
-                   _percent_correct(records.ctt[keep], records.n_scored[keep]), _tenths(nota))
+        tenths = _tenths(nota)
+        return cls(order, theta[order], centred(theta),
+                   centred(nota) if tenths is None else (0.0, nota, nota), nota,
+                   _percent_correct(records.ctt[keep], records.n_scored[keep]), tenths)
 
     def sums(self, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
         """The additive statistics of each group (first axis n_groups): counts, sums of

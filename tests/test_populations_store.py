@@ -159,3 +159,22 @@ def test_notas_on_the_paper_scale_are_summarised_exactly(tmp_path, demo_files_20
                                                                     QUANTILE_LEVELS),
                                rtol=1e-12)
     assert row["nota_sd"] == pytest.approx(members["nota"].std(ddof=1), rel=1e-9)
+
+
+def test_ids_that_are_not_numbers_join_as_text(tmp_path, ingested_2023, stored):
+    """The join runs on the numeric registration number only when every id is digits of one
+    length; other ids join as text, with the same populations."""
+    _, expected = stored
+    db = tmp_path / "text_ids.duckdb"
+    shutil.copy(ingested_2023[0], db)
+    with connected(db) as con:
+        for table in ("examinees", "scores"):
+            con.execute(f"UPDATE {table} SET examinee_id = 'id-' || examinee_id")
+        con.execute("DELETE FROM agg_populations")
+        populations.build_populations(con, 2023)
+        table = con.execute("SELECT * FROM agg_populations").df()
+    key = ["area", "booklets", "group_kind", "group_value"]
+    merged = expected.merge(table, on=key, suffixes=("", "_text"))
+    assert len(merged) == len(expected) == len(table)
+    assert (merged["n"] == merged["n_text"]).all()
+    np.testing.assert_allclose(merged["theta_mean"], merged["theta_mean_text"], rtol=1e-12)
