@@ -9,7 +9,9 @@ A model contributes one point per repetition (option shuffle or sampling seed ×
 2. the level t = the ``ceil(coverage·n)``-th largest of f evaluated at the points themselves
    (the lower 10th percentile, as an order statistic), so that at least 90% of the points
    have f ≥ t;
-3. the contour line(s) f = t, drawn from f evaluated on a regular grid.
+3. the contour line(s) f = t, traced by marching squares (``contourpy``) on f evaluated on a
+   regular grid; only the line goes to the browser, not the grid (a grid per run and area made
+   pages slow to send and draw).
 
 With fewer than :data:`MIN_KDE_POINTS` points, or when the points' covariance is singular
 (e.g. every CTT equal, or every point on one line), no density can be estimated: the curve
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from contourpy import LineType, contour_generator
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import gaussian_kde
 
@@ -138,9 +141,10 @@ def hdr_level(density_at_points: ArrayLike, coverage: float = 0.9) -> float:
 class DensityRegion:
     """What to draw around one model's points.
 
-    kind: ``"kde"`` (the HDR contour: draw ``density`` at ``level`` on the grid ``grid_x`` ×
-    ``grid_y``), ``"hull"`` (the fallback closed curve ``curve_x``, ``curve_y``) or ``"none"``
-    (nothing). ``reason`` says in words why a fallback was used ("" for ``"kde"``).
+    kind: ``"kde"`` (the HDR contour: ``density`` at ``level`` on the grid ``grid_x`` ×
+    ``grid_y``, traced as ``curve_x``, ``curve_y``), ``"hull"`` (the fallback closed curve
+    ``curve_x``, ``curve_y``) or ``"none"`` (nothing). Separate pieces of a curve are divided
+    by NaN in ``curve_x`` and ``curve_y``. ``reason`` says in words why a fallback was used ("" for ``"kde"``).
     ``density`` has shape (len(grid_y), len(grid_x)) (rows = y), in units of 1/(x unit · y
     unit); ``n_points`` counts the finite points used; ``kde`` is the fitted estimate. A hull
     of collinear points is a segment (its two ends, closed).
@@ -202,5 +206,21 @@ def density_region(x: ArrayLike, y: ArrayLike, coverage: float = 0.9,
     grid_y = np.linspace(low[1], high[1], grid_points)
     mesh_x, mesh_y = np.meshgrid(grid_x, grid_y)
     density = kde(np.vstack([mesh_x.ravel(), mesh_y.ravel()])).reshape(mesh_x.shape)
+    curve_x, curve_y = level_curves(grid_x, grid_y, density, level)
     return DensityRegion("kde", coverage, n, level=level, grid_x=grid_x, grid_y=grid_y,
-                         density=density, kde=kde)
+                         density=density, curve_x=curve_x, curve_y=curve_y, kde=kde)
+
+
+def level_curves(grid_x: ArrayLike, grid_y: ArrayLike, values: ArrayLike,
+                 level: float) -> tuple[FloatArray, FloatArray]:
+    """The lines where ``values`` (shape (len(grid_y), len(grid_x)), rows = y) cross
+    ``level``, linearly interpolated between grid points; x and y arrays with NaN between
+    separate lines (empty when the level is never crossed)."""
+    lines = contour_generator(x=np.asarray(grid_x, np.float64), y=np.asarray(grid_y, np.float64),
+                              z=np.asarray(values, np.float64),
+                              line_type=LineType.Separate).lines(level)
+    if not lines:
+        return np.empty(0), np.empty(0)
+    gap = np.full((1, 2), np.nan)
+    joined = np.vstack([part for line in lines for part in (line, gap)][:-1])
+    return joined[:, 0], joined[:, 1]

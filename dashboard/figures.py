@@ -156,18 +156,15 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
     return traces
 
 
-def region_trace(region: DensityRegion, model: str, colour: str) -> go.Contour | go.Scatter | None:
-    """The curve of one model's region: a single contour line at the HDR level (no fill, no
-    hover, so the markers beneath keep theirs), the fallback hull as a closed line, or None."""
-    name = f"{model}: {region.coverage:.0%} highest-density region"
-    if region.kind == "kde":
-        return go.Contour(
-            x=region.grid_x, y=region.grid_y, z=region.density, name=name, legendgroup=model,
-            showlegend=False, showscale=False, hoverinfo="skip",
-            autocontour=False,
-            contours={"start": region.level, "end": region.level, "size": region.level,
-                      "coloring": "none", "showlabels": False},
-            line={"color": colour, "width": 2}, colorscale=[[0, colour], [1, colour]],
+def region_trace(region: DensityRegion, model: str, colour: str) -> go.Scatter | None:
+    """The curve of one model's region: the HDR contour line (solid; no hover, so the markers
+    beneath keep theirs), the fallback hull as a dashed closed line, or None."""
+    if region.kind == "kde" and region.curve_x is not None and len(region.curve_x):
+        return go.Scatter(
+            x=region.curve_x, y=region.curve_y, mode="lines", legendgroup=model,
+            showlegend=False, line={"color": colour, "width": 2}, hoverinfo="skip",
+            name=f"{model}: {region.coverage:.0%} highest-density region",
+            meta={"hdr_level": region.level},
         )
     if region.kind == "hull":
         return go.Scatter(

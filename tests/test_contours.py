@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import gaussian_kde
 from streamlit.testing.v1 import AppTest
 
-from dashboard.contours import density_region, hdr_level
+from dashboard.contours import density_region, hdr_level, level_curves
 from dashboard.figures import humans_and_models_figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,17 +116,21 @@ def test_figure_draws_one_contour_at_the_level_and_names_fallbacks():
     figure, notes = humans_and_models_figure(["CN"], {}, points, y="ctt", y_bin="ctt",
                                              y_width=1.0, y_title="CTT", y_label="CTT",
                                              catalogue=["cloud", "few"])
-    contours = [t for t in figure.data if t.type == "contour"]
-    assert len(contours) == 1 and contours[0].name.startswith("cloud")
-    density = gaussian_kde(cloud.T)(cloud.T)
-    expected = brute_force_level(density, 0.9)
-    assert contours[0].contours.start == pytest.approx(expected)
-    assert contours[0].contours.end == pytest.approx(expected)
-    assert contours[0].contours.coloring == "none" and contours[0].hoverinfo == "skip"
+    lines = [t for t in figure.data if t.type == "scatter" and t.mode == "lines"]
+    [contour] = [t for t in lines if t.line.dash is None]
+    assert contour.name.startswith("cloud") and contour.hoverinfo == "skip"
+    kde = gaussian_kde(cloud.T)
+    expected = brute_force_level(kde(cloud.T), 0.9)
+    assert contour.meta["hdr_level"] == pytest.approx(expected)
+    # The line drawn is where the density equals that level (to the grid's interpolation).
+    x, y = np.asarray(contour.x, float), np.asarray(contour.y, float)
+    on_line = np.isfinite(x)
+    assert on_line.sum() > 20
+    np.testing.assert_allclose(kde(np.vstack([x[on_line], y[on_line]])), expected, rtol=0.03)
     assert notes == [("few (CN): only 3 points: convex hull of the central 90% instead of a "
                       "density contour")]
-    hull = [t for t in figure.data if t.type == "scatter" and t.mode == "lines"]
-    assert len(hull) == 1 and hull[0].line.dash == "dash"
+    hull = [t for t in lines if t.line.dash == "dash"]
+    assert len(hull) == 1
 
 
 def test_accuracy_page_draws_the_hdr_of_each_run(monkeypatch, pages_models_db):
@@ -135,8 +139,9 @@ def test_accuracy_page_draws_the_hdr_of_each_run(monkeypatch, pages_models_db):
     app.switch_page("pages/1_Accuracy_vs_ability.py").run()
     assert not app.exception
     figure = json.loads(app.get("plotly_chart")[0].proto.spec)
-    contours = {(trace["xaxis"], trace["name"].split(": ")[0]): trace["contours"]["start"]
-                for trace in figure["data"] if trace["type"] == "contour"}
+    contours = {(trace["xaxis"], trace["name"].split(": ")[0]): trace["meta"]["hdr_level"]
+                for trace in figure["data"]
+                if trace["type"] == "scatter" and "highest-density" in trace["name"]}
     con = duckdb.connect(str(pages_models_db), read_only=True)
     try:
         checked = 0
@@ -157,3 +162,17 @@ def test_accuracy_page_draws_the_hdr_of_each_run(monkeypatch, pages_models_db):
     caption = " ".join(c.value for c in app.caption)
     assert ("the line encloses the highest-density region holding 90% of the run's "
             "repetitions, from a Gaussian KDE (Scott's bandwidth)") in caption
+
+
+def test_level_curves_trace_a_known_circle_and_separate_pieces():
+    grid = np.linspace(-2, 2, 161)
+    mesh_x, mesh_y = np.meshgrid(grid, grid)
+    x, y = level_curves(grid, grid, mesh_x ** 2 + mesh_y ** 2, 1.0)
+    assert np.isfinite(x).all() and len(x) > 100
+    np.testing.assert_allclose(np.hypot(x, y), 1.0, atol=1e-3)
+    # Two bumps crossing the level: two lines, divided by NaN.
+    bumps = np.exp(-((mesh_x - 1) ** 2 + mesh_y ** 2) * 8) + np.exp(
+        -((mesh_x + 1) ** 2 + mesh_y ** 2) * 8)
+    x, y = level_curves(grid, grid, bumps, 0.5)
+    assert np.isnan(x).sum() == 1 and (x[np.isfinite(x)] > 0).any() and (x[np.isfinite(x)] < 0).any()
+    assert level_curves(grid, grid, bumps, 5.0)[0].size == 0
