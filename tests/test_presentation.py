@@ -1,0 +1,230 @@
+"""Presentation mode: ``?present=1`` shows the selection's figures one at a time, without the
+sidebar, in the report's order and with the report's captions; Previous / Next walk through all
+of them and stop at the ends; leaving returns to the page with the same selection. Also the
+slide helpers (fonts and height of a slide's figure, figures paired with captions, the cache key).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import presentation_slides
+from dashboard.presentation_slides import (
+    Deck,
+    Slide,
+    capture_deck,
+    query_key,
+    selection_deck,
+    slide_figure,
+    slides_of,
+)
+from workflows.report import Selection, figure_captions
+from workflows.report_capture import Block, PageCapture, capture_pages
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 300
+QUERY = "?year=2023&area=CN&area=MT&lang=en&shots=0"
+
+
+# --- slide helpers --------------------------------------------------------------------------
+
+def test_slide_figure_scales_every_font_and_grows_the_height():
+    figure = {"data": [{"type": "bar", "textfont": {"size": 14}, "y": [1, 2]}],
+              "layout": {"height": 300, "width": 900,
+                         "annotations": [{"text": "CN", "font": {"size": 16}}, {"text": "MT"}],
+                         "xaxis": {"tickfont": {"size": 10, "color": "red"},
+                                   "title": {"text": "θ", "font": {"size": 13}}}}}
+    shown = slide_figure(figure, scale=1.5, height=640)
+    assert shown["data"][0]["textfont"] == {"size": 21.0}
+    assert shown["layout"]["annotations"][0]["font"] == {"size": 24.0}
+    assert "font" not in shown["layout"]["annotations"][1]  # inherits the default, scaled below
+    assert shown["layout"]["xaxis"]["tickfont"] == {"size": 15.0, "color": "red"}
+    assert shown["layout"]["xaxis"]["title"]["font"] == {"size": 19.5}
+    assert shown["layout"]["font"] == {"size": 18.0}  # plotly's default 12 px × 1.5
+    assert shown["layout"]["height"] == 450  # 300 × 1.5
+    assert "width" not in shown["layout"]
+    assert shown["data"][0]["y"] == [1, 2]
+    # The capture's figure is left as it was (it is cached and shared).
+    assert figure["layout"]["annotations"][0]["font"] == {"size": 16}
+    assert figure["layout"]["height"] == 300 and figure["layout"]["width"] == 900
+
+
+def test_slide_figure_height_is_capped_but_never_shrunk():
+    def height(own):
+        layout = {} if own is None else {"height": own}
+        return slide_figure({"data": [], "layout": layout}, scale=1.5, height=640)[
+            "layout"]["height"]
+
+    assert height(None) == 640  # plotly's default 450 × 1.5 = 675, capped at 640
+    assert height(400) == 600
+    assert height(640) == 640
+    assert height(2530) == 2530  # stacked panels keep their own height
+    figure = {"data": [], "layout": {"font": {"size": 20, "family": "serif"}}}
+    assert slide_figure(figure, scale=1.5)["layout"]["font"] == {"size": 30.0, "family": "serif"}
+
+
+def test_slides_pair_each_figure_with_the_caption_after_it():
+    one, two, three = ({"data": [{"y": [n]}], "layout": {}} for n in (1, 2, 3))
+    pages = [PageCapture("pages/a.py", "Page A", [
+                 Block("title", "Page A"), Block("figure", one), Block("caption", "first"),
+                 Block("table", pd.DataFrame({"x": [1]})), Block("caption", "a table"),
+                 Block("figure", two), Block("info", "no caption here")]),
+             PageCapture("pages/b.py", "Page B", []),
+             PageCapture("pages/c.py", "Page C", [
+                 Block("figure", three), Block("caption", "third"),
+                 Block("error", "boom")])]
+    deck = slides_of(pages)
+    assert deck.slides == (Slide("Page A", one, "first"), Slide("Page A", two, ""),
+                           Slide("Page C", three, "third"))
+    assert deck.problems == ("Page C: boom",)
+
+
+def test_query_key_ignores_order_and_empty_keys():
+    assert query_key({"year": ["2023"], "area": ["CN", "MT"], "run": []}) == \
+        query_key({"area": ["CN", "MT"], "year": ["2023"]}) == \
+        (("area", ("CN", "MT")), ("year", ("2023",)))
+    assert query_key({"area": ["MT", "CN"]}) != query_key({"area": ["CN", "MT"]})
+
+
+def test_the_deck_is_captured_once_per_selection_and_database_version(monkeypatch, tmp_path):
+    db = tmp_path / "store.duckdb"
+    db.write_bytes(b"x")
+    monkeypatch.setenv("ENEM_DB", str(db))
+    calls: list[tuple] = []
+
+    def fake_capture(db_path, query):
+        calls.append((Path(db_path), query))
+        return Deck((Slide("P", {"data": [], "layout": {}}, str(len(calls))),))
+
+    monkeypatch.setattr(presentation_slides, "capture_deck", fake_capture)
+    presentation_slides._cached_deck.clear()
+    first = selection_deck({"year": ["2023"], "area": ["CN"]})
+    assert selection_deck({"area": ["CN"], "year": ["2023"]}) == first
+    assert len(calls) == 1 and calls[0] == (db, (("area", ("CN",)), ("year", ("2023",))))
+    selection_deck({"year": ["2022"]})
+    assert len(calls) == 2
+    # A write to the store (a new run, an ingest) is a new version: captured again.
+    later = time.time() + 5
+    db.write_bytes(b"xy")
+    os.utime(db, (later, later))
+    assert selection_deck({"year": ["2023"], "area": ["CN"]}).slides[0].caption == "3"
+    assert len(calls) == 3
+    presentation_slides._cached_deck.clear()
+
+
+# --- in the app -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def report_figures(pages_models_db):
+    """The figures and captions the report captures for QUERY (in this process)."""
+    pages = capture_pages(pages_models_db, Selection.from_url(QUERY).query())
+    return [figure for page in pages for figure in page.figures], figure_captions(pages)
+
+
+@pytest.fixture
+def presenting(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, values in Selection.from_url(QUERY).query().items():
+        app.query_params[key] = values if len(values) > 1 else values[0]
+    app.query_params["present"] = "1"
+    return app.switch_page("pages/2_Person_fit.py").run()
+
+
+def _shown(app: AppTest) -> tuple[dict, str]:
+    """The one figure a slide shows and its caption."""
+    charts = app.get("plotly_chart")
+    assert len(charts) == 1
+    assert not app.exception, [e.value for e in app.exception]
+    return json.loads(charts[0].proto.spec), app.caption[-1].value
+
+
+def test_present_shows_one_figure_with_its_caption_and_no_sidebar(presenting, report_figures):
+    figures, captions = report_figures
+    figure, caption = _shown(presenting)
+    assert len(presenting.sidebar.children) == 0
+    assert not presenting.title  # not the page: the slide
+    # The report's figure, with the slide's larger fonts (trace text has explicit sizes).
+    assert figure["data"] == slide_figure(figures[0])["data"]
+    assert caption == f"Figure 1. {captions[0]}"
+    assert presenting.markdown[0].value == f"**Figure 1 of {len(figures)}**"
+    assert presenting.button(key="present_previous").disabled
+    assert not presenting.button(key="present_next").disabled
+    assert "area = CN, MT" in presenting.caption[0].value
+
+
+def test_next_and_previous_walk_every_figure_in_report_order(presenting, report_figures):
+    figures, captions = report_figures
+    app = presenting
+    assert len(figures) > 5
+    for number in range(1, len(figures) + 1):
+        figure, caption = _shown(app)
+        assert figure["data"] == slide_figure(figures[number - 1])["data"], number
+        assert caption == f"Figure {number}. {captions[number - 1]}"
+        assert number == 1 or app.query_params["slide"] == str(number)
+        if number < len(figures):
+            app = app.button(key="present_next").click().run()
+    assert app.button(key="present_next").disabled  # the last figure: no further
+    for number in range(len(figures) - 1, 0, -1):
+        app = app.button(key="present_previous").click().run()
+        figure, caption = _shown(app)
+        assert figure["data"] == slide_figure(figures[number - 1])["data"], number
+    assert app.button(key="present_previous").disabled  # the first figure
+    assert not app.button(key="present_next").disabled
+
+
+def test_a_slide_of_the_address_opens_there_and_bad_numbers_are_clamped(presenting,
+                                                                        report_figures):
+    figures, captions = report_figures
+    for asked, expected in (("3", 3), ("999", len(figures)), ("zero", 1), ("-2", 1)):
+        presenting.query_params["slide"] = asked
+        _, caption = _shown(presenting.run())
+        assert caption == f"Figure {expected}. {captions[expected - 1]}", asked
+
+
+def test_leaving_returns_to_the_page_with_the_same_selection(presenting):
+    app = presenting.button(key="present_next").click().run()
+    app = app.button(key="present_leave").click().run()
+    assert not app.exception
+    assert app.title[0].value.startswith("Person fit")
+    assert "present" not in app.query_params and "slide" not in app.query_params
+    assert app.sidebar.radio(key="sidebar.lang").value == "en"
+    assert app.sidebar.multiselect(key="sidebar.area").value == ["CN", "MT"]
+    assert app.query_params["lang"] == "en"
+
+
+def test_the_sidebar_button_enters_presentation_mode(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    app.query_params["area"] = "MT"
+    app = app.switch_page("pages/4_Test_information.py").run()
+    app = app.sidebar.button(key="present_enter").click().run()
+    assert app.query_params["present"] == "1" and app.query_params["area"] == "MT"
+    caption = _shown(app)[1]
+    assert caption.startswith("Figure 1. ")
+    assert len(app.sidebar.children) == 0
+
+
+def test_the_capture_process_keeps_the_report_figures(pages_models_db, report_figures):
+    figures, captions = report_figures
+    deck = capture_deck(pages_models_db, query_key(Selection.from_url(QUERY).query()))
+    assert [slide.figure for slide in deck.slides] == figures
+    assert [slide.caption for slide in deck.slides] == captions
+    assert deck.problems == ()
+
+
+def test_an_empty_database_says_so(monkeypatch, pages_empty_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    app.query_params["present"] = "1"
+    app.run()
+    assert not app.exception
+    assert "empty" in app.info[0].value
+    assert not app.get("plotly_chart")
