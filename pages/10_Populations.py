@@ -68,7 +68,10 @@ if not filters.has_humans:
 elif not filters.include_blank:
     st.caption("The populations include all-blank tests (θ of an all-wrong pattern, nota 0): "
                "the sidebar switch that leaves them out applies to the histograms only.")
-if filters.has_humans and rows.empty:
+if filters.has_humans and rows.empty and filters.excluded:
+    st.info(f"No candidate of {area} is left once the booklets whose notas are not reproduced "
+            "are left out (the sidebar switch).")
+elif filters.has_humans and rows.empty:
     st.info(f"No human populations are stored for {filters.year} {area}: the year was ingested "
             "before they existed. Ingest it again (`enem-llm ingest-enem …`) to build them.")
 

@@ -28,12 +28,12 @@ def population_rows(con: duckdb.DuckDBPyConnection, year: int, area: str, kind: 
                     booklets: str = "all") -> pd.DataFrame:
     """The populations of one grouping (``kind``) and everyone ('all') in a year and area,
     every column of ``agg_populations``; ``booklets`` 'all' or 'reproduced' (flagged booklets
-    left out; falls back to 'all' for an area that has no such rows: none of its booklets is
-    flagged, or all are)."""
+    left out; 'all' in a year where no booklet is flagged; no rows for an area whose every
+    booklet is flagged)."""
     return con.execute(
         """WITH chosen AS (
                SELECT CASE WHEN $booklets = 'reproduced' AND EXISTS (
-                          SELECT 1 FROM agg_populations WHERE year = $year AND area = $area
+                          SELECT 1 FROM agg_populations WHERE year = $year
                             AND booklets = 'reproduced') THEN 'reproduced' ELSE 'all' END AS b)
            SELECT p.* FROM agg_populations p, chosen
            WHERE p.year = $year AND p.area = $area AND p.booklets = chosen.b
