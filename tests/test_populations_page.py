@@ -3,6 +3,8 @@ dashboard helpers behind it, on the page fixtures' demo databases."""
 
 from __future__ import annotations
 
+import shutil
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -26,6 +28,8 @@ from dashboard.population_tables import (
     welch_table,
 )
 from store import population_queries
+from store.connection import connected
+from store.populations import build_populations
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page
 from tests.test_real_dashboard import paper_db  # noqa: F401 (a fixture)
 
@@ -192,3 +196,29 @@ def test_real_items_only_year_shows_the_paper_runs_alone(monkeypatch, paper_db):
     assert "llama2-13b · few-shot · 30 seeds" in names
     pooled = [t for t in forest["data"] if t["marker"].get("symbol") == "diamond"]
     assert pooled and all(np.isfinite(decoded(t["x"])).all() for t in pooled)
+
+
+def test_leaving_flagged_booklets_out_uses_the_reproduced_rows(monkeypatch, tmp_path,
+                                                               pages_models_db):
+    db = tmp_path / "flagged.duckdb"
+    shutil.copy(pages_models_db, db)
+    with connected(db) as con:
+        booklet = con.execute("""SELECT booklet_id FROM booklet_audit WHERE year = 2023
+                                 AND area = 'CN' ORDER BY booklet_id LIMIT 1""").fetchall()[0][0]
+        con.execute("""UPDATE booklet_audit SET nota_matched = 0, nota_checked = 10
+                       WHERE year = 2023 AND booklet_id = ?""", [booklet])
+        con.execute("DELETE FROM agg_populations")
+        build_populations(con, 2023)
+        everyone, kept = con.execute(
+            """SELECT count(*), count(*) FILTER (WHERE booklet_id <> ?) FROM scores
+               WHERE year = 2023 AND area = 'CN' AND NOT isnan(theta) AND n_scored > 0""",
+            [booklet]).fetchall()[0]
+    monkeypatch.setenv("ENEM_DB", str(db))
+    shown = {}
+    for reproduced in ("", "only"):
+        app = run_page(PAGE, {"area": "CN", "reproduced": reproduced} if reproduced
+                       else {"area": "CN"})
+        assert_clean(app)
+        ranks = app.dataframe[0].value.set_index("name")
+        shown[reproduced] = ranks.loc["all candidates", "n"]
+    assert shown[""] == everyone and shown["only"] == kept < everyone
