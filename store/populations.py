@@ -22,7 +22,9 @@ candidates out, for the sidebar switch that does so on every page.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -51,6 +53,8 @@ GROUPINGS: dict[str, str] = {
 CROSSINGS: dict[str, tuple[str, str]] = {"state_school": ("state", "school_type")}
 #: The value of a population whose grouping column is empty.
 MISSING = "?"
+#: Threads summarising areas (one per core, at most two: each holds an area's records).
+WORKERS = max(1, min(2, os.cpu_count() or 1))
 #: ``booklets`` of the rows over every scored booklet, and of those leaving flagged ones out.
 ALL_BOOKLETS, REPRODUCED_BOOKLETS = "all", "reproduced"
 
@@ -293,23 +297,33 @@ def flagged_booklets(con: duckdb.DuckDBPyConnection, year: int) -> list[int]:
              AND nota_matched < ? * nota_checked""", [year, REPRODUCED_SHARE]).fetchall()]
 
 
+def _area_population_rows(records: _Records, year: int, area: str,
+                          flagged: list[int]) -> list[dict]:
+    """Every row of one area: over all booklets and, when some are flagged, without them."""
+    variants: list[tuple[str, slice | np.ndarray]] = [(ALL_BOOKLETS, slice(None))]
+    kept = np.flatnonzero(~np.isin(records.booklet, flagged)) if flagged else None
+    if kept is not None and kept.size:  # an area whose every booklet is flagged has none
+        variants.append((REPRODUCED_BOOKLETS, kept))
+    return [{"year": year, "area": area, "booklets": booklets, **row}
+            for booklets, keep in variants for row in _area_rows(records, keep)]
+
+
 def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
     """Insert the year's ``agg_populations`` rows from ``scores`` and ``examinees`` (the
-    caller removed the old ones); returns the rows written."""
+    caller removed the old ones); returns the rows written.
+
+    The areas are summarised in worker threads while this thread reads the next area from
+    the store (numpy's sorts, gathers and sums run outside the interpreter lock)."""
     flagged = flagged_booklets(con, year)
-    rows = []
-    with _examinee_codes(con, year) as (score_key, values):
+    with _examinee_codes(con, year) as (score_key, values), \
+            ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        pending = []
         for area in AREAS:
             records = _records(con, year, area, score_key, values)
-            if not records.theta.size:
-                continue
-            variants: list[tuple[str, slice | np.ndarray]] = [(ALL_BOOKLETS, slice(None))]
-            kept = np.flatnonzero(~np.isin(records.booklet, flagged)) if flagged else None
-            if kept is not None and kept.size:  # an area whose every booklet is flagged has none
-                variants.append((REPRODUCED_BOOKLETS, kept))
-            for booklets, keep in variants:
-                rows += [{"year": year, "area": area, "booklets": booklets, **row}
-                         for row in _area_rows(records, keep)]
+            if records.theta.size:
+                pending.append(pool.submit(_area_population_rows, records, year, area,
+                                           flagged))
+        rows = [row for done in pending for row in done.result()]
     if rows:
         insert_rows(con, "agg_populations", pd.DataFrame(rows))
     return len(rows)
