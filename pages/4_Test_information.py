@@ -31,10 +31,11 @@ from enem.areas import LANGUAGE_NAMES
 
 #: Longest series name that still fits beside a second column of panels.
 SHORT_NAME = 24
-#: Pixels per area: its information panel and its model rows.
-BLOCK_HEIGHT = 600
-#: Pixels between a block's θ-axis title and the next block's panel titles.
-BLOCK_GAP_PX = 110
+#: Pixels of an area's information panel and of its model rows.
+PANEL_PX, MODELS_PX = 300, 240
+#: Pixels between a panel and its model rows (they share the θ axis), and between a block's
+#: θ-axis title and the next block's panel titles.
+INNER_GAP_PX, BLOCK_GAP_PX = 14, 110
 SPREAD_NAME = "spread over repetitions (5th–95th percentile)"
 CI_NAME = "mean θ, 95% CI (IRT scores, 95% CI)"
 
@@ -59,25 +60,33 @@ note_missing_runs(filters, points)
 longest = max((len(name) for name in points["model"].unique()), default=0) if len(points) else 0
 columns = 2 if len(filters.areas) > 1 and longest <= SHORT_NAME else 1
 blocks = -(-len(filters.areas) // columns)
-specs = [[{"secondary_y": True}] * columns, [{}] * columns] * blocks
-titles = []
+# Rows per block: information panel, model rows, then an empty spacer row (none after the
+# last block), so the gap inside a block is narrow and the gap between blocks is wide.
+heights, specs, titles = [], [], []
 for block in range(blocks):
     names = filters.areas[block * columns:(block + 1) * columns]
-    titles += [area_title(a) for a in names] + [""] * (columns - len(names))
-    titles += [""] * columns
-plot_height = BLOCK_HEIGHT * blocks
-# Row heights: 55% information panel, 45% model rows; a fixed gap in px between rows, wider
-# between blocks (an axis title, then the next titles) than inside one (shared θ axis).
-figure = make_subplots(rows=2 * blocks, cols=columns, specs=specs, subplot_titles=titles,
-                       shared_xaxes="columns", vertical_spacing=BLOCK_GAP_PX / plot_height,
-                       horizontal_spacing=0.16, row_heights=[0.55, 0.45] * blocks)
+    if block:
+        heights.append(BLOCK_GAP_PX)
+        specs.append([{}] * columns)
+        titles += [""] * columns
+    heights += [PANEL_PX, MODELS_PX]
+    specs += [[{"secondary_y": True}] * columns, [{}] * columns]
+    titles += [area_title(a) for a in names] + [""] * (columns - len(names)) + [""] * columns
+plot_height = sum(heights) + INNER_GAP_PX * (len(heights) - 1)
+figure = make_subplots(rows=len(heights), cols=columns, specs=specs, subplot_titles=titles,
+                       vertical_spacing=INNER_GAP_PX / plot_height, horizontal_spacing=0.2,
+                       row_heights=heights)
+for block in range(1, blocks):
+    for col in range(1, columns + 1):
+        figure.update_xaxes(visible=False, row=3 * block, col=col)
+        figure.update_yaxes(visible=False, row=3 * block, col=col)
 styles = (series_styles(points["model"].unique(), filters.series_order)
           if len(points) else {})
 intervals_table = theta_intervals(points).set_index(["model", "area"])
 curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
-    top, col = 2 * (index // columns) + 1, index % columns + 1
+    top, col = 3 * (index // columns) + 1, index % columns + 1
     booklet = filters.information_booklet(area)
     if booklet is None:
         continue
@@ -100,9 +109,12 @@ for index, area in enumerate(filters.areas):
         for row in (top, top + 1):
             figure.add_vrect(x0=low, x1=high, fillcolor=INFORMATIVE_FILL, line_width=0,
                              layer="below", row=row, col=col)
-    figure.update_yaxes(title_text="information I(θ)", row=top, col=col, secondary_y=False)
-    figure.update_yaxes(title_text="SE(θ) (logits)", range=[0, 1.5], tickmode="auto",
+    figure.update_yaxes(title_text="I(θ)", row=top, col=col, secondary_y=False)
+    figure.update_yaxes(title_text="SE(θ)", range=[0, 1.5], tickmode="auto",
                         showgrid=False, row=top, col=col, secondary_y=True)
+    # The panel and its model rows share one θ axis; only the model rows show its ticks.
+    shared = figure.get_subplot(top + 1, col).xaxis.plotly_name.replace("axis", "")
+    figure.update_xaxes(matches=shared, showticklabels=False, row=top, col=col)
     figure.update_xaxes(title_text=THETA_TITLE, range=[THETA_GRID[0], THETA_GRID[-1]],
                         row=top + 1, col=col)
     in_area = points[points["area"] == area] if len(points) else points

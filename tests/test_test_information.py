@@ -5,6 +5,7 @@ spread of θ over repetitions (5th–95th percentile) and the 95% CI of its mean
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import duckdb
@@ -106,3 +107,31 @@ def test_caption_and_legend_name_both_intervals(information_app):
     assert "5th–95th percentile" in captions
     assert "mean ± 1.96·SD/√n" in captions and "IRT scores, 95% CI" in captions
     assert "root-mean-square" not in captions
+
+
+def test_panel_and_model_rows_share_an_axis_and_columns_keep_apart(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    # Short run names: two columns of panels.
+    for key, value in {"model": ["test-strong-it", "test-odd-base"]}.items():
+        app.query_params[key] = value
+    app.switch_page(PAGE).run()
+    assert not app.exception
+    figure = json.loads(app.get("plotly_chart")[0].proto.spec)
+    layout = figure["layout"]
+    height = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    axes = {key: value for key, value in layout.items() if key.startswith("yaxis")}
+    # Per column: the information panel sits right above its model rows (a narrow gap), and
+    # the gap between two blocks is wide enough for an axis title and the next panel titles.
+    def x_start(yaxis: dict) -> float:
+        return layout["xaxis" + yaxis["anchor"][1:]]["domain"][0]
+
+    first_column = sorted((tuple(v["domain"]) for v in axes.values()
+                           if "overlaying" not in v and x_start(v) == 0 and v.get("visible", True)),
+                          reverse=True)
+    gaps = [upper[0] - lower[1] for upper, lower in pairwise(first_column)]
+    assert any(g * height <= 20 for g in gaps) and any(g * height >= 100 for g in gaps)
+    # Two columns: the right-hand SE axis title of one has room before the next's I(θ) title.
+    starts = sorted({tuple(v["domain"]) for k, v in layout.items()
+                     if k.startswith("xaxis") and v.get("visible", True)})
+    assert len(starts) == 2 and starts[1][0] - starts[0][1] >= 0.15
