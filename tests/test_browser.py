@@ -246,3 +246,27 @@ def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_d
         page.close()
     assert deep == root
     assert root == NAVIGATION
+
+
+def test_clicking_a_discrimination_bar_lists_that_bars_items(server, browser_page):
+    """The clicked bar, not an overlapping one, fills the pickers and the item list."""
+    browser_page.goto(f"{server}/Discrimination?area=CN", timeout=PAGE_TIMEOUT_MS)
+    _wait_until_rendered(browser_page, 1)
+    traces = browser_page.locator(".js-plotly-plot .trace.bars").all()
+    boxes = [(index, path.bounding_box()) for index, trace in enumerate(traces)
+             for path in trace.locator("path").all()]
+    index, box = max(((i, b) for i, b in boxes if b and b["height"] > 2),
+                     key=lambda pair: pair[1]["height"])
+    population = "humans" if index == 0 else "models"
+    browser_page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.3)
+    browser_page.wait_for_function(
+        "[...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+        f".some(c => c.innerText.includes('whose {population} DI lies in'))",
+        timeout=PAGE_TIMEOUT_MS)
+    caption = browser_page.locator('[data-testid="stCaptionContainer"]').filter(
+        has_text="DI lies in").first.inner_text()
+    listed = int(caption.split(" items of CN")[0])
+    # The bar's height in items equals the number of items listed for it.
+    heights = browser_page.evaluate(
+        f"Array.from(document.querySelectorAll('.js-plotly-plot')[0]._fullData[{index}].y)")
+    assert listed == max(heights) > 0
