@@ -42,12 +42,12 @@ PAGES = tuple(view.file for view in VIEWS if view is not RUNS)
 WARM_TARGET, COLD_TARGET = 1.0, 3.0
 
 
-def _fingerprint(*folders: str) -> str:
-    """A digest of the Python sources under ``folders``: a cached file built by other code
-    (another schema, another demo generator) is built again."""
+def _fingerprint(*patterns: str) -> str:
+    """A digest of the source files matching ``patterns``: a cached file built by other code
+    (another schema, another demo generator) is built again; other changes reuse it."""
     digest = hashlib.sha256()
-    for folder in folders:
-        for path in sorted((ROOT / folder).glob("*.py")):
+    for pattern in patterns:
+        for path in sorted(ROOT.glob(pattern)):
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -56,11 +56,11 @@ def build_database(rows: int, seed: int) -> Path:
     """The full-size database with test model runs, built once per schema and demo generator."""
     db = OUT / f"pages_{rows}.duckdb"
     marker = OUT / f"pages_{rows}.complete"
-    built_by = _fingerprint("store", "demo")
+    built_by = _fingerprint("store/schema.py", "demo/*.py")
     if marker.exists() and db.exists() and marker.read_text() == built_by:
         return db
     files_dir = OUT / f"year_{rows}"
-    files_by = _fingerprint("demo")
+    files_by = _fingerprint("demo/*.py")
     done = files_dir / "complete"
     if not (done.exists() and done.read_text() == files_by):
         print(f"writing a {rows:,}-candidate INEP-format year to {files_dir} (once) …", flush=True)

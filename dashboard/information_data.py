@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-#: Normal quantile of a two-sided 95% interval, rounded as in the paper.
-Z_95 = 1.96
+from analytics.populations import Z_95
+
 #: Percentiles (in %) of θ over repetitions drawn as a series' spread.
 SPREAD_PERCENTILES: tuple[float, float] = (5.0, 95.0)
 
