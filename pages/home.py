@@ -38,7 +38,7 @@ columns[1].metric(f"Areas in {filters.year}", booklets["area"].nunique(),
                   help=", ".join(sorted(booklets["area"].unique())))
 columns[2].metric("Candidates", f"{int(overview['candidates'].sum()):,}")
 columns[3].metric("Items", f"{int(overview['items'].sum()):,}")
-columns[4].metric("Models", len(catalogue))
+columns[4].metric("Models", catalogue["model_id"].nunique() if len(catalogue) else 0)
 columns[5].metric("Runs", int(catalogue["runs"].sum()) if len(catalogue) else 0)
 st.dataframe(overview, hide_index=True, width="stretch")
 
