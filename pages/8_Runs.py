@@ -95,7 +95,7 @@ if launched:
                 f"Run **{started.run_id}** started (process {started.pid}). Follow its progress "
                 "under *Runs on this machine* below; you can leave this page, it keeps going. "
                 "When it finishes it is published into the database, appears under *Runs in "
-                "the database* and on every page (pick it in the sidebar's Models). Its log is "
+                "the database* and on every page (pick it in the sidebar's Runs). Its log is "
                 f"`{started.folder / 'log.txt'}`.")
 if st.session_state.get("runs.started"):
     st.success(st.session_state["runs.started"])

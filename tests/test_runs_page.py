@@ -99,7 +99,7 @@ def test_a_launch_is_reported_in_words_and_the_tables_follow_it_to_the_end(db):
     [run] = list_runs(db.parent / "runs")
     [started] = [s.value for s in app.success]
     assert started.startswith(f"Run **{run.run_id}** started (process ")
-    assert "Runs on this machine" in started and "sidebar's Models" in started
+    assert "Runs on this machine" in started and "sidebar's Runs" in started
     assert "{" not in started and '"run_id"' not in started
     # While it works the run tables refresh themselves.
     assert app.session_state["runs.active"]
