@@ -32,12 +32,14 @@ from workflows.report import Selection
 #: Query keys of presentation mode itself; every other key is the selection.
 PRESENT_KEY, SLIDE_KEY = "present", "slide"
 
-#: Larger type everywhere (Streamlit sizes its text in rem), no sidebar (and no button to open
-#: it), the figure using the whole width.
+#: Larger type everywhere (Streamlit sizes its text in rem), no sidebar (nor the button that
+#: opens it) and no header bar, the figure using the whole width.
 STYLE = """<style>
-html { font-size: 24px; }
-[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { display: none; }
-[data-testid="stMainBlockContainer"] { padding: 2.5rem 2rem 1rem; max-width: none; }
+html { font-size: 22px; }
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stHeader"] { display: none; }
+[data-testid="stMainBlockContainer"] { padding: 1rem 2rem 2rem; max-width: none; }
+[data-testid="stMainBlockContainer"] h3 { font-size: 1.3rem; padding: 0.25rem 0; }
 [data-testid="stCaptionContainer"] { font-size: 1rem; }
 </style>"""
 
@@ -136,19 +138,20 @@ def _draw(deck: Deck, query: dict[str, list[str]]) -> None:
                      shortcut="Right", width="stretch", help="Next figure")
     with leave:
         _leave_button()
-    synthetic = " Synthetic demo data." if queries.is_synthetic() else ""
-    st.caption(f"Selection: {Selection.from_url(_query_string(query)).words()}.{synthetic}")
     for problem in deck.problems:
         st.warning(f"A page showed an error while its figures were collected: {problem}")
     if not count:
         st.info("No page shows a figure for this selection: leave presentation mode and widen "
                 "the sidebar's filters.")
-        return
-    slide = deck.slides[number - 1]
-    st.subheader(slide.page)
-    st.plotly_chart(slide_figure(slide.figure), width="stretch", key=f"present_figure_{number}",
-                    config=plotly_config(f"figure-{number:02d}"))
-    st.caption(f"Figure {number}. {slide.caption}")
+    else:
+        slide = deck.slides[number - 1]
+        st.subheader(slide.page)
+        st.plotly_chart(slide_figure(slide.figure), width="stretch",
+                        key=f"present_figure_{number}",
+                        config=plotly_config(f"figure-{number:02d}"))
+        st.caption(f"Figure {number}. {slide.caption}")
+    synthetic = " Synthetic demo data." if queries.is_synthetic() else ""
+    st.caption(f"Selection: {Selection.from_url(_query_string(query)).words()}.{synthetic}")
 
 
 def _query_string(query: dict[str, list[str]]) -> str:

@@ -38,9 +38,6 @@ FONT_SCALE = 1.5
 PLOTLY_FONT_SIZE = 12
 #: plotly.js's default figure height (px).
 PLOTLY_HEIGHT = 450
-#: Slide height (px) a figure grows to with its fonts, when it was smaller; a figure taller
-#: than this (stacked panels) keeps its own height.
-SLIDE_HEIGHT = 640
 
 
 @dataclass(frozen=True)
@@ -113,30 +110,33 @@ def selection_deck(query: Mapping[str, Sequence[str]]) -> Deck:
     return _cached_deck(version_token(), query_key(query))
 
 
-def _scale_fonts(node: object, scale: float) -> None:
-    """Multiply, in place, every explicit font size under ``node`` (any ``*font`` dict)."""
+def _scale_sizes(node: object, scale: float) -> None:
+    """Multiply, in place, every explicit font size under ``node`` (any ``*font`` dict) and
+    every length given in pixels (a colour bar's ``len`` with ``lenmode='pixels'``): text
+    that grows needs the room to grow with it."""
     if isinstance(node, list):
         for item in node:
-            _scale_fonts(item, scale)
+            _scale_sizes(item, scale)
     elif isinstance(node, dict):
+        if node.get("lenmode") == "pixels" and isinstance(node.get("len"), (int, float)):
+            node["len"] = node["len"] * scale
         for key, value in node.items():
             if (key.endswith("font") and isinstance(value, dict)
                     and isinstance(value.get("size"), (int, float))):
                 value["size"] = value["size"] * scale
-            _scale_fonts(value, scale)
+            _scale_sizes(value, scale)
 
 
-def slide_figure(figure: dict, scale: float = FONT_SCALE, height: int = SLIDE_HEIGHT) -> dict:
+def slide_figure(figure: dict, scale: float = FONT_SCALE) -> dict:
     """A copy of ``figure`` for a slide: every font ``scale`` times larger (the default size
-    too), the height grown by the same factor up to ``height`` px (never shrunk), the width
-    left to the screen."""
+    too), and the height and pixel lengths grown by the same factor, so that text keeps the room it had between
+    panels (a figure taller than the screen scrolls); the width is left to the screen."""
     shown = copy.deepcopy(figure)
-    _scale_fonts(shown, scale)
+    _scale_sizes(shown, scale)
     layout = shown.setdefault("layout", {})
     font = layout.setdefault("font", {})
     font.setdefault("size", PLOTLY_FONT_SIZE * scale)
-    own = int(layout.get("height") or PLOTLY_HEIGHT)
-    layout["height"] = max(own, min(round(own * scale), height))
+    layout["height"] = round(int(layout.get("height") or PLOTLY_HEIGHT) * scale)
     layout.pop("width", None)
     return shown
 

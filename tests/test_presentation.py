@@ -36,12 +36,15 @@ QUERY = "?year=2023&area=CN&area=MT&lang=en&shots=0"
 # --- slide helpers --------------------------------------------------------------------------
 
 def test_slide_figure_scales_every_font_and_grows_the_height():
-    figure = {"data": [{"type": "bar", "textfont": {"size": 14}, "y": [1, 2]}],
+    figure = {"data": [{"type": "bar", "textfont": {"size": 14}, "y": [1, 2]},
+                       {"type": "heatmap", "colorbar": {"lenmode": "pixels", "len": 200,
+                                                        "thickness": 14}},
+                       {"type": "heatmap", "colorbar": {"len": 0.5}}],
               "layout": {"height": 300, "width": 900,
                          "annotations": [{"text": "CN", "font": {"size": 16}}, {"text": "MT"}],
                          "xaxis": {"tickfont": {"size": 10, "color": "red"},
                                    "title": {"text": "θ", "font": {"size": 13}}}}}
-    shown = slide_figure(figure, scale=1.5, height=640)
+    shown = slide_figure(figure, scale=1.5)
     assert shown["data"][0]["textfont"] == {"size": 21.0}
     assert shown["layout"]["annotations"][0]["font"] == {"size": 24.0}
     assert "font" not in shown["layout"]["annotations"][1]  # inherits the default, scaled below
@@ -51,21 +54,21 @@ def test_slide_figure_scales_every_font_and_grows_the_height():
     assert shown["layout"]["height"] == 450  # 300 × 1.5
     assert "width" not in shown["layout"]
     assert shown["data"][0]["y"] == [1, 2]
+    assert shown["data"][1]["colorbar"] == {"lenmode": "pixels", "len": 300.0, "thickness": 14}
+    assert shown["data"][2]["colorbar"] == {"len": 0.5}  # a fraction of the (grown) plot
     # The capture's figure is left as it was (it is cached and shared).
     assert figure["layout"]["annotations"][0]["font"] == {"size": 16}
     assert figure["layout"]["height"] == 300 and figure["layout"]["width"] == 900
 
 
-def test_slide_figure_height_is_capped_but_never_shrunk():
+def test_slide_figure_height_grows_with_its_fonts():
     def height(own):
         layout = {} if own is None else {"height": own}
-        return slide_figure({"data": [], "layout": layout}, scale=1.5, height=640)[
-            "layout"]["height"]
+        return slide_figure({"data": [], "layout": layout}, scale=1.5)["layout"]["height"]
 
-    assert height(None) == 640  # plotly's default 450 × 1.5 = 675, capped at 640
+    assert height(None) == 675  # plotly's default 450 px × 1.5
     assert height(400) == 600
-    assert height(640) == 640
-    assert height(2530) == 2530  # stacked panels keep their own height
+    assert height(2530) == 3795
     figure = {"data": [], "layout": {"font": {"size": 20, "family": "serif"}}}
     assert slide_figure(figure, scale=1.5)["layout"]["font"] == {"size": 30.0, "family": "serif"}
 
@@ -143,7 +146,9 @@ def _shown(app: AppTest) -> tuple[dict, str]:
     charts = app.get("plotly_chart")
     assert len(charts) == 1
     assert not app.exception, [e.value for e in app.exception]
-    return json.loads(charts[0].proto.spec), app.caption[-1].value
+    captions = [c.value for c in app.caption if c.value.startswith("Figure ")]
+    assert len(captions) == 1
+    return json.loads(charts[0].proto.spec), captions[0]
 
 
 def test_present_shows_one_figure_with_its_caption_and_no_sidebar(presenting, report_figures):
@@ -157,7 +162,7 @@ def test_present_shows_one_figure_with_its_caption_and_no_sidebar(presenting, re
     assert presenting.markdown[0].value == f"**Figure 1 of {len(figures)}**"
     assert presenting.button(key="present_previous").disabled
     assert not presenting.button(key="present_next").disabled
-    assert "area = CN, MT" in presenting.caption[0].value
+    assert "area = CN, MT" in presenting.caption[-1].value
 
 
 def test_next_and_previous_walk_every_figure_in_report_order(presenting, report_figures):
