@@ -1,17 +1,17 @@
 """Presentation mode: the current selection's figures one per screen, for an audience.
 
-``?present=1`` on any page's address (or the sidebar's *Present these figures* button) shows this
-instead of the page and the sidebar: one figure at a time with its
-page title and caption, larger type, Previous / Next buttons (also the arrow keys; Esc
-leaves: Streamlit's own button shortcuts). The slide shown is in the address too (``slide=N``), so a
-link opens at the same figure. Leaving removes both keys: the page comes back with the same
-selection (the sidebar's filters stay in the session and in the address).
+``?present=1`` on any page's address (or the sidebar's *Present these figures* button) shows
+this instead of the page and the sidebar: one figure at a time with its page title and
+caption, larger type, Previous / Next buttons (and Streamlit's own button shortcuts: the arrow
+keys move, Esc leaves). The figure shown is in the address too (``slide=N``), so a link opens
+at the same figure. Leaving removes both keys: the page comes back with the same selection
+(the sidebar's filters stay in the session and in the address).
 
-The switch is :func:`present_if_asked`, called by :func:`dashboard.navigation.navigation` right
-after the menu is built. That function is the one step every script run takes before the sidebar:
-both the frame (``app.py``) and the path Streamlit takes when it runs a page file on its own (the
-first request of a fresh server, and every rerun under ``AppTest``; see
-:func:`dashboard.state.open_page`) start with it.
+The switch is :func:`present_if_asked`, called by :func:`dashboard.navigation.navigation`
+right after the menu is built. Every script run takes that step before the sidebar is drawn:
+the frame (``app.py``) and also the path Streamlit takes when it runs a page file on its own
+(the first request of a fresh server, every rerun under ``AppTest``; see
+:func:`dashboard.state.open_page`).
 
 The figures are those the report captures for the same selection
 (:mod:`dashboard.presentation_slides`), captured once per selection and database version.
