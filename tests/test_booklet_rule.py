@@ -10,6 +10,14 @@ import duckdb
 import pytest
 
 from store import dashboard_queries
+from tests.test_browser import (
+    BROWSER_ARGS,
+    CHROMIUM,
+    PAGE_TIMEOUT_MS,
+    _require_browser,
+    _serving,
+    _wait_until_rendered,
+)
 from tests.test_pages import PER_MODEL_PAGES, assert_clean, charts, messages, run_page
 
 
@@ -91,3 +99,21 @@ def test_pages_name_the_booklet_models_took_when_items_differ(monkeypatch, other
     app = run_page(page, {"booklet": str(other)})
     assert_clean(app)
     assert f"The selected models took booklet {took}" in messages(app)
+
+
+def test_in_a_browser_the_empty_state_names_the_booklet_taken(other_items_db):
+    """The same empty state, as Chromium shows it (no exception, the booklet named)."""
+    db, _, took, other = other_items_db
+    sync_playwright = _require_browser()
+    with _serving(db, "streamlit-booklet-rule.log") as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            page.goto(f"{base}/Accuracy_vs_ability?area=CN&booklet={other}",
+                      timeout=PAGE_TIMEOUT_MS)
+            _wait_until_rendered(page, 1)
+            alerts = " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())
+            assert f"The selected models took booklet {took}" in alerts
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            browser.close()
