@@ -90,7 +90,8 @@ def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float
 
 #: Tables an ingest writes, compared by --compare (``ingests`` without its timings).
 DUMPED_TABLES = ("examinees", "scores", "rejects", "items", "booklets", "booklet_audit",
-                 "option_counts", "item_stats", "item_icc", "agg_theta_ctt", "agg_theta_lz")
+                 "option_counts", "option_theta_counts", "item_stats", "item_icc",
+                 "agg_theta_ctt", "agg_theta_lz", "agg_populations")
 
 
 def _damaged_copy(microdata: Path, target: Path, seed: int) -> Path:
@@ -180,6 +181,11 @@ def compare(before: Path, after: Path) -> bool:
         else:
             for column in old.columns:
                 a, b = old[column].to_numpy(), new[column].to_numpy()
+                if a.dtype == object and any(isinstance(v, np.ndarray) for v in a[:1]):
+                    a, b = _flatten_lists(a, b)  # list columns (quantiles): element by element
+                    if a is None:
+                        problems.append(f"{column}: lists of other lengths")
+                        continue
                 if a.dtype.kind == "f":
                     with np.errstate(invalid="ignore"):
                         gap = np.abs(a - b) / np.maximum(1.0, np.abs(a))
@@ -198,6 +204,16 @@ def compare(before: Path, after: Path) -> bool:
     con.close()
     print("IDENTICAL" if same else "DIFFERENCES FOUND")
     return same
+
+
+def _flatten_lists(a: np.ndarray, b: np.ndarray):
+    """Two object arrays of float arrays as two flat float arrays; (None, None) when the list
+    lengths differ."""
+    if [len(v) for v in a] != [len(v) for v in b]:
+        return None, None
+    empty = np.zeros(0)
+    return (np.concatenate([np.asarray(v, float) for v in a] or [empty]),
+            np.concatenate([np.asarray(v, float) for v in b] or [empty]))
 
 
 def main() -> None:
