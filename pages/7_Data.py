@@ -8,11 +8,10 @@ from dashboard import queries
 from dashboard.data import database_state
 from dashboard.state import open_page
 from dashboard.summaries import scoring_words
+from store.schema import TABLES
 
-COUNTED_TABLES = ("examinees", "scores", "items", "booklets", "booklet_audit", "item_stats",
-                  "item_icc", "item_attributes",
-                  "option_counts", "agg_theta_ctt", "agg_theta_lz", "question_texts", "rejects",
-                  "models", "model_runs", "model_responses", "model_scores", "min_k_prob")
+#: Every table of the schema but its bookkeeping (a new table is counted without an edit here).
+COUNTED_TABLES = tuple(name for name in TABLES if name not in ("meta", "ingests"))
 
 filters = open_page("Data: what is loaded and what was rejected")
 st.caption(f"Database file: `{database_state().path}`")
