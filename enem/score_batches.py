@@ -116,12 +116,13 @@ class AreaAccumulator:
 @dataclass
 class BatchResult:
     """Rows produced from one Arrow batch: score columns and rejected (id, reason) pairs;
-    ``records``: the batch's rows."""
+    ``records``: the batch's rows; ``rows``: the batch row each score row comes from."""
 
     scores: pa.Table | None
     rejected_ids: list[str]
     rejected_reasons: list[str]
     records: int = 0
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 SCORE_SCHEMA = pa.schema([
@@ -156,6 +157,7 @@ def score_batch(
     rejected_ids: list[str] = []
     rejected_reasons: list[str] = []
     tables: list[pa.Table] = []
+    sources: list[np.ndarray] = []
 
     def reject(rows: np.ndarray, reason: str) -> None:
         if rows.size:
@@ -195,8 +197,11 @@ def score_batch(
             accumulator.ctt[key].append(np.asarray(result["ctt"], dtype=np.float64))
             count_notas(audit, np.asarray(result["nota"], dtype=float), official[kept])
             tables.append(_score_table(year, area, form, batch.take(pa.array(kept)), result, blank))
-    scores = pa.concat_tables(tables) if tables else None
-    return BatchResult(scores, rejected_ids, rejected_reasons, batch.num_rows)
+            sources.append(kept)
+    if not tables:
+        return BatchResult(None, rejected_ids, rejected_reasons, batch.num_rows)
+    return BatchResult(pa.concat_tables(tables), rejected_ids, rejected_reasons, batch.num_rows,
+                       np.concatenate(sources))
 
 
 def _form_groups(rows, booklet_id, languages, items: ItemsTable, reject):

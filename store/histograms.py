@@ -5,11 +5,18 @@ candidates from a few thousand rows. Subgroups: everyone ('all'), each state and
 Each (θ, CTT) cell also keeps the sum of its candidates' SE(θ), so the humans' mean SE at a θ
 is read without the candidates' rows. ``blank`` separates all-blank tests (no answer marked: θ
 at the floor, l_z near 3), which the dashboard can leave out of the human reference.
+
+The ingest counts each area's rows in its scoring worker, from the score rows it has in memory
+(:func:`histogram_frames`, numpy); :func:`build_histograms` computes the same rows in SQL from
+the stored ``scores`` (the reference the tests hold the numpy counts to).
 """
 
 from __future__ import annotations
 
 import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 THETA_BIN_WIDTH = 0.1
 LZ_BIN_WIDTH = 0.1
@@ -57,3 +64,99 @@ def build_histograms(con: duckdb.DuckDBPyConnection, year: int) -> None:
         f"theta_bin, lz_bin, n, blank FROM ({lz})",
         {"year": year},
     )
+
+
+#: The group_value of rows whose state or school type is empty.
+MISSING = "?"
+#: Cell spaces up to this size are compacted with a count per cell instead of a sort.
+_DENSE_CELLS = 1 << 24
+
+
+def histogram_frames(scores: pa.Table) -> dict[str, pa.Table]:
+    """The ``agg_theta_ctt`` and ``agg_theta_lz`` rows of some score rows (an Arrow table with
+    the ``scores`` columns, typically one area's): the rows :func:`build_histograms` derives
+    from the same rows in SQL (SE sums equal up to their order of summation)."""
+    columns = {name: scores.column(name).to_numpy(zero_copy_only=False) for name in
+               ("year", "area", "booklet_id", "theta", "theta_se", "lz", "ctt", "blank")}
+    groups = [_group_codes(kind, scores.column(kind)) for kind in ("state", "school_type")]
+    theta = _bins(columns["theta"], THETA_BIN_WIDTH)
+    lz = _bins(np.minimum(np.maximum(columns["lz"], LZ_RANGE[0]), LZ_RANGE[1] - LZ_BIN_WIDTH / 2),
+               LZ_BIN_WIDTH)
+    ctt = columns["ctt"]
+    ctt_rows = _grouped(columns, groups, ~np.isnan(columns["theta"]),
+                        {"theta_bin": theta, "ctt": (ctt - ctt.min(initial=0), ctt)},
+                        se=columns["theta_se"])
+    lz_rows = _grouped(columns, groups, ~np.isnan(columns["lz"]),
+                       {"theta_bin": theta, "lz_bin": lz})
+    return {"agg_theta_ctt": ctt_rows, "agg_theta_lz": lz_rows}
+
+
+def _group_codes(kind: str, column: pa.ChunkedArray) -> tuple[str, np.ndarray, np.ndarray]:
+    """(kind, each row's code, the value of each code as text; MISSING for empty)."""
+    text = pc.fill_null(column.cast(pa.string()), MISSING)
+    encoded = pc.dictionary_encode(text).combine_chunks()
+    return (kind, encoded.indices.to_numpy().astype(np.int64),
+            np.array(encoded.dictionary.to_pylist(), dtype=object))
+
+
+def _bins(values: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's bin as a non-negative integer key, and the bin's lower edge as SQL's
+    ``round(floor(v / width) * width, 6)`` gives it (DuckDB rounds x·10⁶ half away from zero;
+    the edges lie far from halves, where rint agrees). NaN values get key 0, edge NaN."""
+    with np.errstate(invalid="ignore"):
+        index = np.floor(values / width)
+    finite = ~np.isnan(index)
+    low = index[finite].min(initial=0.0)
+    key = np.where(finite, index - low + 1, 0).astype(np.int64)
+    return key, np.rint(index * width * 1e6) / 1e6
+
+
+def _grouped(columns: dict[str, np.ndarray], groups: list, kept: np.ndarray,
+             bins: dict[str, tuple[np.ndarray, np.ndarray]],
+             se: np.ndarray | None = None) -> pa.Table:
+    """Rows of one table: per (booklet, blank, bins…) cell of the ``kept`` rows, one row for
+    everyone and one per value of each of ``groups``, with its count (and SE sum)."""
+    _, key = np.unique(columns["booklet_id"][kept], return_inverse=True)
+    key = key.astype(np.int64) * 2 + columns["blank"][kept]
+    for bin_key, _ in bins.values():
+        chosen = bin_key[kept]
+        key = key * (int(chosen.max(initial=0)) + 1) + chosen
+    cell, member = _compact(key)
+    member = np.flatnonzero(kept)[member]  # one row of each cell, to read its values from
+    n_cells = member.size
+    weights = None if se is None else se[kept]
+    everyone = ("all", np.zeros(kept.size, np.int64), np.array(["all"], dtype=object))
+    tables = []
+    for kind, codes, labels in [everyone, *groups]:
+        combined = codes[kept] * n_cells + cell
+        counts = np.bincount(combined, minlength=labels.size * n_cells)
+        used = np.flatnonzero(counts)
+        at = member[used % n_cells]
+        table = {"year": columns["year"][at], "area": columns["area"][at],
+                 "booklet_id": columns["booklet_id"][at],
+                 "group_kind": pa.array([kind] * used.size, pa.string()),
+                 "group_value": pa.array(labels[used // n_cells], pa.string())}
+        table |= {name: edges[at] for name, (_, edges) in bins.items()}
+        table |= {"n": counts[used], "blank": columns["blank"][at].astype(bool)}
+        if weights is not None:
+            table["se_sum"] = np.bincount(combined, weights, labels.size * n_cells)[used]
+        tables.append(pa.table(table))
+    return pa.concat_tables(tables)
+
+
+def _compact(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Number the distinct keys 0, 1, … in ascending order: (each entry's number, the index of
+    one entry holding each number)."""
+    size = int(key.max(initial=-1)) + 1
+    if size <= _DENSE_CELLS:  # a count per possible key beats a sort
+        present = np.zeros(size, bool)
+        present[key] = True
+        used = np.flatnonzero(present)
+        lookup = np.zeros(size, np.int64)
+        lookup[used] = np.arange(used.size)
+        cell = lookup[key]
+    else:
+        used, cell = np.unique(key, return_inverse=True)
+    member = np.zeros(used.size, np.int64)
+    member[cell] = np.arange(key.size)
+    return cell, member

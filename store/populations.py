@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from analytics.populations import (
     count_moments,
@@ -290,6 +292,13 @@ def _area_rows(records: _Records, keep: slice | np.ndarray) -> list[dict]:
     return rows
 
 
+def reproduced_below_share(audits) -> list[int]:
+    """The booklets of ``audits`` (``enem.score_batches.BookletAudit``) whose official notas
+    are reproduced for under REPRODUCED_SHARE (as :func:`flagged_booklets` reads them)."""
+    return sorted(a.booklet_id for a in audits
+                  if a.nota_checked > 0 and a.nota_matched < REPRODUCED_SHARE * a.nota_checked)
+
+
 def flagged_booklets(con: duckdb.DuckDBPyConnection, year: int) -> list[int]:
     """Booklets of ``year`` whose official notas are reproduced for under REPRODUCED_SHARE."""
     return [int(r[0]) for r in con.execute(
@@ -308,9 +317,37 @@ def _area_population_rows(records: _Records, year: int, area: str,
             for booklets, keep in variants for row in _area_rows(records, keep)]
 
 
+def population_frame(year: int, area: str, scores: pa.Table, groupings: pa.Table,
+                     flagged: list[int]) -> pd.DataFrame | None:
+    """The ``agg_populations`` rows of one area, from its score rows (an Arrow table with the
+    ``scores`` columns) and, row for row, the grouping columns of their examinees (the
+    ``examinees`` columns named in GROUPINGS); ``flagged``: the booklets whose notas are not
+    reproduced. The rows :func:`build_populations` derives from the store; None without rows.
+    """
+    theta = scores.column("theta").to_numpy()
+    n_scored = scores.column("n_scored").to_numpy()
+    kept = np.flatnonzero(~np.isnan(theta) & (n_scored > 0))
+    if not kept.size:
+        return None
+    codes, labels = {}, {}
+    for kind, column in GROUPINGS.items():
+        encoded = pc.dictionary_encode(groupings.column(column)).combine_chunks()
+        codes[kind] = pc.fill_null(pc.add(encoded.indices.cast(pa.int16()), 1),
+                                   0).to_numpy()[kept]
+        labels[kind] = [MISSING, *(str(v) for v in encoded.dictionary.to_pylist())]
+    records = _Records(
+        booklet=scores.column("booklet_id").to_numpy()[kept], theta=theta[kept],
+        nota=scores.column("nota").to_numpy()[kept],
+        ctt=scores.column("ctt").to_numpy()[kept].astype(np.int64),
+        n_scored=n_scored[kept].astype(np.int64), codes=codes, labels=labels)
+    return pd.DataFrame(_area_population_rows(records, year, area, flagged))
+
+
 def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
     """Insert the year's ``agg_populations`` rows from ``scores`` and ``examinees`` (the
-    caller removed the old ones); returns the rows written.
+    caller removed the old ones); returns the rows written. (The ingest builds them area by
+    area in its scoring workers with :func:`population_frame`; this rebuilds them from a
+    stored year.)
 
     The areas are summarised in worker threads while this thread reads the next area from
     the store (numpy's sorts, gathers and sums run outside the interpreter lock)."""

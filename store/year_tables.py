@@ -19,6 +19,7 @@ from enem.microdata import MicrodataLayout
 from enem.score_batches import BookletAudit
 from store.connection import insert_rows
 from store.examinee_sql import examinee_select_sql, year_filter_sql
+from store.populations import GROUPINGS
 from store.schema import YEAR_TABLES
 
 #: Bounded memory for full-size years.
@@ -209,12 +210,15 @@ def reject_bad_presence(con: duckdb.DuckDBPyConnection, year: int,
 def present_records(con: duckdb.DuckDBPyConnection, year: int, area: str,
                     batch_rows: int) -> pa.RecordBatchReader:
     """Arrow batches of the present records of one area, in the columns
-    ``enem.score_batches.score_batch`` reads."""
+    ``enem.score_batches.score_batch`` reads, then every grouping column of
+    ``store.populations.GROUPINGS``."""
     code = _code(area)
+    groupings = ", ".join(column for column in GROUPINGS.values()
+                          if column not in ("state", "school_type"))
     return con.sql(
         f"""SELECT examinee_id, booklet_{code} AS booklet_id, language,
                    responses_{code} AS responses, nota_official_{code} AS nota_official,
-                   state, school_type
+                   state, school_type, {groupings}
             FROM examinees WHERE year = $year AND presence_{code} = 1""",
         params={"year": year},
     ).to_arrow_reader(batch_rows)

@@ -191,7 +191,7 @@ def test_failure_midway_rolls_back_and_reingest_replaces(tmp_path, monkeypatch, 
     def explode(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(ingest_module, "build_histograms", explode)
+    monkeypatch.setattr(ingest_module.year_tables, "write_booklet_audit", explode)
     with pytest.raises(IngestError, match="rolled back"):
         ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items, progress=False)
     after = {t: _count(db, f"SELECT count(*) FROM {t}") for t in before}

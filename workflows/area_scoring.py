@@ -5,6 +5,10 @@ its score rows, rejects, booklet audit and item tables, area by area in AREAS or
 score rows travel as Arrow IPC files in a scratch folder beside the store, memory-mapped at
 both ends: piping and pickling hundreds of MB per area cost more system time than the scoring.
 
+The workers also count the area's histograms (``store.histograms``) and summarise its
+populations (``store.populations``) from the score rows they hold, so nothing is read back from
+the store for them.
+
 One area more than there are workers is in flight, so a worker that finishes starts on the next
 area at once while the ingest stores the results of the last. With one worker everything runs in
 the calling process (small years pay no process start).
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+import numpy as np
 import pyarrow as pa
 from threadpoolctl import threadpool_limits
 
@@ -29,6 +34,8 @@ from enem.item_statistics import area_item_frames
 from enem.items import ItemsTable
 from enem.score_batches import SCORE_SCHEMA, AreaAccumulator, BookletAudit, score_batch
 from enem.scoring import ScoringOptions
+from store.histograms import histogram_frames
+from store.populations import GROUPINGS, population_frame, reproduced_below_share
 
 
 @dataclass
@@ -135,11 +142,12 @@ def _write_arrow(reader: pa.RecordBatchReader, path: Path) -> None:
 
 def _score_area(records_path: Path, scores_path: Path, year: int, area: str, items: ItemsTable,
                 options: ScoringOptions) -> AreaScores:
-    """Score one area's records file into ``scores_path`` and compute its item statistics;
-    runs in a worker process when there are several. The returned AreaScores has no scores
-    (they are in the file)."""
+    """Score one area's records file into ``scores_path`` and compute its item statistics,
+    histograms and populations; runs in a worker process when there are several. The
+    returned AreaScores has no scores (they are in the file)."""
     accumulator = AreaAccumulator()
     result = AreaScores(area=area, records=0)
+    sources = []  # the record each score row comes from, in the order of the score rows
     with pa.memory_map(str(records_path)) as source, \
             pa.OSFile(str(scores_path), "wb") as sink, \
             pa.ipc.new_file(sink, SCORE_SCHEMA) as writer:
@@ -147,12 +155,30 @@ def _score_area(records_path: Path, scores_path: Path, year: int, area: str, ite
         for index in range(reader.num_record_batches):
             scored = score_batch(reader.get_batch(index), year, area, items, accumulator,
                                  options)
-            result.records += scored.records
             result.rejected_ids.extend(scored.rejected_ids)
             result.rejected_reasons.extend(scored.rejected_reasons)
             if scored.scores is not None:
                 writer.write_table(scored.scores)
+                sources.append(scored.rows + result.records)
+            result.records += scored.records
     result.audit = list(accumulator.audit.values())
     result.nota_checked, result.nota_matched = accumulator.nota_checked, accumulator.nota_matched
     result.frames = area_item_frames(year, area, items, accumulator)
+    if sources:
+        result.frames |= _aggregate_frames(records_path, scores_path, np.concatenate(sources),
+                                           year, area, result.audit)
     return result
+
+
+def _aggregate_frames(records_path: Path, scores_path: Path, sources: np.ndarray, year: int,
+                      area: str, audit: list[BookletAudit]) -> dict:
+    """The area's histogram and population rows, from its score rows and, for the groupings,
+    the records they come from (``sources``: one record index per score row)."""
+    columns = list(dict.fromkeys(GROUPINGS.values()))
+    with pa.memory_map(str(scores_path)) as scored, pa.memory_map(str(records_path)) as read:
+        scores = pa.ipc.open_file(scored).read_all()
+        groupings = pa.ipc.open_file(read).read_all().select(columns).take(sources)
+        frames = histogram_frames(scores)
+        frames["agg_populations"] = population_frame(year, area, scores, groupings,
+                                                     reproduced_below_share(audit))
+    return frames

@@ -51,8 +51,6 @@ from enem.score_batches import BookletAudit, unreproduced_lines
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
 from store.connection import insert_rows, writing
-from store.histograms import build_histograms
-from store.populations import build_populations
 from workflows.area_scoring import AreaScorer
 
 BATCH_ROWS = 250_000
@@ -191,8 +189,6 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
                 "no candidate could be scored; most common problems: "
                 + "; ".join(f"{r} ({n:,})" for r, n in summary.reject_reasons.most_common(3))
             )
-        build_histograms(con, year)
-        build_populations(con, year)
         summary.seconds = time.monotonic() - started
         year_tables.record_ingest(con, ingest_id, {
             "year": summary.year, "source": source, "layout": summary.layout,
