@@ -11,6 +11,10 @@ candidates, then times, in this same run:
      in a child process, whose peak resident memory is read from the OS.
 Prints seconds, the ratio ingest/scan (target ≤ 3, moonshot 2) and the peak memory (target
 ≤ 4 GB). Both read the file from the page cache: the scan runs twice and the second is timed.
+Then where the ingest's time went: user and system CPU seconds of the ingest with its workers,
+and wall-clock and CPU seconds per phase (``workflows.ingest_timing``), each with its share of
+the CPU seconds, the scoring workers' steps (scoring, item statistics, histograms,
+populations) included.
 
 ``--dump`` ingests the ``--rows`` year and small damaged years (duplicate ids, malformed lines,
 bad presence codes, unknown booklets, wrong string lengths and marks; 2019's 50-character LC
@@ -73,19 +77,32 @@ def bare_scan_seconds(microdata: Path) -> float:
     return elapsed[1]
 
 
-def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float]:
-    """Run the ingest in a child process; returns (seconds, peak RSS in GB)."""
+def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float, list[str]]:
+    """Run the ingest in a child process; returns (seconds, peak RSS in GB, lines saying where
+    the time went: the child's user and system CPU seconds, then its phases)."""
     db.unlink(missing_ok=True)
     code = (
         "from workflows.ingest import ingest_year\n"
         f"s = ingest_year({str(db)!r}, 2023, {str(microdata)!r}, {str(items)!r}, progress=False)\n"
         "print('\\n'.join(s.lines()))\n"
+        f"print({PHASES_MARK!r})\n"
+        "print('\\n'.join(s.timing.lines()))\n"
     )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    subprocess.run([sys.executable, "-c", code], check=True)
+    run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     elapsed = time.monotonic() - started
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, peak_kb / 1024 / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    summary, phases = run.stdout.split(PHASES_MARK + "\n")
+    print(summary, end="", flush=True)
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    cpu = (f"  CPU seconds of the ingest and its workers: {user:.1f} user + {system:.1f} system"
+           f" = {user + system:.1f} in {elapsed:.1f} s ({(user + system) / elapsed:.2f} cores"
+           " busy on average)")
+    return elapsed, after.ru_maxrss / 1024 / 1024, [cpu, *phases.rstrip("\n").split("\n")]
+
+
+PHASES_MARK = "-- phases --"
 
 
 #: Tables an ingest writes, compared by --compare (``ingests`` without its timings).
@@ -235,10 +252,12 @@ def main() -> None:
     scan = bare_scan_seconds(microdata)
     print(f"bare DuckDB scan (every column parsed), file cached: {scan:.1f} s", flush=True)
     db = OUT / "bench.duckdb"
-    ingest, peak_gb = ingest_seconds(microdata, items, db)
+    ingest, peak_gb, where = ingest_seconds(microdata, items, db)
     print(f"ingest + scoring + aggregates:            {ingest:.1f} s")
     print(f"ratio ingest / scan: {ingest / scan:.2f}×  (target ≤ 3×, moonshot 2×)")
     print(f"peak memory of the ingest process: {peak_gb:.2f} GB  (target ≤ 4 GB)")
+    print("where the ingest's time went:")
+    print("\n".join(where))
     if not args.keep:
         db.unlink(missing_ok=True)
 

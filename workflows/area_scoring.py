@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing
 import tempfile
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -36,6 +37,7 @@ from enem.score_batches import SCORE_SCHEMA, AreaAccumulator, BookletAudit, scor
 from enem.scoring import ScoringOptions
 from store.histograms import histogram_frames
 from store.populations import GROUPINGS, population_frame, reproduced_below_share
+from workflows.ingest_timing import PhaseTimes
 
 
 @dataclass
@@ -44,8 +46,9 @@ class AreaScores:
 
     ``scores``: the score rows (an Arrow table, memory-mapped; valid until the next area is
     asked for), None when nothing was scored. ``records``: present records read.
-    ``rejected_ids``/``rejected_reasons``: one entry per rejected record. ``frames``: the
-    item_stats, item_icc and option_counts rows (DataFrames or None).
+    ``rejected_ids``/``rejected_reasons``: one entry per rejected record. ``frames``: rows of
+    the item and aggregate tables per table name (DataFrames, Arrow tables or None). ``cpu``:
+    CPU seconds per step of the worker.
     """
 
     area: str
@@ -57,6 +60,7 @@ class AreaScores:
     nota_checked: int = 0
     nota_matched: int = 0
     frames: dict = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
 class AreaScorer:
@@ -88,10 +92,12 @@ class AreaScorer:
 
     def score_areas(
         self, read_area: Callable[[str], pa.RecordBatchReader], year: int, items: ItemsTable,
-        options: ScoringOptions,
+        options: ScoringOptions, times: PhaseTimes | None = None,
     ) -> Iterator[AreaScores]:
         """Yield every area's AreaScores in AREAS order; ``read_area(area)`` gives its present
-        records (the columns ``enem.score_batches.score_batch`` reads)."""
+        records (the columns ``enem.score_batches.score_batch`` reads). ``times`` gets the
+        seconds spent writing the records out for the workers."""
+        times = times or PhaseTimes()
         with tempfile.TemporaryDirectory(prefix=".ingest-scratch-",
                                          dir=self._scratch_parent) as scratch:
             folder = Path(scratch)
@@ -102,7 +108,8 @@ class AreaScorer:
                 if area is None:
                     return
                 records, scores = folder / f"{area}.records.arrow", folder / f"{area}.scores.arrow"
-                _write_arrow(read_area(area), records)
+                with times.phase("  of which records out to the workers"):
+                    _write_arrow(read_area(area), records)
                 in_flight.append((records, scores, self._submit(
                     _score_area, records, scores, year, area, items, options)))
 
@@ -145,6 +152,7 @@ def _score_area(records_path: Path, scores_path: Path, year: int, area: str, ite
     """Score one area's records file into ``scores_path`` and compute its item statistics,
     histograms and populations; runs in a worker process when there are several. The
     returned AreaScores has no scores (they are in the file)."""
+    started = time.process_time()
     accumulator = AreaAccumulator()
     result = AreaScores(area=area, records=0)
     sources = []  # the record each score row comes from, in the order of the score rows
@@ -163,22 +171,30 @@ def _score_area(records_path: Path, scores_path: Path, year: int, area: str, ite
             result.records += scored.records
     result.audit = list(accumulator.audit.values())
     result.nota_checked, result.nota_matched = accumulator.nota_checked, accumulator.nota_matched
+    result.cpu["scoring"] = time.process_time() - started
+    started = time.process_time()
     result.frames = area_item_frames(year, area, items, accumulator)
+    result.cpu["item statistics"] = time.process_time() - started
     if sources:
         result.frames |= _aggregate_frames(records_path, scores_path, np.concatenate(sources),
-                                           year, area, result.audit)
+                                           year, area, result)
     return result
 
 
 def _aggregate_frames(records_path: Path, scores_path: Path, sources: np.ndarray, year: int,
-                      area: str, audit: list[BookletAudit]) -> dict:
+                      area: str, result: AreaScores) -> dict:
     """The area's histogram and population rows, from its score rows and, for the groupings,
-    the records they come from (``sources``: one record index per score row)."""
+    the records they come from (``sources``: one record index per score row); their CPU
+    seconds go to ``result.cpu``."""
     columns = list(dict.fromkeys(GROUPINGS.values()))
     with pa.memory_map(str(scores_path)) as scored, pa.memory_map(str(records_path)) as read:
+        started = time.process_time()
         scores = pa.ipc.open_file(scored).read_all()
-        groupings = pa.ipc.open_file(read).read_all().select(columns).take(sources)
         frames = histogram_frames(scores)
+        result.cpu["histograms"] = time.process_time() - started
+        started = time.process_time()
+        groupings = pa.ipc.open_file(read).read_all().select(columns).take(sources)
         frames["agg_populations"] = population_frame(year, area, scores, groupings,
-                                                     reproduced_below_share(audit))
+                                                     reproduced_below_share(result.audit))
+        result.cpu["populations"] = time.process_time() - started
     return frames
