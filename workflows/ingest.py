@@ -52,6 +52,7 @@ from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
 from store.connection import insert_rows, writing
 from workflows.area_scoring import AreaScorer
+from workflows.ingest_timing import PhaseTimes
 
 BATCH_ROWS = 250_000
 #: Processes scoring areas in parallel (one per core, at most one per area) …
@@ -89,6 +90,8 @@ class IngestSummary:
     reject_reasons: Counter = field(default_factory=Counter)
     booklet_audit: list[BookletAudit] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Seconds per phase (``bench.ingest`` prints them).
+    timing: PhaseTimes = field(default_factory=PhaseTimes)
 
     def reject(self, reason: str, count: int) -> None:
         """Count ``count`` rejected rows or lines of one reason."""
@@ -150,16 +153,22 @@ def ingest_year(
 
 def _ingest_year(started, db_path, year, microdata, items_file, encoding, source, is_synthetic,
                  options, batch_rows, progress, allow_shrink, scorer) -> IngestSummary:
-    items = load_items(items_file, encoding)
-    layout = detect_layout(microdata, encoding)
+    times = PhaseTimes()
+    with times.phase("items file and header"):
+        items = load_items(items_file, encoding)
+        layout = detect_layout(microdata, encoding)
     if not items.forms:
         raise UnusableFileError(f"{items_file}: no booklet can be scored: {_first_problems(items)}")
-    scan = scan_microdata(microdata, layout, year, encoding)
-    summary = IngestSummary(year=year, layout=layout.name, rows_read=scan.lines)
+    with times.phase("line scan (malformed lines, NU_ANO)"):
+        scan = scan_microdata(microdata, layout, year, encoding)
+    summary = IngestSummary(year=year, layout=layout.name, rows_read=scan.lines, timing=times)
     if not scan.ends_with_newline:
         summary.warnings.append(_cut_short(scan) + ": the file may be cut short")
     allow_shrink = allow_shrink or is_synthetic
+    opened = time.monotonic(), time.process_time()
     with _writing_year(db_path, f"ingest of {year}") as con:
+        times.add("open a copy of the store", time.monotonic() - opened[0],
+                  time.process_time() - opened[1])
         previous = year_tables.examinee_count(con, year)
         usable = scan.well_formed - scan.off_value.count
         if not allow_shrink:
@@ -168,10 +177,12 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
         years = list(year_values(year))
-        inserted = year_tables.load_examinees(con, year, microdata, layout, encoding, years)
+        with times.phase("load the CSV into examinees"):
+            inserted = year_tables.load_examinees(con, year, microdata, layout, encoding, years)
         _line_rejects(con, ingest_id, year, scan, inserted, summary)
-        dropped, samples = year_tables.drop_duplicate_examinees(
-            con, year, microdata, layout, encoding, years)
+        with times.phase("repeated ids"):
+            dropped, samples = year_tables.drop_duplicate_examinees(
+                con, year, microdata, layout, encoding, years)
         if dropped:
             reason = duplicate_reason(layout)
             year_tables.insert_line_rejects(con, ingest_id, year, reason, dropped,
@@ -198,6 +209,9 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
             "patterns_scored": summary.patterns_scored, "rows_rejected": summary.rows_rejected,
             "nota_checked": summary.nota_checked, "nota_matched": summary.nota_matched,
             "is_synthetic": is_synthetic, "scoring": json.dumps(options.as_dict())})
+        committing = time.monotonic(), time.process_time()
+    times.add("commit (checkpoint, swap in)", time.monotonic() - committing[0],
+              time.process_time() - committing[1])
     return summary
 
 
@@ -322,21 +336,35 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
     def read_area(area: str):
         return year_tables.present_records(con, year, area, batch_rows)
 
-    for scored in scorer.score_areas(read_area, year, items, options):
-        if scored.scores is not None:
-            insert_rows(con, "scores", scored.scores)
-            summary.patterns_scored += scored.scores.num_rows
-        if scored.rejected_ids:
-            year_tables.insert_record_rejects(con, ingest_id, year, scored.area,
-                                              scored.rejected_ids, scored.rejected_reasons)
-            summary.rows_rejected += len(scored.rejected_ids)
-            summary.reject_reasons.update(scored.rejected_reasons)
-        summary.nota_checked += scored.nota_checked
-        summary.nota_matched += scored.nota_matched
-        summary.booklet_audit.extend(scored.audit)
-        for table, frame in scored.frames.items():
-            if frame is not None and len(frame):
-                insert_rows(con, table, frame)
-        bar.update(scored.records)
+    times = summary.timing
+    with times.phase("scoring (here: records out, rows in)"):
+        _store_areas(con, scorer.score_areas(read_area, year, items, options, times), ingest_id,
+                     year, summary, bar)
     bar.close()
     year_tables.write_booklet_audit(con, year, summary.booklet_audit)
+
+
+def _store_areas(con, areas, ingest_id: int, year: int, summary: IngestSummary, bar) -> None:
+    """Store each area's score rows, rejects and tables as the workers hand them back."""
+    for scored in areas:
+        with summary.timing.phase("  of which storing the rows"):
+            _store_area(con, scored, ingest_id, year, summary)
+        bar.update(scored.records)
+
+
+def _store_area(con, scored, ingest_id: int, year: int, summary: IngestSummary) -> None:
+    summary.timing.add_worker(scored.cpu)
+    if scored.scores is not None:
+        insert_rows(con, "scores", scored.scores)
+        summary.patterns_scored += scored.scores.num_rows
+    if scored.rejected_ids:
+        year_tables.insert_record_rejects(con, ingest_id, year, scored.area,
+                                          scored.rejected_ids, scored.rejected_reasons)
+        summary.rows_rejected += len(scored.rejected_ids)
+        summary.reject_reasons.update(scored.rejected_reasons)
+    summary.nota_checked += scored.nota_checked
+    summary.nota_matched += scored.nota_matched
+    summary.booklet_audit.extend(scored.audit)
+    for table, frame in scored.frames.items():
+        if frame is not None and len(frame):
+            insert_rows(con, table, frame)
