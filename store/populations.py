@@ -125,8 +125,8 @@ def _records(con: duckdb.DuckDBPyConnection, year: int, area: str, score_key: st
               AND s.n_scored > 0""",
         params={"year": year, "area": area}).to_arrow_table()
     column = {name: table.column(name).to_numpy() for name in table.column_names}
-    codes = {kind: column[kind] for kind in GROUPINGS}
     labels = {kind: [MISSING, *values[kind]] for kind in GROUPINGS}
+    codes = {kind: _narrow(column[kind], len(labels[kind])) for kind in GROUPINGS}
     return _Records(
         booklet=column["booklet_id"], theta=column["theta"], nota=column["nota"],
         ctt=column["ctt"].astype(np.int64), n_scored=column["n_scored"].astype(np.int64),
@@ -137,7 +137,7 @@ def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
     """(kind, code of each record, value of each code) for 'all', every grouping and every
     crossing."""
     n = records.theta.size
-    out = [("all", np.zeros(n, dtype=np.int16), ["all"])]
+    out = [("all", np.zeros(n, dtype=np.uint8), ["all"])]
     for kind in GROUPINGS:
         out.append((kind, records.codes[kind], records.labels[kind]))
     for kind, (first, second) in CROSSINGS.items():
@@ -149,8 +149,16 @@ def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
 
 def _crossing(records: _Records, first: str, second: str) -> np.ndarray:
     """Codes of the crossing of two groupings: first × (values of second) + second."""
-    return (records.codes[first] * len(records.labels[second])
-            + records.codes[second]).astype(np.int16)
+    width = len(records.labels[second])
+    return _narrow(records.codes[first].astype(np.int64) * width + records.codes[second],
+                   len(records.labels[first]) * width)
+
+
+def _narrow(codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """``codes`` in the smallest unsigned type holding ``n_groups`` codes: numpy's stable sort
+    of 8-bit keys is one radix pass, of 16-bit keys two (the quantiles sort codes per grouping)."""
+    return codes.astype(np.uint8 if n_groups <= 1 << 8 else np.uint16 if n_groups <= 1 << 16
+                        else np.int64)
 
 
 @dataclass(frozen=True)
@@ -332,9 +340,9 @@ def population_frame(year: int, area: str, scores: pa.Table, groupings: pa.Table
     codes, labels = {}, {}
     for kind, column in GROUPINGS.items():
         encoded = pc.dictionary_encode(groupings.column(column)).combine_chunks()
-        codes[kind] = pc.fill_null(pc.add(encoded.indices.cast(pa.int16()), 1),
-                                   0).to_numpy()[kept]
         labels[kind] = [MISSING, *(str(v) for v in encoded.dictionary.to_pylist())]
+        codes[kind] = _narrow(pc.fill_null(pc.add(encoded.indices.cast(pa.int32()), 1),
+                                           0).to_numpy()[kept], len(labels[kind]))
     records = _Records(
         booklet=scores.column("booklet_id").to_numpy()[kept], theta=theta[kept],
         nota=scores.column("nota").to_numpy()[kept],
