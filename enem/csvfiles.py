@@ -14,6 +14,7 @@ rejects table keeps one row per missing column with the whole line, which took 1
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -144,7 +145,8 @@ class LineScan:
     out); ``malformed`` maps the reason of each kind of line the reader skips to its tally;
     ``off_value`` tallies the well-formed lines whose checked field holds another value, and
     ``off_values`` counts those values. ``unread_lines`` holds the numbers of the lines the
-    reader skips (blank or malformed), sorted; the header is line 1.
+    reader skips (blank or malformed), sorted; the header is line 1. ``cpu_seconds``: CPU time
+    the scan's threads took.
     """
 
     n_fields: int
@@ -157,6 +159,7 @@ class LineScan:
     last_line: int = 1
     last_line_fields: int = 0
     unread_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cpu_seconds: float = 0.0
 
     @property
     def malformed_count(self) -> int:
@@ -189,6 +192,7 @@ class _Block:
     unread: np.ndarray
     off_value: LineTally = field(default_factory=LineTally)
     off_values: Counter = field(default_factory=Counter)
+    cpu_seconds: float = 0.0
 
 
 def scan_lines(path: Path, n_fields: int, encoding: str = "latin-1",
@@ -229,10 +233,14 @@ def scan_lines(path: Path, n_fields: int, encoding: str = "latin-1",
         scan.blank += block.blank
         scan.lines += block.lines - block.blank
         scan.last_line_fields = block.last_fields
+        scan.cpu_seconds += block.cpu_seconds
         line += block.lines
 
     def classify(data: bytes) -> _Block:
-        return _scan_block(data, n_fields, codec, check)
+        started = time.thread_time()
+        block = _scan_block(data, n_fields, codec, check)
+        block.cpu_seconds = time.thread_time() - started
+        return block
 
     with open(path, "rb") as handle, ThreadPoolExecutor(max_workers=workers) as pool:
         handle.readline(MAX_HEADER_BYTES + 1)
