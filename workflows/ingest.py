@@ -9,14 +9,15 @@ be used at all are refused before the database is touched. The SQL lives in
 
 Nothing that fails validation replaces a year:
 
-* every line of the microdata is classified first (``enem.microdata.scan_microdata``): a file
-  with no rows, only malformed lines, or another year's NU_ANO on most rows is refused before
-  the database is opened;
+* every line of the microdata is classified (``enem.microdata.scan_microdata``, in a thread
+  beside the load, which keeps DuckDB busy on about one core): a file with no rows, only
+  malformed lines, or another year's NU_ANO on most rows is refused before any loaded row is
+  used, and the write session's copy of the store is thrown away;
 * a year that holds candidates is not replaced by an ingest that would keep fewer than
   SHRINK_LIMIT (90%) of them, nor by a file that ends mid-line (its last line has no line end
   and too few fields) with fewer rows than the year holds, unless ``allow_shrink`` (the
-  ``--allow-shrink`` flag) is given. The check runs on the line scan before anything is written
-  and again, inside the write session, on the rows actually stored. The synthetic demo, rebuilt
+  ``--allow-shrink`` flag) is given. The check runs on the line scan before the loaded rows
+  are used and again on the rows actually stored. The synthetic demo, rebuilt
   at whatever size is asked, is exempt;
 * bad lines are all counted by reason (malformed lines, rows of another NU_ANO, later
   repetitions of an examinee id, of which the first line is kept) and the first REJECT_SAMPLES
@@ -30,6 +31,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,26 +161,34 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
         layout = detect_layout(microdata, encoding)
     if not items.forms:
         raise UnusableFileError(f"{items_file}: no booklet can be scored: {_first_problems(items)}")
-    with times.phase("line scan (malformed lines, NU_ANO)"):
-        scan = scan_microdata(microdata, layout, year, encoding)
-    summary = IngestSummary(year=year, layout=layout.name, rows_read=scan.lines, timing=times)
-    if not scan.ends_with_newline:
-        summary.warnings.append(_cut_short(scan) + ": the file may be cut short")
     allow_shrink = allow_shrink or is_synthetic
-    opened = time.monotonic(), time.process_time()
-    with _writing_year(db_path, f"ingest of {year}") as con:
-        times.add("open a copy of the store", time.monotonic() - opened[0],
-                  time.process_time() - opened[1])
+    # The line scan (numpy) runs beside the load (DuckDB, which keeps about one core busy);
+    # a file it refuses is refused before the load's rows are used, and the store's copy is
+    # thrown away.
+    with ThreadPoolExecutor(max_workers=1) as beside, \
+            _writing_year(db_path, f"ingest of {year}") as con:
+        scanning = beside.submit(_scan, microdata, layout, year, encoding)
         previous = year_tables.examinee_count(con, year)
-        usable = scan.well_formed - scan.off_value.count
-        if not allow_shrink:
-            _refuse_shrink(year, previous, usable, scan)
         year_tables.configure_bulk_session(con)
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
         years = list(year_values(year))
-        with times.phase("load the CSV into examinees"):
-            inserted = year_tables.load_examinees(con, year, microdata, layout, encoding, years)
+        with times.phase("load the CSV into examinees (line scan beside it)"):
+            try:
+                inserted = year_tables.load_examinees(con, year, microdata, layout, encoding,
+                                                      years)
+            except duckdb.Error:
+                scanning.result()  # a file the scan refuses is reported as such
+                raise
+            scan, scan_wall, scan_cpu = scanning.result()
+        times.add("  line scan (malformed lines, NU_ANO), beside it", scan_wall, scan_cpu)
+        summary = IngestSummary(year=year, layout=layout.name, rows_read=scan.lines,
+                                timing=times)
+        if not scan.ends_with_newline:
+            summary.warnings.append(_cut_short(scan) + ": the file may be cut short")
+        usable = scan.well_formed - scan.off_value.count
+        if not allow_shrink:
+            _refuse_shrink(year, previous, usable, scan)
         _line_rejects(con, ingest_id, year, scan, inserted, summary)
         with times.phase("repeated ids"):
             dropped, samples = year_tables.drop_duplicate_examinees(
@@ -213,6 +223,13 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
     times.add("commit (checkpoint, swap in)", time.monotonic() - committing[0],
               time.process_time() - committing[1])
     return summary
+
+
+def _scan(microdata: Path, layout, year: int, encoding: str) -> tuple[LineScan, float, float]:
+    """``scan_microdata`` with its wall-clock and CPU seconds (of its own threads)."""
+    started = time.monotonic()
+    scan = scan_microdata(microdata, layout, year, encoding)
+    return scan, time.monotonic() - started, scan.cpu_seconds
 
 
 def _duplicate_samples(scan: LineScan, samples: list[tuple[int, str, int]]):
