@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 
 from enem.areas import OPTION_LETTERS
+from inference.shuffles import item_rng
 
 ANSWER_METHODS: tuple[str, ...] = ("letter-prob", "full-answer-prob", "generate")
 DEFAULT_ANSWER_METHOD = "letter-prob"
@@ -60,6 +61,12 @@ def parse_letter(text: str) -> int:
         if found:
             return OPTION_LETTERS.index(found.group(1))
     return UNPARSED
+
+
+def sampling_seed(run_seed: int, key: str, shuffle: int) -> int:
+    """The ``generate`` sampling seed of one shuffle of one request, drawn from (run seed,
+    request key, shuffle): a run is reproducible and a resumed run draws the same answers."""
+    return int(item_rng(run_seed, key, shuffle).integers(2**31 - 1))
 
 
 def check_method(method: str) -> str:

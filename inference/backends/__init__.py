@@ -22,11 +22,11 @@ from inference.backends.base import (
     ScoringError,
 )
 
-#: Registry: backend name -> "module:Class" (or a function building one; the transformers entry
-#: picks the class of its ``answer_method`` option).
+#: Registry: backend name -> "module:Class" (or a function building one; the transformers and
+#: openai entries pick the class of their ``answer_method`` option).
 BACKENDS: dict[str, str] = {
     "transformers": "inference.backends.transformers_answers:transformers_scorer",
-    "openai": "inference.backends.openai_backend:OpenAIScorer",
+    "openai": "inference.backends.openai_answers:openai_scorer",
     "random": "inference.backends.random_backend:RandomScorer",
 }
 
@@ -37,6 +37,13 @@ PREFLIGHT: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "openai": lambda options: openai_key.api_key(options.get("base_url")),
 }
 
+#: Checks that ask the backend itself what it can do (an endpoint's prompt log-probabilities for
+#: ``full-answer-prob``), run after ``PREFLIGHT`` and still before a run writes anything or
+#: sends a prompt: backend name -> "module:function(options)", loaded like ``BACKENDS``.
+PROBES: dict[str, str] = {
+    "openai": "inference.backends.openai_answers:check_endpoint",
+}
+
 
 def available_backends() -> tuple[str, ...]:
     """Registered backend names."""
@@ -44,14 +51,17 @@ def available_backends() -> tuple[str, ...]:
 
 
 def check_backend(backend: str, options: Mapping[str, Any]) -> None:
-    """Raise BackendSettingsError when ``backend`` with ``options`` cannot work (an unknown
-    backend, no API key for a remote endpoint), without loading the backend."""
+    """Raise BackendSettingsError when ``backend`` with ``options`` cannot work: an unknown
+    backend, no API key for a remote endpoint (both found without loading the backend), then
+    what its ``PROBES`` entry finds (loading it; a server asked, for some settings only)."""
     if backend not in BACKENDS:
         raise BackendSettingsError(
             f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
     check = PREFLIGHT.get(backend)
     if check is not None:
         check(options)
+    if backend in PROBES:
+        _load(PROBES[backend])(options)
 
 
 def make_scorer(backend: str, **options: Any) -> LetterScorer:
@@ -62,15 +72,20 @@ def make_scorer(backend: str, **options: Any) -> LetterScorer:
         raise ValueError(
             f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}"
         ) from None
-    module_name, class_name = target.split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(**options)
+    return _load(target)(**options)
+
+
+def _load(target: str) -> Callable[..., Any]:
+    """The object a ``"module:name"`` entry names, its module imported now."""
+    module_name, name = target.split(":")
+    return getattr(importlib.import_module(module_name), name)
 
 
 __all__ = [
     "BACKENDS",
     "NO_CHOICE",
     "PREFLIGHT",
+    "PROBES",
     "BackendSettingsError",
     "ItemScores",
     "LetterScorer",

@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from enem.areas import OPTION_LETTERS as LETTERS
+from inference.answer_methods import UNPARSED, parse_letter
 
 #: ``ItemScores.choice`` value for "the backend saw no letter at all" (treat as a blank answer).
 NO_CHOICE = -1
@@ -118,6 +119,28 @@ class ItemScores:
         mass = total if letter_mass is None else np.asarray(letter_mass, dtype=np.float64)
         return cls(key, raw / total[:, None], mass, raw.argmax(axis=1))
 
+    @classmethod
+    def from_option_scores(cls, key: str, scores: np.ndarray) -> ItemScores:
+        """``full-answer-prob``: ``scores`` (S, 5) mean log-probabilities of the displayed
+        options' texts; probs = their softmax per shuffle, choice = argmax, letter mass NaN."""
+        scores = np.asarray(scores, dtype=np.float64)
+        probs = np.exp(scores - scores.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        return cls(key, probs, np.full(len(scores), np.nan), scores.argmax(axis=1))
+
+    @classmethod
+    def from_generated(cls, key: str, texts: Sequence[str]) -> ItemScores:
+        """``generate``: the letter of each completion (S,) read with
+        ``inference.answer_methods.parse_letter``; probs one-hot on it, or uniform with choice
+        :data:`NO_CHOICE` when it is unparsed; the texts are kept."""
+        texts = tuple(texts)
+        letters = np.array([parse_letter(text) for text in texts], dtype=np.int64)
+        parsed = letters != UNPARSED
+        probs = np.full((len(texts), len(LETTERS)), 1.0 / len(LETTERS))
+        probs[parsed] = np.eye(len(LETTERS))[letters[parsed]]
+        return cls(key, probs, np.full(len(texts), np.nan),
+                   np.where(parsed, letters, NO_CHOICE), texts=texts)
+
     @property
     def n_shuffles(self) -> int:
         return int(self.probs.shape[0])
@@ -126,6 +149,16 @@ class ItemScores:
     def choice_letters(self) -> str:
         """The displayed choices as a string of letters ('.' for no choice)."""
         return "".join(LETTERS[c] if c >= 0 else "." for c in self.choice.tolist())
+
+
+def displayed_options(req: ScoreRequest) -> tuple[tuple[str, ...], ...]:
+    """The five displayed option texts of each shuffle of ``req`` (``meta['options']``, set by
+    ``inference.prompts.build_request``), (n_shuffles, 5); ScoringError when it has none."""
+    options = req.meta.get("options")
+    if options is None or len(options) != req.n_shuffles:
+        raise ScoringError(f"{req.key}: the request carries no displayed options "
+                           "(build it with inference.prompts.build_request)")
+    return tuple(tuple(row) for row in options)
 
 
 #: What a backend returns: one ItemScores per request, in request order.

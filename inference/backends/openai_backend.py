@@ -1,5 +1,9 @@
 """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, …).
 
+This module is the ``letter-prob`` answer method; ``openai_answers`` adds ``generate`` and
+``full-answer-prob`` on the same requests, retries and thread pool
+(:meth:`OpenAIScorer.with_retries`, :meth:`OpenAIScorer.per_shuffle`).
+
 One request per (item, shuffle): the full prompt as a single user message, temperature 0, one
 generated token (``max_tokens=1``, or ``max_completion_tokens`` via ``token_limit_param``),
 ``logprobs=True`` and ``top_logprobs=20``. The letters are read from the top-k list of the first
@@ -43,9 +47,9 @@ import math
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import openai
@@ -55,6 +59,7 @@ from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRe
 from inference.backends.openai_key import API_KEY_ENV, LOCAL_DUMMY_KEY, api_key
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 __all__ = ["API_KEY_ENV", "LOCAL_DUMMY_KEY", "ImpossibleLogprobError", "MalformedResponseError",
            "OpenAIScorer", "letter_of_token", "letters_from_top_logprobs"]
@@ -102,13 +107,9 @@ def letters_from_top_logprobs(
     for token, logprob in entries:
         if logprob is None:
             continue
-        logprob = float(logprob)
-        if math.isnan(logprob) or logprob > ROUNDING_SLACK:
-            raise ImpossibleLogprobError(
-                f"impossible log-probability {logprob:.3g} for token {token!r} (a log-probability "
-                "is at most 0): the endpoint does not send log-probabilities (logits or scores?)")
+        logprob = checked_logprob(token, logprob)
         if token not in seen and logprob != -math.inf:
-            seen[token] = min(logprob, 0.0)
+            seen[token] = logprob
     if not seen:
         raise _Malformed("no finite logprobs")
     total = math.fsum(math.exp(logprob) for logprob in seen.values())
@@ -130,15 +131,33 @@ def letters_from_top_logprobs(
     return raw / raw.sum(), mass, choice
 
 
-def _parse(body: str) -> list[tuple[str, float]]:
-    """(token, logprob) pairs of the first generated token of a chat-completions JSON body."""
+def checked_logprob(token: str, logprob: float) -> float:
+    """``logprob`` as a float, at most 0; ImpossibleLogprobError when it is above 0 (beyond
+    ``ROUNDING_SLACK``), NaN or +inf."""
+    logprob = float(logprob)
+    if math.isnan(logprob) or logprob > ROUNDING_SLACK:
+        raise ImpossibleLogprobError(
+            f"impossible log-probability {logprob:.3g} for token {token!r} (a log-probability "
+            "is at most 0): the endpoint does not send log-probabilities (logits or scores?)")
+    return min(logprob, 0.0)
+
+
+def response_choices(body: str) -> list[dict]:
+    """The ``choices`` of a JSON response body (each a dict, at least one), else _Malformed."""
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, TypeError) as exc:
         raise _Malformed(f"body is not JSON ({exc})") from None
     choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+    if (not isinstance(choices, list) or not choices
+            or not all(isinstance(choice, dict) for choice in choices)):
         raise _Malformed("no choices")
+    return choices
+
+
+def _parse(body: str) -> list[tuple[str, float]]:
+    """(token, logprob) pairs of the first generated token of a chat-completions JSON body."""
+    choices = response_choices(body)
     logprobs = choices[0].get("logprobs")
     content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not isinstance(content, list) or not content or not isinstance(content[0], dict):
@@ -159,6 +178,7 @@ class OpenAIScorer:
     """Letter scorer over an OpenAI-compatible chat-completions API (see module docstring)."""
 
     name = "openai"
+    answer_method = "letter-prob"
 
     def __init__(
         self,
@@ -213,6 +233,7 @@ class OpenAIScorer:
         """Settings for the run record (no key)."""
         return {
             "backend": self.name,
+            "answer_method": self.answer_method,
             "model": self.model,
             "base_url": self.base_url,
             "temperature": self.temperature,
@@ -232,7 +253,7 @@ class OpenAIScorer:
     # ------------------------------------------------------------------ one request
 
     def _call(self, prompt: str) -> str:
-        """POST once; returns the response body, or raises _Retryable / ScoringError."""
+        """POST one letter-prob request; returns the response body (see :meth:`_post`)."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": prompt}],
@@ -243,8 +264,13 @@ class OpenAIScorer:
         }
         if self.seed is not None:
             kwargs["seed"] = self.seed
+        return self._post(self._client.chat.completions.with_raw_response.create, kwargs)
+
+    def _post(self, create: Callable[..., Any], kwargs: dict[str, Any]) -> str:
+        """POST once with the client's raw-response ``create`` (chat or completions); returns
+        the response body, or raises _Retryable / _Malformed / ScoringError."""
         try:
-            raw = self._client.chat.completions.with_raw_response.create(**kwargs)
+            raw = create(**kwargs)
         except openai.APITimeoutError:
             raise _Retryable(f"timeout after {self.timeout}s") from None
         except openai.APIConnectionError as exc:
@@ -267,13 +293,14 @@ class OpenAIScorer:
             delay = max(delay, min(retry_after, self.backoff_max))
         return delay
 
-    def score_prompt(self, prompt: str, where: str = "prompt") -> tuple[np.ndarray, float, int]:
-        """(probs (5,), letter mass, choice) of one full prompt, with retries."""
+    def with_retries(self, attempt: Callable[[], T], where: str) -> T:
+        """``attempt()`` (one request and the reading of its answer), retried as the module
+        docstring says; a final failure raises ScoringError naming ``where``."""
         transport_failures = 0
         malformed = 0
         while True:
             try:
-                return letters_from_top_logprobs(_parse(self._call(prompt)), self.floor)
+                return attempt()
             except _Retryable as exc:
                 transport_failures += 1
                 if transport_failures + malformed >= self.max_attempts:
@@ -293,32 +320,44 @@ class OpenAIScorer:
             except ScoringError as exc:
                 raise type(exc)(f"{where}: {exc}") from None
 
+    def score_prompt(self, prompt: str, where: str = "prompt") -> tuple[np.ndarray, float, int]:
+        """(probs (5,), letter mass, choice) of one full prompt, with retries."""
+        return self.with_retries(
+            lambda: letters_from_top_logprobs(_parse(self._call(prompt)), self.floor), where)
+
     # ------------------------------------------------------------------ interface
 
-    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
-        """Score every shuffle of every request concurrently; results in request order."""
-        probs = [np.empty((r.n_shuffles, 5)) for r in requests]
-        mass = [np.empty(r.n_shuffles) for r in requests]
-        choice = [np.empty(r.n_shuffles, dtype=np.int64) for r in requests]
-        jobs = [(i, s) for i, r in enumerate(requests) for s in range(r.n_shuffles)]
+    def per_shuffle(self, requests: Sequence[ScoreRequest],
+                    work: Callable[[str, str, ScoreRequest, int], T]) -> list[list[T]]:
+        """``work(prompt, where, request, shuffle)`` for every shuffle of every request on the
+        thread pool; results per request, in shuffle order. The first failure cancels the
+        requests not yet sent and is raised."""
+        out: list[list[Any]] = [[None] * r.n_shuffles for r in requests]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = {
-                pool.submit(
-                    self.score_prompt, requests[i].prompt(s), f"{requests[i].key} shuffle {s}"
-                ): (i, s)
-                for i, s in jobs
+                pool.submit(work, req.prompt(s), f"{req.key} shuffle {s}", req, s): (i, s)
+                for i, req in enumerate(requests) for s in range(req.n_shuffles)
             }
             try:
                 for future in as_completed(futures):
                     i, s = futures[future]
-                    probs[i][s], mass[i][s], choice[i][s] = future.result()
+                    out[i][s] = future.result()
             except BaseException:
                 for future in futures:
                     future.cancel()
                 raise
-        return [
-            ItemScores(r.key, probs[i], mass[i], choice[i]) for i, r in enumerate(requests)
-        ]
+        return out
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        """Score every shuffle of every request concurrently; results in request order."""
+        found = self.per_shuffle(requests, lambda prompt, where, *_: self.score_prompt(prompt,
+                                                                                       where))
+        results = []
+        for req, rows in zip(requests, found):
+            probs, mass, choice = zip(*rows)
+            results.append(ItemScores(req.key, np.array(probs), np.array(mass),
+                                      np.array(choice, dtype=np.int64)))
+        return results
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:

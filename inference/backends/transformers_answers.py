@@ -30,12 +30,17 @@ import torch
 from enem.areas import OPTION_LETTERS
 from inference.answer_methods import (
     DEFAULT_ANSWER_METHOD,
-    UNPARSED,
     check_method,
     continuation,
-    parse_letter,
+    sampling_seed,
 )
-from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
+from inference.backends.base import (
+    ItemScores,
+    LetterScores,
+    ScoreRequest,
+    ScoringError,
+    displayed_options,
+)
 from inference.backends.transformers_backend import (
     TransformersScorer,
     _Item,
@@ -43,7 +48,6 @@ from inference.backends.transformers_backend import (
     common_prefix_length,
     common_prefix_length_all,
 )
-from inference.shuffles import item_rng
 
 
 def transformers_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,
@@ -67,16 +71,6 @@ class LetterProbScorer(TransformersScorer):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "answer_method": self.answer_method}
-
-
-def displayed_options(req: ScoreRequest) -> tuple[tuple[str, ...], ...]:
-    """The five displayed option texts of each shuffle (``meta['options']``, set by
-    ``inference.prompts.build_request``)."""
-    options = req.meta.get("options")
-    if options is None or len(options) != req.n_shuffles:
-        raise ScoringError(f"{req.key}: the request carries no displayed options "
-                           "(build it with inference.prompts.build_request)")
-    return tuple(tuple(row) for row in options)
 
 
 class FullAnswerScorer(TransformersScorer):
@@ -169,12 +163,9 @@ class FullAnswerScorer(TransformersScorer):
         return self._item_scores(req, means)
 
     def _item_scores(self, req: ScoreRequest, means: np.ndarray) -> ItemScores:
-        """probs = the softmax of each shuffle's five mean log-probabilities; choice = argmax."""
-        scores = means.reshape(req.n_shuffles, len(OPTION_LETTERS))
-        probs = np.exp(scores - scores.max(axis=1, keepdims=True))
-        probs /= probs.sum(axis=1, keepdims=True)
-        return ItemScores(req.key, probs, np.full(req.n_shuffles, np.nan),
-                          scores.argmax(axis=1))
+        """Scores of one request from its (n_shuffles·5,) shuffle-major mean log-probabilities."""
+        return ItemScores.from_option_scores(
+            req.key, means.reshape(req.n_shuffles, len(OPTION_LETTERS)))
 
     def _continuation_means(self, kv, mask: torch.Tensor, block: list[_Item],
                             rows: list[tuple[int, int]], starts: Sequence[int]) -> list[float]:
@@ -236,22 +227,14 @@ class GenerateScorer(TransformersScorer):
                 "temperature": self.temperature, "max_new_tokens": self.max_new_tokens}
 
     def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
-        out = []
-        for req in requests:
-            texts = tuple(self.complete(prompt, self.seed_of(req, shuffle))
-                          for shuffle, prompt in enumerate(self.full_texts(req)[1]))
-            letters = np.array([parse_letter(text) for text in texts])
-            probs = np.full((len(texts), len(OPTION_LETTERS)), 1.0 / len(OPTION_LETTERS))
-            parsed = letters != UNPARSED
-            probs[parsed] = np.eye(len(OPTION_LETTERS))[letters[parsed]]
-            out.append(ItemScores(req.key, probs, np.full(len(texts), np.nan),
-                                  np.where(parsed, letters, NO_CHOICE), texts=texts))
-        return out
+        return [ItemScores.from_generated(req.key, [
+            self.complete(prompt, self.seed_of(req, shuffle))
+            for shuffle, prompt in enumerate(self.full_texts(req)[1])]) for req in requests]
 
     @staticmethod
     def seed_of(req: ScoreRequest, shuffle: int) -> int:
-        """The sampling seed of one shuffle: drawn from (request seed, key, shuffle)."""
-        return int(item_rng(req.seed, req.key, shuffle).integers(2**31 - 1))
+        """The sampling seed of one shuffle (``inference.answer_methods.sampling_seed``)."""
+        return sampling_seed(req.seed, req.key, shuffle)
 
     @torch.inference_mode()
     def complete(self, prompt: str, seed: int) -> str:

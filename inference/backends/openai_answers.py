@@ -1,0 +1,194 @@
+"""The OpenAI-compatible backend's other two answer methods (see ``inference.answer_methods``).
+
+Both reuse :class:`~inference.backends.openai_backend.OpenAIScorer`'s key handling, retries
+(``with_retries``) and thread pool (``per_shuffle``): one request per (item, shuffle).
+
+:class:`OpenAIGenerateScorer` (``generate``). A chat-completions request with the prompt as the
+user message, ``temperature`` (default 0.6, the paper's), at most ``max_new_tokens`` tokens
+and ``seed`` = ``sampling_seed(run seed, item, shuffle)`` (a server that ignores ``seed``
+cannot be made reproducible from here). The reply's text (``message.content``; ``null`` is an
+empty answer) is kept, and its letter read with ``inference.answer_methods.parse_letter``; a
+reply matching no pattern is unparsed (probabilities uniform, choice ``NO_CHOICE``, stored as
+``?`` and left out of the scores).
+
+:class:`OpenAIFullAnswerScorer` (``full-answer-prob``). A completions-API request per shuffle
+whose ``prompt`` is the list of its five texts ``prompt + continuation(letter, option)``, with
+``echo=True``, ``logprobs=1`` and ``max_tokens=0``: the server generates nothing and returns
+the log-probability of every token of each text (``tokens``, ``token_logprobs``,
+``text_offset``). A text's *continuation tokens* are those holding at least one of its
+characters after the prompt: from the last token starting at or before the prompt's end on (so
+a token merged across the boundary, such as ``(B``, is scored, as the transformers backend
+does). An option's score is the mean of their log-probabilities; the probabilities are the
+softmax of the five scores (``ItemScores.from_option_scores``). There is no shared
+computation to ask for here; a server with prefix caching (vLLM) shares the prompt itself.
+
+Not every server returns prompt log-probabilities (chat-only APIs, servers without ``echo``).
+:func:`check_endpoint`, run before a run writes or sends anything
+(``inference.backends.check_backend``), sends one such request and refuses a
+``full-answer-prob`` run with a :class:`BackendSettingsError` when the answer lacks them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from enem.areas import OPTION_LETTERS
+from inference.answer_methods import (
+    DEFAULT_ANSWER_METHOD,
+    check_method,
+    continuation,
+    sampling_seed,
+)
+from inference.backends.base import (
+    BackendSettingsError,
+    ItemScores,
+    LetterScores,
+    ScoreRequest,
+    ScoringError,
+    displayed_options,
+)
+from inference.backends.openai_backend import (
+    OpenAIScorer,
+    _Malformed,
+    checked_logprob,
+    response_choices,
+)
+
+#: The tiny request :func:`check_endpoint` sends: a prompt and one option text.
+PROBE_PROMPT, PROBE_OPTION = "Resposta: (", "sim"
+
+
+def openai_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,
+                  **options: Any) -> OpenAIScorer:
+    """The OpenAI-compatible backend for one answer method (the registry's entry):
+    :class:`OpenAIScorer` (``letter-prob``), :class:`OpenAIFullAnswerScorer` or
+    :class:`OpenAIGenerateScorer`, with ``options`` (``max_new_tokens`` for ``generate``)."""
+    scorers = {"letter-prob": OpenAIScorer, "full-answer-prob": OpenAIFullAnswerScorer,
+               "generate": OpenAIGenerateScorer}
+    if "max_new_tokens" in options and check_method(answer_method) != "generate":
+        raise ValueError(f"max_new_tokens applies to the generate answer method only, not "
+                         f"{answer_method}")
+    return scorers[check_method(answer_method)](model, **options)
+
+
+def check_endpoint(options: Mapping[str, Any]) -> None:
+    """Refuse (BackendSettingsError, one line) a ``full-answer-prob`` run whose server does not
+    return prompt log-probabilities; nothing to check for the other methods."""
+    if options.get("answer_method") == "full-answer-prob":
+        openai_scorer(**options).probe()
+
+
+class OpenAIGenerateScorer(OpenAIScorer):
+    """``generate`` over chat completions: :class:`OpenAIScorer`'s options with ``temperature``
+    (default 0.6; 0 = greedy) and ``max_new_tokens`` (default 24)."""
+
+    answer_method = "generate"
+
+    def __init__(self, model: str, *, temperature: float = 0.6, max_new_tokens: int = 24,
+                 **options: Any):
+        if temperature < 0 or max_new_tokens < 1:
+            raise ValueError("temperature must be >= 0 and max_new_tokens >= 1")
+        super().__init__(model, temperature=float(temperature), **options)
+        self.max_new_tokens = int(max_new_tokens)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "max_new_tokens": self.max_new_tokens}
+
+    def complete(self, prompt: str, seed: int, where: str = "prompt") -> str:
+        """The text of one sampled reply to ``prompt`` (with retries)."""
+        kwargs = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
+                  "temperature": self.temperature, "seed": seed,
+                  self.token_limit_param: self.max_new_tokens}
+        create = self._client.chat.completions.with_raw_response.create
+        return self.with_retries(lambda: reply_text(self._post(create, kwargs)), where)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        texts = self.per_shuffle(requests, lambda prompt, where, req, shuffle: self.complete(
+            prompt, sampling_seed(req.seed, req.key, shuffle), where))
+        return [ItemScores.from_generated(req.key, rows) for req, rows in zip(requests, texts)]
+
+
+class OpenAIFullAnswerScorer(OpenAIScorer):
+    """``full-answer-prob`` over the completions API with prompt log-probabilities."""
+
+    answer_method = "full-answer-prob"
+
+    def option_means(self, prompt: str, options: Sequence[str],
+                     where: str = "prompt") -> np.ndarray:
+        """Mean log-probability of each option's continuation after ``prompt``, (len(options),),
+        in one request (with retries)."""
+        texts = [prompt + continuation(letter, option)
+                 for letter, option in zip(OPTION_LETTERS, options)]
+        kwargs = {"model": self.model, "prompt": texts, "echo": True, "logprobs": 1,
+                  "max_tokens": 0}
+        create = self._client.completions.with_raw_response.create
+        return self.with_retries(
+            lambda: continuation_means(self._post(create, kwargs), len(prompt), len(texts)),
+            where)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
+        means = self.per_shuffle(requests, lambda prompt, where, req, shuffle: self.option_means(
+            prompt, displayed_options(req)[shuffle], where))
+        return [ItemScores.from_option_scores(req.key, np.array(rows))
+                for req, rows in zip(requests, means)]
+
+    def probe(self) -> None:
+        """One small request; BackendSettingsError when the server returns no prompt
+        log-probabilities (or cannot be reached)."""
+        try:
+            self.option_means(PROBE_PROMPT, [PROBE_OPTION], "probe")
+        except ScoringError as error:
+            raise BackendSettingsError(
+                f"--answer-method full-answer-prob needs the prompt log-probabilities of the "
+                f"completions API (echo=True, logprobs, max_tokens=0), and "
+                f"{self.base_url or 'the OpenAI API'} with model {self.model!r} did not return "
+                f"them ({error}); use letter-prob or generate with this server") from None
+
+
+def reply_text(body: str) -> str:
+    """The text of the first reply of a chat-completions body (``null`` content: ``""``)."""
+    message = response_choices(body)[0].get("message")
+    if not isinstance(message, dict):
+        raise _Malformed("no message")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise _Malformed("the message content is not text")
+    return content or ""
+
+
+def continuation_means(body: str, prompt_chars: int, n_texts: int) -> np.ndarray:
+    """Mean log-probability of the continuation tokens of each of the ``n_texts`` echoed texts
+    of a completions body, (n_texts,), in the texts' order; the prompt they share is
+    ``prompt_chars`` characters long (see the module docstring). _Malformed when the body
+    lacks the prompt log-probabilities."""
+    choices = response_choices(body)
+    by_index = {choice.get("index", at): choice for at, choice in enumerate(choices)}
+    if sorted(by_index) != list(range(n_texts)):
+        raise _Malformed(f"{len(choices)} choices for {n_texts} prompts")
+    return np.array([_mean_after(by_index[at].get("logprobs"), prompt_chars)
+                     for at in range(n_texts)])
+
+
+def _mean_after(logprobs: Any, prompt_chars: int) -> float:
+    """Mean log-probability of the tokens of one echoed text from the one holding character
+    ``prompt_chars`` on."""
+    if not isinstance(logprobs, dict):
+        raise _Malformed("no prompt logprobs")
+    tokens, values, offsets = (logprobs.get(name) for name in
+                               ("tokens", "token_logprobs", "text_offset"))
+    if not (isinstance(tokens, list) and isinstance(values, list) and isinstance(offsets, list)
+            and len(tokens) == len(values) == len(offsets) and tokens):
+        raise _Malformed("no prompt tokens with log-probabilities and text offsets")
+    if not all(isinstance(o, int) for o in offsets) or offsets != sorted(offsets):
+        raise _Malformed("text offsets are not increasing integers")
+    start = max((i for i, offset in enumerate(offsets) if offset <= prompt_chars), default=0)
+    if start == 0:
+        raise _Malformed("the echoed text does not reach the prompt's end")
+    scored = values[start:]
+    if not all(isinstance(v, (int, float)) for v in scored):
+        raise _Malformed("a continuation token has no log-probability")
+    return math.fsum(checked_logprob(t, v) for t, v in zip(tokens[start:], scored)) / len(scored)
