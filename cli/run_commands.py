@@ -33,16 +33,16 @@ from workflows.question_import import QUESTION_FORMATS, import_questions
 from workflows.results_io import export_run, import_results_summary
 from workflows.run_execution import BATCH_ITEMS, RunCancelled, check_run, execute_run
 
-#: Backend options the ``run`` flags set: option -> (flag, the one backend that takes it).
+#: Backend options the ``run`` flags set: option -> (flag, the backends that take it).
 BACKEND_FLAGS = {
-    "gguf_file": ("--gguf-file", "transformers"),
-    "device": ("--device", "transformers"),
-    "batch_size": ("--batch-size", "transformers"),
-    "answer_method": ("--answer-method", "transformers"),
-    "temperature": ("--temperature", "transformers"),
-    "max_new_tokens": ("--max-new-tokens", "transformers"),
-    "base_url": ("--base-url", "openai"),
-    "timeout": ("--request-timeout", "openai"),
+    "gguf_file": ("--gguf-file", ("transformers",)),
+    "device": ("--device", ("transformers",)),
+    "batch_size": ("--batch-size", ("transformers",)),
+    "answer_method": ("--answer-method", ("transformers", "openai")),
+    "temperature": ("--temperature", ("transformers", "openai")),
+    "max_new_tokens": ("--max-new-tokens", ("transformers", "openai")),
+    "base_url": ("--base-url", ("openai",)),
+    "timeout": ("--request-timeout", ("openai",)),
 }
 
 
@@ -74,10 +74,11 @@ def add_run_parser(commands) -> None:
     run.add_argument("--batch-size", type=positive_int,
                      help="prompts per forward pass (transformers)")
     run.add_argument("--answer-method", choices=ANSWER_METHODS,
-                     help="how the answer is read (transformers; default letter-prob: the "
-                          "letters' next-token probabilities; full-answer-prob: the mean "
-                          "log-probability of each option's text; generate: a sampled "
-                          "completion, its letter parsed)")
+                     help="how the answer is read (transformers and openai; default "
+                          "letter-prob: the letters' next-token probabilities; "
+                          "full-answer-prob: the mean log-probability of each option's text "
+                          "(openai: a server that returns prompt log-probabilities); "
+                          "generate: a sampled completion, its letter parsed)")
     run.add_argument("--temperature", type=non_negative_float,
                      help="sampling temperature of --answer-method generate (default 0.6; "
                           "0 = greedy)")
@@ -184,9 +185,10 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     if sampling and options.get("answer_method") != "generate":
         raise UsageError(f"{' and '.join(sampling)} apply to --answer-method generate only")
     for option in options:
-        flag, backend = BACKEND_FLAGS[option]
-        if backend != args.backend:
-            raise UsageError(f"{flag} applies to --backend {backend} only, not {args.backend}")
+        flag, backends = BACKEND_FLAGS[option]
+        if args.backend not in backends:
+            raise UsageError(f"{flag} applies to --backend {' or '.join(backends)} only, "
+                             f"not {args.backend}")
     return RunSpec(model=model, backend=args.backend, year=args.year, areas=tuple(args.areas),
                    languages=tuple(args.languages), shots=tuple(args.shots),
                    n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
