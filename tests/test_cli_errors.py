@@ -106,6 +106,16 @@ def bad_inputs(p) -> dict[str, list[tuple[list, str]]]:
                    (prompt[1:] + ["--db", p.missing, "--position", "1"], "no database")],
         "info": [(["--db", p.not_db], "DuckDB"),
                  (["--db", p.missing], "no database")],
+        "cat-simulate": [(["--area", "XX"], "--area"),
+                         (["--db", p.missing, "--area", "MT"], "no database")],
+        "cat-run": [(["--db", p.missing, "--backend", "random", "--year", "2023"],
+                     "no database"),
+                    (["--db", p.db, "--backend", "random", "--year", "1999", "--runs-dir",
+                      p.root / "cat-runs"], "1999")],
+        "cat-posthoc": [(["--db", p.db, "--year", "1999", "--area", "MT"], "1999"),
+                        (["--db", p.missing, "--year", "2023", "--area", "MT"], "no database")],
+        "report": [(["--db", p.missing, "--out", p.root / "report"], "no database"),
+                   (["--db", p.db, "--out", p.root / "report", "--year", "1999"], "1999")],
     }
 
 

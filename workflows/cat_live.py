@@ -197,7 +197,11 @@ def path_rows(spec: CatRunSpec, paths: CatPaths, answers: pd.DataFrame) -> pd.Da
 def execute_live_cat(spec: CatRunSpec, db_path: Path, runs_dir: Path | None = None,
                      scorer: LetterScorer | None = None,
                      progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Run (or finish) a live CAT and store its paths; returns the stored rows."""
+    """Run (or finish) a live CAT and store its paths; returns the stored rows.
+
+    Raises FileNotFoundError, before any folder is made, when ``db_path`` does not exist."""
+    if not Path(db_path).exists():
+        raise FileNotFoundError(f"no database at {db_path}; run `enem-llm demo` or ingest a year")
     folder = RunFolder(runs_directory(db_path, runs_dir) / spec.run_id)
     folder.acquire()
     status: dict[str, int] = {}
