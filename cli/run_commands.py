@@ -248,6 +248,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.close()
     print(f"run {outcome.run_id} {outcome.status}: {outcome.units_done}/{outcome.units_total} "
           f"items in {outcome.seconds:.1f} s")
+    if outcome.unparsed:
+        print(f"{outcome.unparsed:,} generated answers matched no letter pattern: stored as "
+              "unparsed ('?') with their text and left out of the scores")
     return 0
 
 

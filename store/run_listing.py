@@ -21,7 +21,8 @@ def stored_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
     Columns: run_id, series (the label pages show), model_id, family, backend, origin, years,
     areas, languages, shots, prompt_type, repetition, repetitions, temperature, status,
-    finished_at, patterns (scored response patterns), source.
+    finished_at, patterns (scored response patterns), source, unparsed (generated answers whose
+    letter could not be read, ``options.unparsed_answers``; NULL for a run that does not say).
     """
     return con.execute(
         """WITH patterns AS (SELECT run_id, count(*) AS patterns FROM model_scores
@@ -31,7 +32,9 @@ def stored_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                   r.areas, r.languages, r.shots, r.prompt_type,
                   coalesce(r.repetition, 'shuffle') AS repetition, r.n_shuffles AS repetitions,
                   r.temperature, r.status, r.finished_at,
-                  coalesce(p.patterns, 0)::BIGINT AS patterns, r.source
+                  coalesce(p.patterns, 0)::BIGINT AS patterns, r.source,
+                  TRY_CAST(json_extract_string(r.options, '$.unparsed_answers') AS BIGINT)
+                      AS unparsed
            FROM model_runs r LEFT JOIN models mo USING (model_id)
            LEFT JOIN patterns p USING (run_id)
            ORDER BY r.finished_at DESC NULLS LAST, r.run_id"""

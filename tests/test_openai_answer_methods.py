@@ -26,7 +26,9 @@ from inference.backends.openai_answers import (
 from inference.backends.openai_backend import OpenAIScorer
 from inference.prompts import build_request
 from inference.questions import Question
+from inference.run_scoring import UNPARSED_MARK
 from inference.shuffles import option_permutations
+from tests.db_reading import query_rows
 
 LETTERS = "ABCDE"
 #: The fake model's tokenizer: a parenthesis merges with the letter after it ("(B"), so a
@@ -263,3 +265,27 @@ def test_a_server_without_prompt_log_probabilities_is_refused_in_one_line(
     # The other methods need no prompt log-probabilities: nothing is asked of the server.
     check_endpoint({"model": "fake", "base_url": server.url, "answer_method": "generate"})
     assert all(body["prompt"] == prompts[0] for _, body in server.bodies)
+
+
+def test_a_generate_run_counts_its_unparsed_answers_and_leaves_them_out(server, demo_db,
+                                                                        tmp_path, capsys):
+    runs_dir = str(tmp_path / "runs")
+    code = cli.main(["run", "--backend", "openai", "--model", "fake", "--base-url", server.url,
+                     "--year", "2023", "--areas", "MT", "--shuffles", "2", "--db", str(demo_db),
+                     "--runs-dir", runs_dir, "--quiet", "--answer-method", "generate",
+                     "--temperature", "0.6", "--max-new-tokens", "12"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    expected = sum(REPLIES[body["seed"] % len(REPLIES)][1] is None for _, body in server.bodies)
+    assert 0 < expected < len(server.bodies) == 45 * 2
+    assert f"{expected:,} generated answers matched no letter pattern" in out
+    rows = query_rows(demo_db, """SELECT r.choice, r.correct, r.answer_text FROM model_responses r
+                                  JOIN model_runs m USING (run_id) WHERE m.backend = 'openai'""")
+    assert len(rows) == 90
+    unparsed = [row for row in rows if row[0] == UNPARSED_MARK]
+    assert len(unparsed) == expected
+    assert all(correct is None and text in {t for t, letter in REPLIES if letter is None}
+               for _, correct, text in unparsed)
+    assert cli.main(["runs", "--db", str(demo_db), "--runs-dir", runs_dir]) == 0
+    listing = [line for line in capsys.readouterr().out.splitlines() if "generate" in line]
+    assert len(listing) == 1 and f"{expected:,} unparsed answers" in listing[0], listing

@@ -55,6 +55,8 @@ class RunOutcome:
     units_done: int
     units_total: int
     seconds: float
+    #: Generated answers whose letter could not be read (left out of the scores).
+    unparsed: int = 0
 
 
 def execute_run(
@@ -116,10 +118,10 @@ def execute_run(
             if progress:
                 progress(status)
         _write_min_k(folder, spec, plan, scorer)
-        publish(folder, spec, db_path, plan, options)
+        unparsed = publish(folder, spec, db_path, plan, options)
         folder.update_status(status="finished", finished_at=time.time())
         return RunOutcome(spec.run_id, "finished", units_done, len(plan.units),
-                          time.monotonic() - started)
+                          time.monotonic() - started, unparsed)
     except RunCancelled:
         folder.update_status(status="cancelled")
         raise
@@ -132,9 +134,10 @@ def execute_run(
 
 
 def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
-            options: ScoringOptions | None = None) -> None:
+            options: ScoringOptions | None = None) -> int:
     """Score the run's finished parts (with ``options``, by default the year's stored
-    settings) and replace its rows in the store, recording the settings."""
+    settings) and replace its rows in the store, recording the settings. Returns the number of
+    generated answers whose letter could not be read."""
     if options is None:
         with connected(Path(db_path), read_only=True) as con:
             options = year_scoring_options(con, spec.year)
@@ -143,6 +146,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
     _refuse_without_letters(folder, *no_letter_counts(responses),
                             (status.get("scorer") or {}).get("top_logprobs"))
     scores = score_patterns(responses, plan, options)
+    unparsed = unparsed_count(responses)
     run = {
         "run_id": spec.run_id, "backend": spec.backend, "origin": "local", "year": spec.year,
         "areas": spec.areas, "languages": spec.languages, "shots": spec.shots,
@@ -152,7 +156,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         **_method_prompt_type(spec),
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
                     "skipped": plan.skipped, "scorer": status.get("scorer"),
-                    "unparsed_answers": unparsed_count(responses)},
+                    "unparsed_answers": unparsed},
     }
     model = {"model_id": spec.model_id,
              "family": spec.family, "instruction_tuned": spec.instruction_tuned,
@@ -161,6 +165,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
     min_k = pd.read_parquet(min_k_path) if min_k_path.exists() else None
     with connected(Path(db_path)) as con:
         publish_run(con, run, model, responses, scores, min_k)
+    return unparsed
 
 
 def _method_prompt_type(spec: RunSpec) -> dict:

@@ -173,6 +173,8 @@ class ListedRun:
             if _present(row["temperature"]):
                 settings.append(f"temperature {row['temperature']:g}")
             settings.append(f"{int(row['patterns']):,} patterns")
+            if _present(row.get("unparsed")) and row["unparsed"] > 0:
+                settings.append(f"{int(row['unparsed']):,} unparsed answers")
             parts.append(f"{kind} as \"{row['series']}\" ({', '.join(settings)})")
         return f"{self.run_id} [{self.where}]: {'; '.join(parts)}"
 
