@@ -32,13 +32,16 @@ PAGES: dict[str, tuple[str, int, int]] = {
     "pages/5_Discrimination.py": ("Discrimination", 1, 2),
     "pages/10_Populations.py": ("Populations", 2, 3),
     "pages/11_Options_and_traps.py": ("Options and traps", 3, 4),
+    "pages/12_Paper_tables.py": ("Paper tables", 1, 2),
     "pages/6_Item_explorer.py": ("Item explorer", 2, 0),
     "pages/7_Data.py": ("Data", 0, 3),
     "pages/9_Adaptive_testing.py": ("Adaptive testing", 4, 1),
 }
 HOME = "pages/home.py"
 RUNS = "pages/8_Runs.py"
-MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/7_Data.py")]
+#: Pages with the shared "No model runs … launch one" empty state (Paper tables says which
+#: random or 4-shot runs each table lacks; tests/test_paper_tables_page.py checks it).
+MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/7_Data.py", "pages/12_Paper_tables.py")]
 #: Pages that draw models one by one (Discrimination pools them into one population).
 PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/5_Discrimination.py"]
 
@@ -136,7 +139,8 @@ def test_page_explains_missing_model_runs(no_runs_db, page):
     if page in MODEL_PAGES or page == HOME:
         assert "No model runs for 2023" in messages(app)
         assert "launch one on the Runs page" in messages(app)
-    if page not in ("pages/7_Data.py", "pages/3_Response_patterns.py"):
+    if page not in ("pages/7_Data.py", "pages/3_Response_patterns.py",
+                    "pages/12_Paper_tables.py"):
         assert charts(app), "human views still draw without model runs"
 
 
