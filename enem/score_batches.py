@@ -95,6 +95,14 @@ class AreaAccumulator:
     theta: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     ctt: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     audit: dict[int, BookletAudit] = field(default_factory=dict)
+    #: ``ItemsTable.booklet_area`` of the booklets met (a lookup in the items' rows each time).
+    areas: dict[int, str | None] = field(default_factory=dict)
+
+    def booklet_area(self, items: ItemsTable, booklet_id: int) -> str | None:
+        """``items.booklet_area(booklet_id)``, looked up once per booklet."""
+        if booklet_id not in self.areas:
+            self.areas[booklet_id] = items.booklet_area(booklet_id)
+        return self.areas[booklet_id]
 
     @property
     def nota_checked(self) -> int:
@@ -169,7 +177,7 @@ def score_batch(
         if booklet_id < 0:
             reject(rows, f"CO_PROVA_{area} missing or not a number")
             continue
-        booklet_area = items.booklet_area(int(booklet_id))
+        booklet_area = accumulator.booklet_area(items, int(booklet_id))
         if booklet_area is not None and booklet_area != area:
             reject(rows, f"booklet {booklet_id} is a {booklet_area} booklet, not {area}")
             continue
@@ -196,7 +204,8 @@ def score_batch(
             accumulator.theta[key].append(result["theta"])
             accumulator.ctt[key].append(np.asarray(result["ctt"], dtype=np.float64))
             count_notas(audit, np.asarray(result["nota"], dtype=float), official[kept])
-            tables.append(_score_table(year, area, form, batch.take(pa.array(kept)), result, blank))
+            tables.append(_score_table(year, area, form, batch.select(_COPIED).take(kept),
+                                       result, blank))
             sources.append(kept)
     if not tables:
         return BatchResult(None, rejected_ids, rejected_reasons, batch.num_rows)
@@ -257,14 +266,18 @@ def _language_block_size(form: BookletForm) -> int:
     return 0 if form.language is None else int(form.language_items)
 
 
+#: Record columns copied into the score rows.
+_COPIED = ["examinee_id", "state", "school_type"]
+
+
 def _score_table(year, area, form: BookletForm, rows: pa.RecordBatch, result, blank) -> pa.Table:
     n = rows.num_rows
     columns = {
         "year": pa.array(np.full(n, year, np.int32)),
         "examinee_id": rows.column("examinee_id").cast(pa.string()),
-        "area": pa.array([area] * n, pa.string()),
+        "area": pa.repeat(pa.scalar(area, pa.string()), n),
         "booklet_id": pa.array(np.full(n, form.booklet_id, np.int32)),
-        "item_language": pa.array([form.language] * n, pa.int16()),
+        "item_language": pa.repeat(pa.scalar(form.language, pa.int16()), n),
         "theta": pa.array(result["theta"]),
         "theta_se": pa.array(result["theta_se"]),
         "lz": pa.array(result["lz"]),
