@@ -3,7 +3,8 @@
 One row per (area, booklet, subgroup, bin, blank) with a count, so a page draws millions of
 candidates from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
 Each (θ, CTT) cell also keeps the sum of its candidates' SE(θ), so the humans' mean SE at a θ
-is read without the candidates' rows. ``blank`` separates all-blank tests (no answer marked: θ
+is read without the candidates' rows (summed as 12-decimal fixed point, exactly, so the result
+does not depend on the order in which parallel threads add the rows). ``blank`` separates all-blank tests (no answer marked: θ
 at the floor, l_z near 3), which the dashboard can leave out of the human reference.
 
 The ingest counts each area's rows in its scoring worker, from the score rows it has in memory
@@ -30,7 +31,8 @@ _GROUPED = """
            CASE WHEN grouping(s.state) = 0 THEN coalesce(s.state, '?')
                 WHEN grouping(s.school_type) = 0 THEN coalesce(CAST(s.school_type AS VARCHAR), '?')
                 ELSE 'all' END AS group_value,
-           {bins}, coalesce(s.blank, false) AS blank, count(*) AS n, sum(s.theta_se) AS se_sum
+           {bins}, coalesce(s.blank, false) AS blank, count(*) AS n,
+           CAST(sum(CAST(s.theta_se AS DECIMAL(18, 12))) AS DOUBLE) AS se_sum
     FROM scores s
     WHERE s.year = $year {extra}
     GROUP BY GROUPING SETS (
