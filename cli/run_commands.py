@@ -23,7 +23,7 @@ from cli.arguments import (
 )
 from cli.errors import UsageError
 from enem.areas import AREAS
-from inference.answer_methods import ANSWER_METHODS
+from inference.answer_methods import ANSWER_METHOD_BACKENDS, ANSWER_METHODS
 from inference.backends import available_backends
 from inference.plan import RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
@@ -38,9 +38,9 @@ BACKEND_FLAGS = {
     "gguf_file": ("--gguf-file", ("transformers",)),
     "device": ("--device", ("transformers",)),
     "batch_size": ("--batch-size", ("transformers",)),
-    "answer_method": ("--answer-method", ("transformers", "openai")),
-    "temperature": ("--temperature", ("transformers", "openai")),
-    "max_new_tokens": ("--max-new-tokens", ("transformers", "openai")),
+    "answer_method": ("--answer-method", ANSWER_METHOD_BACKENDS),
+    "temperature": ("--temperature", ANSWER_METHOD_BACKENDS),
+    "max_new_tokens": ("--max-new-tokens", ANSWER_METHOD_BACKENDS),
     "base_url": ("--base-url", ("openai",)),
     "timeout": ("--request-timeout", ("openai",)),
 }

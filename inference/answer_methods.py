@@ -33,6 +33,11 @@ from inference.shuffles import item_rng
 
 ANSWER_METHODS: tuple[str, ...] = ("letter-prob", "full-answer-prob", "generate")
 DEFAULT_ANSWER_METHOD = "letter-prob"
+#: Backends that read an answer in any of the three ways (the others: letter-prob only).
+ANSWER_METHOD_BACKENDS: tuple[str, ...] = ("transformers", "openai")
+#: ``generate``'s defaults: the paper's sampling temperature, and tokens per answer.
+DEFAULT_TEMPERATURE = 0.6
+DEFAULT_MAX_NEW_TOKENS = 24
 #: The parsed letter of a completion that matches no pattern.
 UNPARSED = -1
 
@@ -67,6 +72,18 @@ def sampling_seed(run_seed: int, key: str, shuffle: int) -> int:
     """The ``generate`` sampling seed of one shuffle of one request, drawn from (run seed,
     request key, shuffle): a run is reproducible and a resumed run draws the same answers."""
     return int(item_rng(run_seed, key, shuffle).integers(2**31 - 1))
+
+
+def method_options(backend: str, method: str, temperature: float | None = None,
+                   max_new_tokens: int | None = None) -> dict[str, object]:
+    """The backend options a run's answer method adds: none for ``letter-prob`` (so its runs
+    keep the ids they had before methods existed) or a backend of letter-prob only;
+    ``answer_method``, and for ``generate`` the ``temperature`` and ``max_new_tokens`` given."""
+    if backend not in ANSWER_METHOD_BACKENDS or check_method(method) == DEFAULT_ANSWER_METHOD:
+        return {}
+    sampling = {"temperature": temperature, "max_new_tokens": max_new_tokens}
+    return {"answer_method": method, **{name: value for name, value in sampling.items()
+                                        if method == "generate" and value is not None}}
 
 
 def check_method(method: str) -> str:

@@ -12,6 +12,13 @@ from dashboard import queries
 from dashboard.data import database_state
 from dashboard.state import open_page
 from enem.areas import AREAS
+from inference.answer_methods import (
+    ANSWER_METHODS,
+    DEFAULT_ANSWER_METHOD,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_TEMPERATURE,
+    method_options,
+)
 from inference.backends import available_backends
 from inference.plan import RANDOM_BASELINE, RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
@@ -65,14 +72,29 @@ with st.form("launch"):
     shuffles = right.number_input("Option shuffles per item", 1, 120, 30)
     seed = right.number_input("Seed", 0, 2**31 - 1, 0)
     family = right.text_input("Model family (for grouping)")
+    method = right.selectbox(
+        "Answer method", ANSWER_METHODS, index=ANSWER_METHODS.index(DEFAULT_ANSWER_METHOD),
+        help="How the model's answer is read (transformers and openai; the random baseline "
+             "has letters only). letter-prob: the letters' next-token probabilities; "
+             "full-answer-prob: the mean log-probability of each option's text (openai: only "
+             "servers that return prompt log-probabilities); generate: a sampled answer whose "
+             "letter is parsed, unreadable answers counted and left out of the scores.")
+    temperature = right.number_input("Temperature (generate)", 0.0, 2.0, DEFAULT_TEMPERATURE,
+                                     step=0.1, help="Sampling temperature of generated answers "
+                                                    "(0 = greedy); generate only.")
+    max_new_tokens = right.number_input("Max new tokens (generate)", 1, 512,
+                                        DEFAULT_MAX_NEW_TOKENS,
+                                        help="Tokens generated per answer; generate only.")
     launched = st.form_submit_button("Launch", type="primary")
 
 # The form's values as the run they describe; the random backend needs no model name.
 spec = RunSpec(model=model_or_default(backend, model), backend=backend,
                year=filters.year, areas=tuple(areas), languages=tuple(languages),
                shots=tuple(shots), n_shuffles=int(shuffles), seed=int(seed),
-               backend_options={key: value for key, value in (("gguf_file", gguf_file),
-                                                              ("base_url", base_url)) if value},
+               backend_options={**{key: value for key, value in (("gguf_file", gguf_file),
+                                                                 ("base_url", base_url)) if value},
+                                **method_options(backend, method, float(temperature),
+                                                 int(max_new_tokens))},
                family=family or None)
 st.code(command_line(spec, db_path), language="bash", wrap_lines=True)
 st.caption("The same run from a terminal, runnable as shown (add --background to return at "

@@ -39,6 +39,8 @@ import numpy as np
 from enem.areas import OPTION_LETTERS
 from inference.answer_methods import (
     DEFAULT_ANSWER_METHOD,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_TEMPERATURE,
     check_method,
     continuation,
     sampling_seed,
@@ -88,7 +90,8 @@ class OpenAIGenerateScorer(OpenAIScorer):
 
     answer_method = "generate"
 
-    def __init__(self, model: str, *, temperature: float = 0.6, max_new_tokens: int = 24,
+    def __init__(self, model: str, *, temperature: float = DEFAULT_TEMPERATURE,
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
                  **options: Any):
         if temperature < 0 or max_new_tokens < 1:
             raise ValueError("temperature must be >= 0 and max_new_tokens >= 1")

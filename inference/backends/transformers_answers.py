@@ -30,6 +30,8 @@ import torch
 from enem.areas import OPTION_LETTERS
 from inference.answer_methods import (
     DEFAULT_ANSWER_METHOD,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_TEMPERATURE,
     check_method,
     continuation,
     sampling_seed,
@@ -214,7 +216,8 @@ class GenerateScorer(TransformersScorer):
 
     answer_method = "generate"
 
-    def __init__(self, model: str, *, temperature: float = 0.6, max_new_tokens: int = 24,
+    def __init__(self, model: str, *, temperature: float = DEFAULT_TEMPERATURE,
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
                  **options: Any):
         super().__init__(model, **options)
         if temperature < 0 or max_new_tokens < 1:

@@ -1,0 +1,56 @@
+"""The Runs page's answer-method picker: the method (and generate's temperature and max new
+tokens) reach the command shown and the run launched, letter-prob adds no flag, and a
+full-answer-prob run on a server without prompt log-probabilities is refused before it starts."""
+
+from __future__ import annotations
+
+import shlex
+
+from cli.main import build_parser
+from cli.run_commands import spec_from_args
+from tests.test_openai_answer_methods import server  # noqa: F401 (fixture)
+from tests.test_runs_page import assert_clean, db, labelled, open_runs, wait_for  # noqa: F401
+from workflows.runs import list_runs, project_command
+
+
+def _shown_spec(app):
+    words = shlex.split(app.code[0].value)
+    return words, spec_from_args(build_parser().parse_args(words[len(project_command()):]))
+
+
+def test_the_answer_method_picker_feeds_the_run_command(db, server):  # noqa: F811
+    runs_dir = db.parent / "runs"
+    app = open_runs()
+    assert "--answer-method" not in shlex.split(app.code[0].value)  # letter-prob: no flag
+    labelled(app.main.selectbox, "Backend").set_value("openai")
+    labelled(app.main.text_input, "Model").set_value("fake")
+    labelled(app.main.text_input, "API base URL (openai backend)").set_value(server.url)
+    labelled(app.main.multiselect, "Areas").set_value(["MT"])
+    labelled(app.main.number_input, "Option shuffles per item").set_value(2)
+    labelled(app.main.selectbox, "Answer method").set_value("full-answer-prob")
+    server.echo = "refused"
+    labelled(app.button, "Launch").click().run()
+    assert not app.exception
+    [error] = [e.value for e in app.error]
+    assert error.startswith("The run could not start:") and "prompt log-probabilities" in error
+    assert not list_runs(runs_dir)
+    words, spec = _shown_spec(app)
+    assert words[words.index("--answer-method") + 1] == "full-answer-prob"
+    assert "--temperature" not in words and "--max-new-tokens" not in words
+    assert spec.backend_options == {"base_url": server.url, "answer_method": "full-answer-prob"}
+
+    labelled(app.main.selectbox, "Answer method").set_value("generate")
+    labelled(app.main.number_input, "Temperature (generate)").set_value(0.3)
+    labelled(app.main.number_input, "Max new tokens (generate)").set_value(12)
+    labelled(app.button, "Launch").click().run()
+    assert_clean(app)
+    words, spec = _shown_spec(app)
+    assert spec.backend_options == {"base_url": server.url, "answer_method": "generate",
+                                    "temperature": 0.3, "max_new_tokens": 12}
+    [launched] = list_runs(runs_dir)
+    assert launched.run_id == spec.run_id
+    wait_for(lambda: not list_runs(runs_dir)[0].alive
+             and list_runs(runs_dir)[0].state == "finished")
+    asked = [body for path, body in server.bodies if path.endswith("/chat/completions")]
+    assert len(asked) == 45 * 2
+    assert all(body["temperature"] == 0.3 and body["max_tokens"] == 12 for body in asked)
