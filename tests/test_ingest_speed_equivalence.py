@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from analytics.ctt import discrimination_index, item_p_values, point_biserial
+from bench.ingest import DUMPED_TABLES
 from enem.item_statistics import CHUNK_ROWS, ICC_BIN_WIDTH, area_item_frames
 from enem.score_batches import AreaAccumulator
 from workflows.ingest import ingest_year
 
-TABLES = ("examinees", "scores", "rejects", "items", "booklets", "booklet_audit",
-          "option_counts", "item_stats", "item_icc", "agg_theta_ctt", "agg_theta_lz")
+#: Every table an ingest writes (bench.ingest's --dump/--compare reads the same list).
+TABLES = DUMPED_TABLES
 
 
 def _rows(db, table):
