@@ -78,17 +78,21 @@ def histogram_frames(scores: pa.Table) -> dict[str, pa.Table]:
     """The ``agg_theta_ctt`` and ``agg_theta_lz`` rows of some score rows (an Arrow table with
     the ``scores`` columns, typically one area's): the rows :func:`build_histograms` derives
     from the same rows in SQL (SE sums equal up to their order of summation)."""
-    columns = {name: scores.column(name).to_numpy(zero_copy_only=False) for name in
-               ("year", "area", "booklet_id", "theta", "theta_se", "lz", "ctt", "blank")}
-    groups = [_group_codes(kind, scores.column(kind)) for kind in ("state", "school_type")]
+    columns = {name: scores.column(name).to_numpy() for name in
+               ("booklet_id", "theta", "theta_se", "lz", "ctt")}
+    columns["blank"] = scores.column("blank").to_numpy(zero_copy_only=False)
+    labels = {name: scores.column(name) for name in ("year", "area")}
+    # Every row has a state (or MISSING): the counts of everyone are the states' summed.
+    state = _group_codes("state", scores.column("state"))
+    school = _group_codes("school_type", scores.column("school_type"))
     theta = _bins(columns["theta"], THETA_BIN_WIDTH)
     lz = _bins(np.minimum(np.maximum(columns["lz"], LZ_RANGE[0]), LZ_RANGE[1] - LZ_BIN_WIDTH / 2),
                LZ_BIN_WIDTH)
     ctt = columns["ctt"]
-    ctt_rows = _grouped(columns, groups, ~np.isnan(columns["theta"]),
+    ctt_rows = _grouped(columns, labels, state, school, ~np.isnan(columns["theta"]),
                         {"theta_bin": theta, "ctt": (ctt - ctt.min(initial=0), ctt)},
                         se=columns["theta_se"])
-    lz_rows = _grouped(columns, groups, ~np.isnan(columns["lz"]),
+    lz_rows = _grouped(columns, labels, state, school, ~np.isnan(columns["lz"]),
                        {"theta_bin": theta, "lz_bin": lz})
     return {"agg_theta_ctt": ctt_rows, "agg_theta_lz": lz_rows}
 
@@ -113,36 +117,46 @@ def _bins(values: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
     return key, np.rint(index * width * 1e6) / 1e6
 
 
-def _grouped(columns: dict[str, np.ndarray], groups: list, kept: np.ndarray,
-             bins: dict[str, tuple[np.ndarray, np.ndarray]],
+def _grouped(columns: dict[str, np.ndarray], labels: dict[str, pa.ChunkedArray], state: tuple,
+             school: tuple, kept: np.ndarray, bins: dict[str, tuple[np.ndarray, np.ndarray]],
              se: np.ndarray | None = None) -> pa.Table:
-    """Rows of one table: per (booklet, blank, bins…) cell of the ``kept`` rows, one row for
-    everyone and one per value of each of ``groups``, with its count (and SE sum)."""
-    _, key = np.unique(columns["booklet_id"][kept], return_inverse=True)
-    key = key.astype(np.int64) * 2 + columns["blank"][kept]
+    """Rows of one table: per (booklet, blank, bins…) cell of the ``kept`` rows, one row per
+    state, one per school type and one for everyone, with its count (and SE sum)."""
+    booklet = columns["booklet_id"][kept].astype(np.int64)
+    cell = _compact((booklet - booklet.min(initial=0)) * 2 + columns["blank"][kept])[0]
     for bin_key, _ in bins.values():
         chosen = bin_key[kept]
-        key = key * (int(chosen.max(initial=0)) + 1) + chosen
-    cell, member = _compact(key)
+        cell, member = _compact(cell * (int(chosen.max(initial=0)) + 1) + chosen)
     member = np.flatnonzero(kept)[member]  # one row of each cell, to read its values from
     n_cells = member.size
     weights = None if se is None else se[kept]
-    everyone = ("all", np.zeros(kept.size, np.int64), np.array(["all"], dtype=object))
     tables = []
-    for kind, codes, labels in [everyone, *groups]:
-        combined = codes[kept] * n_cells + cell
-        counts = np.bincount(combined, minlength=labels.size * n_cells)
+
+    def rows(kind: str, labels_of: np.ndarray, counts: np.ndarray, sums) -> None:
+        """The non-empty (group, cell) entries of ``counts`` (flat, group-major)."""
         used = np.flatnonzero(counts)
         at = member[used % n_cells]
-        table = {"year": columns["year"][at], "area": columns["area"][at],
-                 "booklet_id": columns["booklet_id"][at],
-                 "group_kind": pa.array([kind] * used.size, pa.string()),
-                 "group_value": pa.array(labels[used // n_cells], pa.string())}
+        table = {name: column.take(at) for name, column in labels.items()}
+        table |= {"booklet_id": columns["booklet_id"][at],
+                  "group_kind": pa.repeat(pa.scalar(kind), used.size),
+                  "group_value": pa.array(labels_of[used // n_cells], pa.string())}
         table |= {name: edges[at] for name, (_, edges) in bins.items()}
         table |= {"n": counts[used], "blank": columns["blank"][at].astype(bool)}
-        if weights is not None:
-            table["se_sum"] = np.bincount(combined, weights, labels.size * n_cells)[used]
+        if sums is not None:
+            table["se_sum"] = sums[used]
         tables.append(pa.table(table))
+
+    everyone = None
+    for kind, codes, labels_of in (state, school):
+        size = labels_of.size * n_cells
+        combined = codes[kept] * n_cells + cell
+        counts = np.bincount(combined, minlength=size)
+        sums = None if weights is None else np.bincount(combined, weights, size)
+        rows(kind, labels_of, counts, sums)
+        if everyone is None:  # from the states
+            everyone = (counts.reshape(-1, n_cells).sum(axis=0),
+                        None if sums is None else sums.reshape(-1, n_cells).sum(axis=0))
+    rows("all", np.array(["all"], dtype=object), *everyone)
     return pa.concat_tables(tables)
 
 
