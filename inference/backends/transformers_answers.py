@@ -13,7 +13,8 @@ suffix) once per shuffle, and on top of those the five continuations, rows batch
 
 :class:`GenerateScorer` (``generate``). Each shuffle's prompt is completed by sampling
 ``max_new_tokens`` tokens at ``temperature`` (greedy at 0) with the seed
-``item_rng(request seed, request key, shuffle)`` draws, one prompt at a time, so a completion
+``inference.answer_methods.sampling_seed`` draws from (request seed, request key,
+shuffle), one prompt at a time, so a completion
 depends on nothing else in the batch. The letter is parsed from the completion
 (``inference.answer_methods.parse_letter``); ``probs`` are one-hot on it, or uniform with
 ``choice = NO_CHOICE`` when it is unparsed. The completions are kept in ``ItemScores.texts``.
