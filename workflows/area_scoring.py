@@ -1,7 +1,7 @@
 """Score a year's areas, with their item statistics, in worker processes.
 
 The ingest (``workflows.ingest``) reads each area's present records from the store and gets back
-its score rows, rejects, booklet audit and item tables, area by area in AREAS order. Records and
+its score rows, rejects, booklet audit and item tables, area by area as the workers finish. Records and
 score rows travel as Arrow IPC files in a scratch folder beside the store, memory-mapped at
 both ends: piping and pickling hundreds of MB per area cost more system time than the scoring.
 
@@ -19,9 +19,8 @@ from __future__ import annotations
 import multiprocessing
 import tempfile
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -93,15 +92,18 @@ class AreaScorer:
     def score_areas(
         self, read_area: Callable[[str], pa.RecordBatchReader], year: int, items: ItemsTable,
         options: ScoringOptions, times: PhaseTimes | None = None,
+        order: Sequence[str] = AREAS,
     ) -> Iterator[AreaScores]:
-        """Yield every area's AreaScores in AREAS order; ``read_area(area)`` gives its present
-        records (the columns ``enem.score_batches.score_batch`` reads). ``times`` gets the
-        seconds spent writing the records out for the workers."""
+        """Yield every area's AreaScores, started in ``order`` (the largest first keeps both
+        workers busy to the end) and handed back as each is done, so the last area stored
+        is the last one finished; ``read_area(area)`` gives its present records (the columns
+        ``enem.score_batches.score_batch`` reads). ``times`` gets the seconds spent writing
+        the records out for the workers."""
         times = times or PhaseTimes()
         with tempfile.TemporaryDirectory(prefix=".ingest-scratch-",
                                          dir=self._scratch_parent) as scratch:
             folder = Path(scratch)
-            areas, in_flight = iter(AREAS), deque()
+            areas, in_flight = iter(order), []
 
             def submit_next() -> None:
                 area = next(areas, None)
@@ -116,7 +118,10 @@ class AreaScorer:
             for _ in range(self.workers + (self.workers > 1)):
                 submit_next()
             while in_flight:
-                records, scores, future = in_flight.popleft()
+                wait([future for _, _, future in in_flight], return_when=FIRST_COMPLETED)
+                done = next(entry for entry in in_flight if entry[2].done())
+                in_flight.remove(done)
+                records, scores, future = done
                 result = future.result()
                 submit_next()
                 with pa.memory_map(str(scores)) as source:
