@@ -344,7 +344,8 @@ def _first_problems(items: ItemsTable) -> str:
 
 def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, ingest_id,
                  summary: IngestSummary, scorer: AreaScorer) -> None:
-    summary.records_present = sum(year_tables.present_count(con, year, area) for area in AREAS)
+    present = {area: year_tables.present_count(con, year, area) for area in AREAS}
+    summary.records_present = sum(present.values())
     for reason, count in year_tables.reject_bad_presence(con, year, ingest_id).items():
         summary.reject(reason, count)
     bar = tqdm(total=summary.records_present, unit="rec", desc=f"scoring {year}",
@@ -354,19 +355,27 @@ def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, in
         return year_tables.present_records(con, year, area, batch_rows)
 
     times = summary.timing
+    largest_first = sorted(AREAS, key=lambda area: -present[area])
     with times.phase("scoring (here: records out, rows in)"):
-        _store_areas(con, scorer.score_areas(read_area, year, items, options, times), ingest_id,
-                     year, summary, bar)
+        _store_areas(con, scorer.score_areas(read_area, year, items, options, times,
+                                             largest_first), ingest_id, year, summary, bar)
     bar.close()
     year_tables.write_booklet_audit(con, year, summary.booklet_audit)
 
 
 def _store_areas(con, areas, ingest_id: int, year: int, summary: IngestSummary, bar) -> None:
-    """Store each area's score rows, rejects and tables as the workers hand them back."""
+    """Store each area's score rows, rejects and tables as the workers hand them back; count
+    its rejects and audit in the summary in AREAS order (their order in the summary lines)."""
+    counted = {}
     for scored in areas:
         with summary.timing.phase("  of which storing the rows"):
             _store_area(con, scored, ingest_id, year, summary)
+        counted[scored.area] = (scored.rejected_reasons, scored.audit)
         bar.update(scored.records)
+    for area in AREAS:
+        reasons, audit = counted.get(area, ([], []))
+        summary.reject_reasons.update(reasons)
+        summary.booklet_audit.extend(audit)
 
 
 def _store_area(con, scored, ingest_id: int, year: int, summary: IngestSummary) -> None:
@@ -378,10 +387,8 @@ def _store_area(con, scored, ingest_id: int, year: int, summary: IngestSummary) 
         year_tables.insert_record_rejects(con, ingest_id, year, scored.area,
                                           scored.rejected_ids, scored.rejected_reasons)
         summary.rows_rejected += len(scored.rejected_ids)
-        summary.reject_reasons.update(scored.rejected_reasons)
     summary.nota_checked += scored.nota_checked
     summary.nota_matched += scored.nota_matched
-    summary.booklet_audit.extend(scored.audit)
     for table, frame in scored.frames.items():
         if frame is not None and len(frame):
             insert_rows(con, table, frame)
