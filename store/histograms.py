@@ -131,7 +131,6 @@ def _grouped(columns: dict[str, np.ndarray], labels: dict[str, pa.ChunkedArray],
     n_cells = member.size
     weights = None if se is None else se[kept]
     tables = []
-
     def rows(kind: str, labels_of: np.ndarray, counts: np.ndarray, sums) -> None:
         """The non-empty (group, cell) entries of ``counts`` (flat, group-major)."""
         used = np.flatnonzero(counts)
@@ -146,6 +145,10 @@ def _grouped(columns: dict[str, np.ndarray], labels: dict[str, pa.ChunkedArray],
             table["se_sum"] = sums[used]
         tables.append(pa.table(table))
 
+    if not n_cells:  # nothing to count (e.g. no θ at all): no rows
+        rows("all", np.array([], dtype=object), np.zeros(0, np.int64),
+             None if weights is None else np.zeros(0))
+        return tables[0]
     everyone = None
     for kind, codes, labels_of in (state, school):
         size = labels_of.size * n_cells

@@ -180,3 +180,19 @@ def test_populations_with_a_flagged_booklet_equal_the_sql():
         assert set(found["booklets"]) == {populations.ALL_BOOKLETS,
                                           populations.REPRODUCED_BOOKLETS}
         _assert_same(found.assign(year=np.int32(2023)), expected, "agg_populations")
+
+
+def test_an_area_whose_every_theta_is_missing_has_no_rows():
+    """Scored records without θ or l_z (no item counted) give no histogram or population
+    rows, as the SQL gives none, instead of failing the ingest."""
+    scores = _edge_scores()
+    nothing = pa.array(np.full(scores.num_rows, np.nan))
+    for name in ("theta", "lz"):
+        scores = scores.set_column(scores.schema.get_field_index(name), name, nothing)
+    con = _reference_db(scores, _groupings(scores))
+    build_histograms(con, 2023)
+    populations.build_populations(con, 2023)
+    for table, rows in histogram_frames(scores).items():
+        assert rows.num_rows == 0 == con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    assert populations.population_frame(2023, "CN", scores, _groupings(scores), []) is None
+    assert con.execute("SELECT count(*) FROM agg_populations").fetchone()[0] == 0
