@@ -156,7 +156,7 @@ def test_in_a_browser_the_runs_table_refreshes_when_a_run_ends(db):
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.goto(f"{base}/Runs", wait_until="domcontentloaded")
-            page.get_by_role("heading", name="Model runs").wait_for(timeout=60_000)
+            page.get_by_role("heading", name="Model runs", level=1).wait_for(timeout=60_000)
             expected = RunSpec(model="random-baseline", backend="random", year=2023,
                                areas=("MT",), n_shuffles=2).run_id
             # The database table, drawn (the demo's own runs in it), without this run yet.
