@@ -181,10 +181,11 @@ class _ItemSums:
         """Sums of a population: ``chars`` (n, n_items) uint8 marks, 0 where the candidate's
         form lacked the item; ``keys`` (n_items,) uint8; ``theta`` and ``total`` (n,).
 
-        Candidates are visited in θ-bin order, ``chunk_rows`` at a time. Per chunk one matrix
-        product gives every weighted sum at once: the weights are 1, the finite-total flag w,
-        w·t, w·t² (t the total) and the two group flags; the sums stay exact integers in
-        float64.
+        Candidates are visited in θ-bin order, ``chunk_rows`` at a time (fewer when needed to
+        keep the sums below): per chunk one matrix product gives every weighted sum at once:
+        the weights are 1, the finite-total flag w, w·t, w·t² (t the total) and the two group
+        flags. The product is taken in float32, where a chunk's sums, integers below 2**24,
+        are exact; they are added up in float64, exact up to 2**53.
         """
         n_rows, n_items = chars.shape
         finite_total = np.isfinite(total)
@@ -202,8 +203,10 @@ class _ItemSums:
         # Rows without θ sort after every bin (index n_bins) and are left out of the ICC.
         bin_index = np.where(binned, bins - first_bin, n_bins).astype(np.uint16)
         order = np.argsort(bin_index, kind="stable")  # a radix sort on 16-bit keys
-        weight_columns = [column[order] for column in weight_columns]
+        weights = np.column_stack([column[order] for column in weight_columns]).astype(np.float32)
         bin_index = bin_index[order]
+        largest = max(float(np.abs(kept_total).max(initial=0.0)) ** 2, 1.0)
+        chunk_rows = max(1, min(chunk_rows, int(_FLOAT32_EXACT // largest)))
         complete = bool((chars != 0).all())
         codes = np.frombuffer(OPTION_MARKS.encode(), np.uint8)
         by_correct = np.zeros((len(weight_columns), n_items))
@@ -220,12 +223,12 @@ class _ItemSums:
         for start in range(0, n_rows, chunk_rows):
             chunk = slice(start, start + chunk_rows)
             block, chunk_bins = chars[order[chunk]], bin_index[chunk]
-            chunk_weights = np.column_stack([column[chunk] for column in weight_columns])
+            chunk_weights = weights[chunk]
             answered = block != 0
             correct = (block == keys[None, :]) & answered
-            by_correct += chunk_weights.T @ correct.astype(np.float64)
+            by_correct += chunk_weights.T @ correct.astype(np.float32)
             if not complete:
-                by_answered += chunk_weights.T @ answered.astype(np.float64)
+                by_answered += chunk_weights.T @ answered.astype(np.float32)
             cells = np.take(cell_base, chunk_bins, axis=0)
             # np.take on a byte table: half the time of indexing with the uint8 marks
             cells += np.take(slot_bytes, block)
@@ -261,6 +264,8 @@ class _ItemSums:
         )
 
 
+#: Integers up to this are exact in float32 (its 24-bit significand).
+_FLOAT32_EXACT = 2**24
 #: Tally slots per (θ bin, item): one per mark of OPTION_MARKS, then the two below.
 _ABSENT_SLOT = len(OPTION_MARKS)  # the candidate's form lacks the item (byte 0)
 _OTHER_SLOT = len(OPTION_MARKS) + 1  # any other byte (the ingest rejects such strings)

@@ -13,7 +13,13 @@ import pytest
 
 from analytics.ctt import discrimination_index, item_p_values, point_biserial
 from bench.ingest import DUMPED_TABLES
-from enem.item_statistics import CHUNK_ROWS, ICC_BIN_WIDTH, area_item_frames
+from enem.item_statistics import (
+    CHUNK_ROWS,
+    DI_FRACTION,
+    ICC_BIN_WIDTH,
+    _ItemSums,
+    area_item_frames,
+)
 from enem.score_batches import AreaAccumulator
 from workflows.ingest import ingest_year
 
@@ -149,3 +155,25 @@ def test_point_biserial_is_exact_to_rounding_on_a_large_population():
         var_y = Fraction(sum_yy, n) - Fraction(sum_y, n) ** 2
         expected.append(float(cov) / math.sqrt(float(var_x * var_y)))
     np.testing.assert_allclose(got.to_numpy(), expected, rtol=0, atol=1e-14)
+
+
+def test_weighted_sums_are_exact_integers_whatever_the_totals():
+    """The per-chunk products run in float32, exact only below 2**24: totals up to 250 (far
+    more than a test has items) over 70,000 candidates, some of whose forms lack an item,
+    still give the integer sums exactly."""
+    rng = np.random.default_rng(12)
+    n, n_items = 70_000, 3
+    chars = rng.choice(np.frombuffer(b"ABCDE", np.uint8), size=(n, n_items))
+    chars[rng.random((n, n_items)) < 0.1] = 0  # the item was not in the candidate's form
+    keys = np.frombuffer(b"ABC", np.uint8).copy()
+    total = rng.integers(0, 251, n).astype(float)
+    sums = _ItemSums.gather(chars, keys, rng.normal(size=n), total, DI_FRACTION, CHUNK_ROWS)
+    t, shift = total.astype(np.int64), total.mean()
+    for j in range(n_items):
+        answered, right = chars[:, j] != 0, chars[:, j] == keys[j]
+        count, sum_x = float(answered.sum()), float(right.sum())
+        sum_t, sum_tt = float(t[answered].sum()), float((t[answered] ** 2).sum())
+        expected = (count, sum_x, sum_x, sum_t - shift * count,
+                    sum_tt - 2 * shift * sum_t + shift**2 * count,
+                    float(t[right].sum()) - shift * sum_x)
+        assert [float(moment[j]) for moment in sums.moments] == list(expected)
