@@ -6,7 +6,8 @@
 - ``pages_models_db``: a copy of it with synthetic TEST model runs added
   (``tests/model_fixtures.py``) next to the demo's own runs.
 - ``pages_empty_db``: a database with the schema and no rows.
-Treat them as read-only.
+Treat them as read-only. ``models_db``, ``no_runs_db`` and ``empty_db`` make the dashboard
+(and AppTest) read the matching database for one test (``ENEM_DB``).
 """
 
 from __future__ import annotations
@@ -57,3 +58,24 @@ def pages_empty_db(tmp_path_factory) -> Path:
     ensure_schema(con)
     con.close()
     return path
+
+
+@pytest.fixture
+def models_db(monkeypatch, pages_models_db) -> Path:
+    """The dashboard reads ``pages_models_db`` for this test."""
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    return pages_models_db
+
+
+@pytest.fixture
+def no_runs_db(monkeypatch, pages_no_runs_db) -> Path:
+    """The dashboard reads ``pages_no_runs_db`` for this test."""
+    monkeypatch.setenv("ENEM_DB", str(pages_no_runs_db))
+    return pages_no_runs_db
+
+
+@pytest.fixture
+def empty_db(monkeypatch, pages_empty_db) -> Path:
+    """The dashboard reads ``pages_empty_db`` for this test."""
+    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
+    return pages_empty_db

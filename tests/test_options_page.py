@@ -24,22 +24,7 @@ PAGE = "pages/11_Options_and_traps.py"
 LETTERS = "ABCDE"
 
 
-@pytest.fixture
-def models_db(monkeypatch, pages_models_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
-    return pages_models_db
 
-
-@pytest.fixture
-def no_runs_db(monkeypatch, pages_no_runs_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_no_runs_db))
-    return pages_no_runs_db
-
-
-@pytest.fixture
-def empty_db(monkeypatch, pages_empty_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
-    return pages_empty_db
 
 
 def _table(app, first_column: str, second_column: str) -> pd.DataFrame:

@@ -89,11 +89,6 @@ def assert_clean(app: AppTest) -> None:
     assert not app.error, [e.value for e in app.error]
 
 
-@pytest.fixture
-def models_db(monkeypatch, pages_models_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
-    return pages_models_db
-
 
 @pytest.fixture
 def demo_db(monkeypatch, pages_demo_db):
@@ -101,16 +96,6 @@ def demo_db(monkeypatch, pages_demo_db):
     return pages_demo_db
 
 
-@pytest.fixture
-def no_runs_db(monkeypatch, pages_no_runs_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_no_runs_db))
-    return pages_no_runs_db
-
-
-@pytest.fixture
-def empty_db(monkeypatch, pages_empty_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_empty_db))
-    return pages_empty_db
 
 
 @pytest.mark.parametrize("page", list(PAGES))

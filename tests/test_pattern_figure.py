@@ -91,11 +91,6 @@ def _sorted_items(db: Path, booklet: int) -> pd.DataFrame:
     return items.sort_values(["b", "item_id"], na_position="last").reset_index(drop=True)
 
 
-@pytest.fixture
-def models_db(monkeypatch, pages_models_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
-    return pages_models_db
-
 
 def test_cells_are_the_share_correct_per_model_language_and_item(models_db):
     app = run_page(PAGE, {"area": "CN"})

@@ -37,11 +37,6 @@ PAGE = "pages/10_Populations.py"
 MODELS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
 
 
-@pytest.fixture
-def models_db(monkeypatch, pages_models_db):
-    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
-    return pages_models_db
-
 
 def _store(db, query, *args):
     con = duckdb.connect(str(db), read_only=True)
