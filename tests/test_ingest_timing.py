@@ -26,8 +26,7 @@ def test_nested_phases_are_listed_but_not_counted_twice():
 
 def test_a_phase_inside_another_is_listed_after_it():
     times = PhaseTimes()
-    with times.phase("scoring"):
-        with times.phase("  of which storing"):
-            pass
+    with times.phase("scoring"), times.phase("  of which storing"):
+        pass
     assert list(times.wall) == ["scoring", "  of which storing"]
     assert times.wall["scoring"] >= times.wall["  of which storing"] >= 0.0
