@@ -41,7 +41,7 @@ from inference.shuffles import option_permutations, to_original_choices
 from store.cat_queries import replace_cat_paths
 from store.connection import connected, writing
 from store.model_runs import ExamReader, year_scoring_options
-from workflows.run_execution import check_booklet_areas
+from workflows.run_execution import backend_options, check_booklet_areas
 from workflows.run_folder import RunFolder
 from workflows.runs import runs_directory
 
@@ -250,7 +250,7 @@ def _execute(spec: CatRunSpec, db_path: Path, folder: RunFolder, done: pd.DataFr
     def scorer_once() -> LetterScorer:
         # A backend (a model load) is made only when some step has to be asked.
         if not made:
-            made.append(make_scorer(spec.backend, **_backend_options(spec)))
+            made.append(make_scorer(spec.backend, **backend_options(spec)))
         return made[0]
 
     frames = []
@@ -268,12 +268,3 @@ def _execute(spec: CatRunSpec, db_path: Path, folder: RunFolder, done: pd.DataFr
     with writing(Path(db_path)) as con:
         replace_cat_paths(con, spec.run_id, rows)
     return rows
-
-
-def _backend_options(spec: CatRunSpec) -> dict:
-    options = dict(spec.backend_options)
-    if spec.backend == "random":
-        options.setdefault("seed", spec.seed)
-    else:
-        options.setdefault("model", spec.model)
-    return options

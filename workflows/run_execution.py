@@ -95,7 +95,7 @@ def execute_run(
             units_done=len(plan.units) - len(todo), skipped=plan.skipped,
             shots_source=plan.shots_source, error=None,
             created_at=(folder.read_json("status.json") or {}).get("created_at", time.time()))
-        scorer = scorer or make_scorer(spec.backend, **_backend_options(spec))
+        scorer = scorer or make_scorer(spec.backend, **backend_options(spec))
         folder.update_status(scorer=scorer.describe())
         top_k = scorer.describe().get("top_logprobs")
         units_done, rate_start, rate_units = status["units_done"], time.monotonic(), 0
@@ -182,7 +182,7 @@ def check_run(spec: RunSpec, db_path: Path) -> RunPlan:
     """Refuse ``spec`` before anything is written or sent: ValueError (BackendSettingsError)
     for backend settings that cannot work (e.g. no API key for a remote endpoint), a store or
     year that is not there, a booklet of another area. Returns the plan."""
-    check_backend(spec.backend, _backend_options(spec))
+    check_backend(spec.backend, backend_options(spec))
     with connected(Path(db_path), read_only=True) as con:
         plan = build_plan(ExamReader(con), spec)
     check_booklet_areas(plan.forms)
@@ -237,7 +237,10 @@ def _done_keys(rows: pd.DataFrame) -> set[tuple[str, str, int, int]]:
     return {(a, lang, int(s), int(p)) for a, lang, s, p in keys.itertuples(index=False)}
 
 
-def _backend_options(spec: RunSpec) -> dict:
+def backend_options(spec: RunSpec) -> dict:
+    """The options a run's scorer is made with: the spec's own, plus the random backend's seed
+    or the model to load. Any spec with backend, backend_options, seed and model will do (a
+    live CAT's too)."""
     options = dict(spec.backend_options)
     if spec.backend == "random":
         options.setdefault("seed", spec.seed)
