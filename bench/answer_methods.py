@@ -14,43 +14,24 @@ floating-point noise). Writes bench/out/answer_methods.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from bench.inference import default_gguf, make_questions
+from bench.inference import default_gguf, make_questions, model_arguments, timed
 from inference.backends.transformers_answers import FullAnswerScorer
 from inference.prompts import build_request, choose_shot_examples
-from inference.protocol import SHOT_SETTINGS
 from inference.shuffles import option_permutations
 from tests.tiny_model import build_tiny_model
 
 OUT = Path(__file__).resolve().parent / "out"
 
 
-def timed(scorer: FullAnswerScorer, mode: str, requests) -> tuple[float, list]:
-    scorer.mode = mode
-    scorer._prefix_cache.clear()  # the shared path pays for its prefix inside the timing
-    start = time.perf_counter()
-    result = scorer.score(requests)
-    return time.perf_counter() - start, result
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", help="folder, hub id or .gguf (default: SmolLM2-135M GGUF)")
-    parser.add_argument("--tiny", action="store_true", help="use a random tiny Llama")
-    parser.add_argument("--items", type=int, default=6)
-    parser.add_argument("--shuffles", type=int, default=30)
-    parser.add_argument("--shots", type=int, default=4, choices=SHOT_SETTINGS)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser = model_arguments(__doc__.split("\n")[0])
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -112,16 +112,19 @@ def default_gguf() -> str:
     return str(found[0])
 
 
-def timed(scorer: TransformersScorer, mode: str, requests) -> tuple[float, list]:
+def timed(scorer, mode: str, requests) -> tuple[float, list]:
+    """Seconds and results of ``scorer`` (any scorer with a ``mode`` and a prefix cache) on
+    ``requests`` in ``mode``; the shared path pays for its prefix inside the timing."""
     scorer.mode = mode
-    scorer._prefix_cache.clear()  # the shared path pays for its prefix inside the timing
+    scorer._prefix_cache.clear()
     start = time.perf_counter()
     result = scorer.score(requests)
     return time.perf_counter() - start, result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def model_arguments(description: str) -> argparse.ArgumentParser:
+    """The options the model benchmarks share: model, exam size, batch, device, threads."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--model", help="folder, hub id or .gguf (default: SmolLM2-135M GGUF)")
     parser.add_argument("--tiny", action="store_true", help="use a random tiny Llama")
     parser.add_argument("--items", type=int, default=6)
@@ -129,8 +132,13 @@ def main() -> None:
     parser.add_argument("--shots", type=int, default=4, choices=SHOT_SETTINGS)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default=None, help="float32 / bfloat16 (default per device)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    return parser
+
+
+def main() -> None:
+    parser = model_arguments(__doc__.split("\n")[0])
+    parser.add_argument("--dtype", default=None, help="float32 / bfloat16 (default per device)")
     parser.add_argument("--cudnn-attention", action="store_true",
                         help="allow the cuDNN SDPA backend (off by default in the scorer)")
     args = parser.parse_args()
