@@ -29,9 +29,9 @@ KEYS = {"agg_theta_ctt": ["area", "booklet_id", "group_kind", "group_value", "th
         "agg_populations": ["area", "booklets", "group_kind", "group_value"]}
 
 
-#: DuckDB 2.0's grouping-set sums of doubles read from a stored (compressed) table come back
-#: off by up to a few 1e-12 (relative), so the SQL's SE sums are held to 1e-10: a candidate too
-#: many or too few would still change a sum by far more.
+#: The SQL sums the SEs in 12-decimal fixed point (each SE rounded to 1e-12 first), the workers
+#: sum the doubles themselves: they agree to a few 1e-12 (relative), so SE sums are held to
+#: 1e-10 here; a candidate too many or too few would change a sum by far more.
 SUM_TOLERANCE = {"se_sum": 1e-10}
 
 
