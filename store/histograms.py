@@ -10,8 +10,9 @@ at the floor, l_z near 3), which the dashboard can leave out of the human refere
 The ingest counts each area's rows in its scoring worker, from the score rows it has in memory
 (:func:`histogram_frames`, numpy); :func:`build_histograms` computes the same rows in SQL from
 the stored ``scores`` (the reference the tests hold the numpy counts to). The workers sum the
-SEs as doubles, in the order of the area's records (the same order whatever the number of
-workers); they agree with the SQL's fixed-point sums to about 1e-12 (relative).
+SEs as doubles in the order DuckDB hands the area's records over (fixed for a small year; a
+full-size year's parallel scan may vary it, and with it the last bits); they agree with the
+SQL's fixed-point sums to about 1e-12 (relative).
 """
 
 from __future__ import annotations
