@@ -45,8 +45,11 @@ def skill_report(filters: Filters, area: str) -> pd.DataFrame:
 def skill_order(report: pd.DataFrame) -> list[str]:
     """Skill labels (``H<n>``) from the models' largest mean accuracy − expectation (their
     strengths) to the smallest."""
-    gap = report.groupby("skill")["observed_minus_expected"].mean().sort_values(ascending=False)
-    return [f"H{skill}" for skill in gap.index]
+    gap = report.groupby("skill")["observed_minus_expected"].mean()
+    # Ties (equal gaps) keep the skill order, so the figure is the same on every run.
+    order = gap.reset_index().sort_values(["observed_minus_expected", "skill"],
+                                          ascending=[False, True], kind="stable")
+    return [f"H{skill}" for skill in order["skill"]]
 
 
 def skill_figure(report: pd.DataFrame, area: str, order: list[str],

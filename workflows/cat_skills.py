@@ -38,8 +38,11 @@ def item_rows(answers: pd.DataFrame, theta: pd.DataFrame, items: pd.DataFrame) -
     rows = answers.merge(theta[["model", "theta"]], on="model")
     rows = rows.merge(items[["item_id", "skill", "a", "b", "c"]], on="item_id")
     rows = rows.dropna(subset=["skill", "a", "b", "c", "theta"])
-    return rows.assign(observed=rows["correct"] / rows["answers"],
+    rows = rows.assign(observed=rows["correct"] / rows["answers"],
                        skill=rows["skill"].astype(int))
+    # A fixed order: the means below then add the same numbers in the same order whatever order
+    # the store returned the answers in (float sums differ in the last bit otherwise).
+    return rows.sort_values(["model", "skill", "item_id"], ignore_index=True)
 
 
 def expected_at_theta(rows: pd.DataFrame, scaling: float) -> np.ndarray:
