@@ -1,8 +1,10 @@
 """The store queries the pages run, one cached function each, named as in the store.
 
-Each is made by :func:`cached_query` from the store function of the same name: it opens the
-DuckDB file read-only, runs that one query and closes the file again, so a model run in another
-process can write it between two queries. Results are cached with ``st.cache_data`` under the
+Each is made by :func:`cached_query` from the store function of the same name: it runs that one
+query on a cursor of the file's shared read-only view (:func:`dashboard.data.shared_reader`, one
+per version of the file: opening the file per query cost more than most queries). Writers
+never touch the live file (they swap a new one in), so a model run in another process can
+publish between two queries. Results are cached with ``st.cache_data`` under the
 file's version token (:func:`dashboard.data.version_token`): reruns are served from memory until
 something writes the file. Each function takes the store function's arguments minus the
 connection, so its signature and types are the store's.
@@ -14,15 +16,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 import duckdb
 import streamlit as st
 
-from dashboard.data import Token, version_token
+from dashboard.data import Token, shared_reader, version_token
 from store import dashboard_queries, queries
-from store.connection import connected
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -36,7 +36,7 @@ def cached_query(query: Callable[Concatenate[duckdb.DuckDBPyConnection, P], R]
     """``query`` on a read-only connection to the current file, cached under its version."""
 
     def run(token: Token, *args: P.args, **kwargs: P.kwargs) -> R:
-        with connected(Path(token[0]), read_only=True) as con:
+        with shared_reader(token).cursor() as con:
             return query(con, *args, **kwargs)
 
     # st.cache_data tells functions apart by module, qualified name and source; every ``run``

@@ -6,8 +6,8 @@ environment variable, or ``data/enem.duckdb`` under the project root.
 Readers never wait on a writer. DuckDB lets a file be open either by one writer or by readers,
 so a writer never opens the live file: :func:`writing` copies it to ``<file>.next``, writes the
 copy, checkpoints it and renames it over the live file in one atomic step. Until then readers
-(the dashboard opens the file read-only for each query) keep seeing the previous state; the
-next query after the rename sees the new one. Readers that still hold the old file keep reading
+(the dashboard's :class:`SharedReader` of the file's version, a command's read-only connection)
+keep seeing the previous state; a reader opened after the rename sees the new one. Readers that still hold the old file keep reading
 it until they close it. Writers take turns through an advisory lock on ``<file>.writer-lock``;
 one that has to wait says so and for whom. The price is a copy of the store per write and, while
 writing, the disk space of a second copy.
@@ -19,6 +19,7 @@ import fcntl
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,14 +52,7 @@ def open_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnec
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no database at {path}; run `enem-llm demo` or ingest a year")
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=True)
-        except duckdb.IOException as error:
-            if "lock" not in str(error).lower() or time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+    return _retry_on_lock(lambda: duckdb.connect(str(path), read_only=True), wait_seconds)
 
 
 @contextmanager
@@ -75,6 +69,56 @@ def connected(path: Path, read_only: bool = False):
     finally:
         con.close()
 
+
+
+class SharedReader:
+    """One read-only view of the database file as it is now, shared by threads.
+
+    Opening the file costs about as much as a small query (DuckDB reads its catalogue), so a
+    dashboard that opens it per query spends most of a page's cold time opening files. This
+    opens it once and hands out cursors (a connection per use, cheap). The file is attached to
+    a private in-memory database rather than opened with ``duckdb.connect(path)``: DuckDB keeps
+    one instance per path in a process, and that instance would keep serving the replaced file
+    after a writer's swap. A reader made after the swap sees the new file; this one keeps the
+    old one open (its disk space is freed when the reader is dropped).
+    """
+
+    CATALOGUE = "store"
+
+    def __init__(self, path: Path, wait_seconds: float = 30.0):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise FileNotFoundError(
+                f"no database at {self.path}; run `enem-llm demo` or ingest a year")
+        self._base = duckdb.connect(":memory:")
+        quoted = str(self.path).replace("'", "''")
+        _retry_on_lock(lambda: self._base.execute(
+            f"ATTACH '{quoted}' AS {self.CATALOGUE} (READ_ONLY)"), wait_seconds)
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection of this thread's own, reading the file; closed when the block ends."""
+        with self._lock:  # cursors are made one at a time; each is then used by one thread
+            con = self._base.cursor()
+        try:
+            con.execute(f"USE {self.CATALOGUE}")
+            yield con
+        finally:
+            con.close()
+
+
+def _retry_on_lock(action: Callable[[], object], wait_seconds: float):
+    """``action()``, retried for ``wait_seconds`` while a program outside this project holds a
+    conflicting lock on the file (writers here never hold the live file)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return action()
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 #: Databases this process is writing (a second, nested write of one of them is refused).
 _TURNS_HELD: set[str] = set()

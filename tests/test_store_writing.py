@@ -9,13 +9,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from store.connection import staged_path, writing
+from store.connection import SharedReader, open_reader, staged_path, writing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,3 +115,52 @@ def test_a_nested_write_of_the_same_file_is_refused_not_a_deadlock(store):
     con = duckdb.connect(str(store), read_only=True)
     assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 1
     con.close()
+
+
+def _shared_values(reader: SharedReader) -> list[int]:
+    with reader.cursor() as con:
+        return sorted(v for (v,) in con.execute("SELECT v FROM t").fetchall())
+
+
+def test_a_shared_reader_keeps_its_version_and_one_made_after_a_swap_sees_the_new_one(store):
+    before = SharedReader(store)
+    held = open_reader(store)  # a plain connection to the same path, open across the swap
+    with writing(store) as con:
+        con.execute("INSERT INTO t VALUES (2)")
+    after = SharedReader(store)
+    # Both readers alive in one process: DuckDB's per-path instance would have served the
+    # replaced file to the second one.
+    assert _shared_values(before) == [1]
+    assert _shared_values(after) == [1, 2]
+    assert sorted(v for (v,) in held.execute("SELECT v FROM t").fetchall()) == [1]
+    held.close()
+    assert sorted(v for (v,) in open_reader(store).execute("SELECT v FROM t").fetchall()) == [1, 2]
+
+
+def test_a_shared_reader_serves_threads_at_once(store):
+    with writing(store) as con:
+        con.execute("INSERT INTO t SELECT range FROM range(2, 20001)")
+    reader = SharedReader(store)
+    sums, errors = [], []
+
+    def read(offset: int) -> None:
+        try:
+            for _ in range(20):
+                with reader.cursor() as con:
+                    sums.append(con.execute("SELECT sum(v + ?) FROM t", [offset]).fetchone()[0])
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=read, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    expected = {20000 * 20001 // 2 + k * 20000 for k in range(4)}
+    assert len(sums) == 80 and set(sums) == expected
+
+
+def test_a_shared_reader_of_a_missing_file_says_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no database at"):
+        SharedReader(tmp_path / "absent.duckdb")
