@@ -45,17 +45,26 @@ def area_bank_items(con: duckdb.DuckDBPyConnection, area: str,
 def candidate_sample(con: duckdb.DuckDBPyConnection, year: int, area: str, n: int,
                      seed: int) -> pd.DataFrame:
     """Up to ``n`` scored candidates of an area (not blank), a fixed pseudo-random sample for
-    a seed: examinee_id, booklet_id, language, responses, theta, theta_se."""
+    a seed: examinee_id, booklet_id, language, responses, theta, theta_se.
+
+    The sample is drawn from ``scores`` alone (every score row comes from a present record with
+    its answers) and only then joined to its records: joining first would carry every
+    candidate's answer string through the sort.
+    """
     return con.execute(
-        """SELECT r.examinee_id, r.booklet_id, r.language, r.responses, s.theta, s.theta_se
-           FROM area_records r
-           JOIN scores s ON s.year = r.year AND s.examinee_id = r.examinee_id
-                        AND s.area = r.area
-           WHERE r.year = $year AND r.area = $area AND r.presence = 1
-             AND r.responses IS NOT NULL AND NOT coalesce(s.blank, false)
-             AND s.theta IS NOT NULL
-           ORDER BY hash(r.examinee_id, $seed), r.examinee_id
-           LIMIT $n""",
+        """WITH picked AS (
+               SELECT examinee_id, theta, theta_se, hash(examinee_id, $seed) AS draw
+               FROM scores
+               WHERE year = $year AND area = $area AND NOT coalesce(blank, false)
+                 AND theta IS NOT NULL
+               ORDER BY draw, examinee_id
+               LIMIT $n)
+           SELECT r.examinee_id, r.booklet_id, r.language, r.responses, p.theta, p.theta_se
+           FROM picked p
+           JOIN area_records r ON r.year = $year AND r.area = $area
+                              AND r.examinee_id = p.examinee_id
+           WHERE r.presence = 1 AND r.responses IS NOT NULL
+           ORDER BY p.draw, p.examinee_id""",
         {"year": int(year), "area": area, "n": int(n), "seed": int(seed)},
     ).df()
 
