@@ -15,7 +15,12 @@ import pytest
 from scipy.stats import gaussian_kde
 from streamlit.testing.v1 import AppTest
 
-from dashboard.contours import density_region, hdr_level, level_curves
+from dashboard.contours import (
+    density_region,
+    hdr_level,
+    level_curves,
+    principal_axis_density,
+)
 from dashboard.figures import humans_and_models_figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,3 +181,31 @@ def test_level_curves_trace_a_known_circle_and_separate_pieces():
     x, y = level_curves(grid, grid, bumps, 0.5)
     assert np.isnan(x).sum() == 1 and (x[np.isfinite(x)] > 0).any() and (x[np.isfinite(x)] < 0).any()
     assert level_curves(grid, grid, bumps, 5.0)[0].size == 0
+
+
+def test_the_principal_axis_grid_holds_scipys_density_at_its_nodes():
+    rng = np.random.default_rng(11)
+    points = rng.multivariate_normal([-0.5, 20.0], [[0.3, 1.1], [1.1, 9.0]], 80)
+    kde = gaussian_kde(points.T)
+    s, t, density, origin, axes = principal_axis_density(kde, grid_points=40)
+    assert density.shape == (40, 40)
+    mesh_s, mesh_t = np.meshgrid(s, t)
+    nodes = origin[:, None] + axes @ np.vstack([mesh_s.ravel(), mesh_t.ravel()])
+    np.testing.assert_allclose(density, kde(nodes).reshape(density.shape), rtol=1e-9,
+                               atol=1e-15)
+    # The axes are orthonormal and the grid holds every point with room to spare.
+    np.testing.assert_allclose(axes.T @ axes, np.eye(2), atol=1e-12)
+    projected = axes.T @ (points.T - origin[:, None])
+    assert s[0] < projected[0].min() and s[-1] > projected[0].max()
+    assert t[0] < projected[1].min() and t[-1] > projected[1].max()
+
+
+def test_a_strongly_correlated_cloud_is_traced_at_its_level():
+    rng = np.random.default_rng(12)
+    points = rng.multivariate_normal([0.0, 25.0], [[0.2, 1.9], [1.9, 20.0]], 300)
+    region = density_region(points[:, 0], points[:, 1])
+    assert region.kind == "kde"
+    on_line = np.isfinite(region.curve_x)
+    assert on_line.sum() > 50
+    drawn = region.kde(np.vstack([region.curve_x[on_line], region.curve_y[on_line]]))
+    np.testing.assert_allclose(drawn, region.level, rtol=0.02)
