@@ -245,6 +245,30 @@ def empty_panel(figure: go.Figure, row: int, col: int, message: str, y: float = 
                           xref="x domain", yref="y domain", x=0.5, y=y, row=row, col=col)
 
 
+
+def reference_line(figure: go.Figure, row: int, col: int, *, line: dict,
+                   x: float | None = None, y: float | None = None, label: str = "") -> None:
+    """A line across one subplot, vertical at ``x`` or horizontal at ``y``, with an optional
+    label inside the panel (right of a vertical line at its top, under a horizontal one at its
+    left). Plotly's ``add_vline``/``add_hline`` look through every trace of the figure for empty
+    subplots first, which is slow on figures of many traces."""
+    if (x is None) == (y is None):
+        raise ValueError("give exactly one of x (vertical line) or y (horizontal line)")
+    subplot = figure.get_subplot(row, col)
+    x_ref = subplot.xaxis.plotly_name.replace("axis", "")
+    y_ref = subplot.yaxis.plotly_name.replace("axis", "")
+    if x is not None:
+        figure.add_shape(type="line", x0=x, x1=x, xref=x_ref, y0=0, y1=1,
+                         yref=f"{y_ref} domain", line=line)
+        where = {"x": x, "xref": x_ref, "y": 1, "yref": f"{y_ref} domain"}
+    else:
+        figure.add_shape(type="line", x0=0, x1=1, xref=f"{x_ref} domain", y0=y, y1=y,
+                         yref=y_ref, line=line)
+        where = {"x": 0, "xref": f"{x_ref} domain", "y": y, "yref": y_ref}
+    if label:
+        figure.add_annotation(text=label, showarrow=False, xanchor="left", yanchor="top",
+                              **where)
+
 def humans_and_models_grid(
     areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,
     y: str, y_bin: str, y_width: float, y_title: str, y_label: str,

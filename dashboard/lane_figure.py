@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.figures import area_title, empty_panel
+from dashboard.figures import area_title, empty_panel, reference_line
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
 
 #: Heights in pixels: a histogram, one model lane, the strip's axis, the gap between areas.
@@ -114,11 +114,7 @@ def histogram_with_lanes(
         reference = (references or {}).get(area)
         if reference is not None and pd.notna(reference):
             line = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1}
-            # exclude_empty_subplots=False: a panel without humans still shows the line.
-            figure.add_vline(x=reference, line=line, annotation_text=reference_name,
-                             annotation_position="top right", row=row, col=1,
-                             exclude_empty_subplots=False)
-            figure.add_vline(x=reference, line=line, row=strip, col=1,
-                             exclude_empty_subplots=False)
+            reference_line(figure, row, 1, x=reference, line=line, label=reference_name)
+            reference_line(figure, strip, 1, x=reference, line=line)
     table = pd.concat(exported, ignore_index=True) if exported else pd.DataFrame()
     return figure, table

@@ -19,6 +19,7 @@ from dashboard.figures import (
     REGION_RULE,
     humans_and_models_grid,
     panel,
+    reference_line,
     series_styles,
     show_figure,
 )
@@ -48,9 +49,8 @@ figure = humans_and_models_grid(filters.areas, densities, points, y="lz", y_bin=
 for index, area in enumerate(filters.areas):
     if np.isfinite(human_p5[area]):
         row, col = panel(index, 2)
-        figure.add_hline(y=human_p5[area], line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1},
-                         annotation_text="humans' 5th percentile", annotation_position="bottom left",
-                         row=row, col=col)
+        reference_line(figure, row, col, y=human_p5[area], label="humans' 5th percentile",
+                       line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1})
 show_figure(
     figure, key="fit.figure", file_stem=f"lz_vs_theta_{filters.year}_{filters.language}",
     image_format=filters.image_format,

@@ -7,7 +7,10 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
+from plotly.subplots import make_subplots
 
+from dashboard.figures import reference_line
 from dashboard.lane_figure import histogram_with_lanes
 from tests.test_pages import assert_clean, decoded, run_page
 
@@ -38,6 +41,18 @@ def test_bars_are_shares_and_models_sit_in_lanes():
     # Two dashed lines per area (histogram and lanes), at the reference.
     xs = sorted(shape.x0 for shape in figure.layout.shapes)
     assert xs == [-1.5, -1.5, -1.2, -1.2]
+    # Each line spans its own panel (rows: CN histogram, CN lanes, gap, MT histogram, MT
+    # lanes), from the panel's bottom to its top; the label sits in the histogram panel.
+    def refs(row: int) -> tuple[str, str]:
+        subplot = figure.get_subplot(row, 1)
+        return (subplot.xaxis.plotly_name.replace("axis", ""),
+                subplot.yaxis.plotly_name.replace("axis", "") + " domain")
+    drawn = {(shape.x0, shape.xref, shape.yref, shape.y0, shape.y1)
+             for shape in figure.layout.shapes}
+    assert drawn == {(x, *refs(row), 0, 1) for x, rows in ((-1.5, (1, 2)), (-1.2, (4, 5)))
+                     for row in rows}
+    labels = {(a.x, a.xref, a.yref) for a in figure.layout.annotations if a.text == "p5"}
+    assert labels == {(-1.5, *refs(1)), (-1.2, *refs(4))}
     assert set(table["kind"]) == {"humans", "model"}
     notes = [a.text for a in figure.layout.annotations]
     assert "no scored candidates in MT" in notes
@@ -56,3 +71,16 @@ def test_person_fit_reference_draws_models_in_lanes(monkeypatch, pages_models_db
     assert "% of candidates" in title
     assert lanes and all(t.get("yaxis", "y") != bar_axis for t in lanes)
     assert abs(float(np.sum(decoded(bars[0]["y"]))) - 100.0) < 1e-9
+
+
+def test_a_horizontal_reference_spans_only_its_panel():
+    figure = make_subplots(rows=2, cols=2)
+    reference_line(figure, 2, 2, y=-1.5, line={"dash": "dash"}, label="p5")
+    [shape] = figure.layout.shapes
+    assert (shape.xref, shape.x0, shape.x1) == ("x4 domain", 0, 1)
+    assert (shape.yref, shape.y0, shape.y1) == ("y4", -1.5, -1.5)
+    [label] = figure.layout.annotations
+    assert (label.text, label.xref, label.x, label.yref, label.y) == ("p5", "x4 domain", 0, "y4",
+                                                                      -1.5)
+    with pytest.raises(ValueError, match="exactly one"):
+        reference_line(figure, 1, 1, line={})
