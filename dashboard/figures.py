@@ -108,6 +108,16 @@ def panel(index: int, columns: int) -> tuple[int, int]:
     return index // columns + 1, index % columns + 1
 
 
+def _bin_positions(lower_edges: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every bin from the smallest to the largest lower edge, ``width`` apart (rounded to 6
+    decimals), and the position of each of ``lower_edges`` among them."""
+    if not len(lower_edges):
+        return np.array([]), np.array([], dtype=np.int64)
+    low = lower_edges.min()
+    positions = np.rint((lower_edges - low) / width).astype(np.int64)
+    return np.round(low + width * np.arange(positions.max() + 1), 6), positions
+
+
 def human_density(frame: pd.DataFrame, x: str, y: str, x_width: float, y_width: float,
                   y_label: str, show_scale: bool = False) -> go.Heatmap:
     """A heatmap of a 2-D histogram (columns ``x``, ``y`` lower bin edges and ``n``).
@@ -115,13 +125,10 @@ def human_density(frame: pd.DataFrame, x: str, y: str, x_width: float, y_width: 
     Colour is log10 of the count so that both the crowd and the tails stay visible; hovering a
     cell shows its count.
     """
-    table = frame.pivot_table(index=y, columns=x, values="n", aggfunc="sum", fill_value=0)
-    x_edges = np.round(np.arange(table.columns.min(), table.columns.max() + x_width / 2, x_width),
-                       6) if len(table.columns) else np.array([])
-    y_edges = np.round(np.arange(table.index.min(), table.index.max() + y_width / 2, y_width),
-                       6) if len(table.index) else np.array([])
-    table = table.reindex(index=y_edges, columns=x_edges, fill_value=0)
-    counts = table.to_numpy(dtype=np.float64)
+    x_edges, columns = _bin_positions(frame[x].to_numpy(np.float64), x_width)
+    y_edges, rows = _bin_positions(frame[y].to_numpy(np.float64), y_width)
+    counts = np.zeros((len(y_edges), len(x_edges)))
+    np.add.at(counts, (rows, columns), frame["n"].to_numpy(np.float64))
     with np.errstate(divide="ignore"):
         shade = np.where(counts > 0, np.log10(np.maximum(counts, 1.0)), np.nan)
     return go.Heatmap(

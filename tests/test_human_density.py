@@ -1,0 +1,35 @@
+"""The humans' 2-D histogram drawn under the models: every count lands in its own cell, empty
+cells are blank, colour is log10 of the count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dashboard.figures import human_density
+
+
+def test_counts_land_in_their_cells_with_gaps_filled_and_duplicates_summed():
+    rng = np.random.default_rng(5)
+    theta = np.round(rng.integers(-30, 25, 400) * 0.1, 1)
+    ctt = rng.integers(0, 46, 400).astype(float)
+    frame = pd.DataFrame({"theta_bin": theta, "ctt": ctt, "n": rng.integers(1, 50, 400)})
+    trace = human_density(frame, "theta_bin", "ctt", 0.1, 1.0, "CTT")
+    # Slow reference: a full pivot over every bin between the extremes.
+    x_edges = np.round(np.arange(theta.min(), theta.max() + 0.05, 0.1), 6)
+    y_edges = np.arange(ctt.min(), ctt.max() + 0.5, 1.0)
+    expected = (frame.pivot_table(index="ctt", columns="theta_bin", values="n", aggfunc="sum",
+                                  fill_value=0)
+                .reindex(index=y_edges, columns=x_edges, fill_value=0).to_numpy(float))
+    np.testing.assert_array_equal(trace.customdata, expected)
+    np.testing.assert_allclose(trace.x, x_edges + 0.05)
+    np.testing.assert_allclose(trace.y, y_edges)  # whole-number bins are centred on the value
+    z = np.asarray(trace.z, float)
+    assert np.isnan(z[expected == 0]).all()
+    np.testing.assert_allclose(z[expected > 0], np.log10(expected[expected > 0]))
+
+
+def test_no_rows_give_an_empty_heatmap():
+    trace = human_density(pd.DataFrame({"theta_bin": [], "lz_bin": [], "n": []}), "theta_bin",
+                          "lz_bin", 0.1, 0.1, "l_z")
+    assert np.asarray(trace.z).size == 0
