@@ -206,7 +206,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--roofline-rows", type=int, default=64,
                         help="sequences per roofline forward (at most)")
     parser.add_argument("--roofline-batch-tokens", type=int, default=None,
-                        help="most tokens per roofline forward (default 131072 CUDA, 16384 CPU)")
+                        help="most tokens per roofline forward (default 131072 CUDA, 8192 CPU)")
     parser.add_argument("--roofline-batches", type=int, default=0,
                         help="cap on roofline forwards (0: as many as hold the exam's tokens)")
     args = parser.parse_args()
@@ -249,7 +249,7 @@ def main() -> None:
 
     if device.type == "cuda":
         torch.cuda.empty_cache()
-    batch_tokens = args.roofline_batch_tokens or (131072 if device.type == "cuda" else 16384)
+    batch_tokens = args.roofline_batch_tokens or (131072 if device.type == "cuda" else 8192)
     roof = roofline(scorer.inner.model, device, median, tokens, args.roofline_rows,
                     batch_tokens, args.roofline_batches)
 
