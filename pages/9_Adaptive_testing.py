@@ -103,11 +103,19 @@ st.subheader("Post-hoc CAT on real candidates")
 if not filters.has_humans:
     st.info(f"{filters.year} holds no candidates (items only): nothing to replay.")
 else:
-    n = st.number_input("Candidates to replay", 100, 20_000, 1000, step=100, key="cat.n")
-    frame, summary = cat.posthoc(key, filters.year, area, int(n), seed)
-    st.write(summary[1])
-    cat.show(cat.posthoc_figure(frame, area), "cat.posthoc",
-             "Each sampled candidate's recorded answers replayed as a maximum-information CAT "
-             "on their own booklet, θ̂ by the year's scoring recipe: the number of items from "
-             "which θ̂ stays within the candidate's full-test θ ± SE. " + summary[0] + ".",
-             frame, filters.image_format)
+    left, right = st.columns([1, 2], vertical_alignment="bottom")
+    n = left.number_input("Candidates to replay", 100, 20_000, 1000, step=100, key="cat.n")
+    replay = right.toggle("Replay them", key="cat.replay",
+                          help="samples the candidates and runs one CAT per candidate on "
+                               "their recorded answers (about a second on a full-size year)")
+    if not replay:
+        st.caption("Switch on to replay a fixed pseudo-random sample of the year's "
+                   f"{area} candidates (the sidebar's seed) as adaptive tests.")
+    else:
+        frame, summary = cat.posthoc(key, filters.year, area, int(n), seed)
+        st.write(summary[1])
+        cat.show(cat.posthoc_figure(frame, area), "cat.posthoc",
+                 "Each sampled candidate's recorded answers replayed as a maximum-information "
+                 "CAT on their own booklet, θ̂ by the year's scoring recipe: the number of items "
+                 "from which θ̂ stays within the candidate's full-test θ ± SE. " + summary[0]
+                 + ".", frame, filters.image_format)

@@ -31,8 +31,15 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     monkeypatch.setenv("ENEM_DB", str(cat_db))
     app = run_page(PAGE)
     assert_clean(app)
+    # The post-hoc replay runs only when asked: then its figure joins the others.
+    assert len(charts(app)) == 5
+    assert not any("items a CAT needed" in f["layout"]["title"]["text"] for f in charts(app))
+    app.toggle(key="cat.replay").set_value(True).run()
+    assert_clean(app)
     figures = {f["layout"]["title"]["text"]: f for f in charts(app)}
     assert len(figures) == 6, list(figures)
+    replayed = next(f for t, f in figures.items() if "items a CAT needed" in t)
+    assert decoded(replayed["data"][0]["y"]).sum() == pytest.approx(100.0)
     mse = next(f for t, f in figures.items() if "mean squared error" in t)
     cat_mse = decoded(mse["data"][0]["y"])
     with connected(cat_db, read_only=True) as con:
@@ -77,5 +84,5 @@ def test_page_explains_missing_live_runs(monkeypatch, pages_demo_db):
     assert_clean(app)
     text = " | ".join(i.value for i in app.info)
     assert "No live CAT of a model" in text and "enem-llm cat-run" in text
-    # The demo's own full runs still get their report by skill.
-    assert len(charts(app)) == 4
+    # The demo's own full runs still get their report by skill (the replay waits to be asked).
+    assert len(charts(app)) == 3

@@ -35,7 +35,7 @@ PAGES: dict[str, tuple[str, int, int]] = {
     "pages/12_Paper_tables.py": ("Paper tables", 1, 2),
     "pages/6_Item_explorer.py": ("Item explorer", 2, 0),
     "pages/7_Data.py": ("Data", 0, 3),
-    "pages/9_Adaptive_testing.py": ("Adaptive testing", 4, 1),
+    "pages/9_Adaptive_testing.py": ("Adaptive testing", 3, 1),
 }
 HOME = "pages/home.py"
 RUNS = "pages/8_Runs.py"
