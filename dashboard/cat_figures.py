@@ -126,7 +126,7 @@ def noise_figure(noise: pd.DataFrame, models: dict[str, np.ndarray]) -> tuple[go
         nearest.append((label, nearest_curve(curve, grid)))
     figure.update_layout(title="SE(θ̂) by step: simulated guess/slip grid (grey) and models",
                          height=380, xaxis_title="items administered",
-                         yaxis_title="mean SE(θ̂) (logits)")
+                         yaxis_title="mean SE(θ̂) (logits, log scale)", yaxis_type="log")
     return figure, nearest
 
 

@@ -46,7 +46,9 @@ else:
              "Grey: mean SE(θ̂) by step of simulees whose right answers are scored wrong with "
              "probability slip and wrong answers right with probability guess, for guess and "
              f"slip in {', '.join(f'{v:g}' for v in cat.NOISE_VALUES)}; coloured: each live "
-             "CAT run's mean SE over its paths.", noise, filters.image_format)
+             "CAT run's mean SE over its paths. Log scale: in the first steps an all-right or "
+             "all-wrong pattern leaves a maximum-likelihood θ̂ at its bound, where the SE runs "
+             "into the thousands.", noise, filters.image_format)
     if nearest:
         st.write("; ".join(f"**{label}** is nearest guess {g:g}, slip {s:g}"
                            for label, (g, s) in nearest))
