@@ -256,8 +256,9 @@ def empty_panel(figure: go.Figure, row: int, col: int, message: str, y: float = 
 def reference_line(figure: go.Figure, row: int, col: int, *, line: dict,
                    x: float | None = None, y: float | None = None, label: str = "") -> None:
     """A line across one subplot, vertical at ``x`` or horizontal at ``y``, with an optional
-    label inside the panel on a white backing (right of a vertical line at its top, under a
-    horizontal one at its right end, where dense data is least likely). Plotly's ``add_vline``/``add_hline`` look through every trace of the figure for empty
+    label inside the panel on a white backing, readable over dense data (right of a vertical
+    line at its top, under a horizontal one at its left end; at the right end it met the next
+    column's axis title on narrow screens). Plotly's ``add_vline``/``add_hline`` look through every trace of the figure for empty
     subplots first, which is slow on figures of many traces."""
     if (x is None) == (y is None):
         raise ValueError("give exactly one of x (vertical line) or y (horizontal line)")
@@ -271,10 +272,10 @@ def reference_line(figure: go.Figure, row: int, col: int, *, line: dict,
     else:
         figure.add_shape(type="line", x0=0, x1=1, xref=f"{x_ref} domain", y0=y, y1=y,
                          yref=y_ref, line=line)
-        where = {"x": 1, "xref": f"{x_ref} domain", "y": y, "yref": y_ref, "xanchor": "right"}
+        where = {"x": 0, "xref": f"{x_ref} domain", "y": y, "yref": y_ref}
     if label:
-        figure.add_annotation(text=label, showarrow=False, yanchor="top",
-                              bgcolor="rgba(255, 255, 255, 0.85)", **{"xanchor": "left", **where})
+        figure.add_annotation(text=label, showarrow=False, xanchor="left", yanchor="top",
+                              bgcolor="rgba(255, 255, 255, 0.85)", **where)
 
 def humans_and_models_grid(
     areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,

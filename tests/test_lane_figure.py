@@ -80,8 +80,8 @@ def test_a_horizontal_reference_spans_only_its_panel():
     assert (shape.xref, shape.x0, shape.x1) == ("x4 domain", 0, 1)
     assert (shape.yref, shape.y0, shape.y1) == ("y4", -1.5, -1.5)
     [label] = figure.layout.annotations
-    assert (label.text, label.xref, label.x, label.yref, label.y) == ("p5", "x4 domain", 1, "y4",
+    assert (label.text, label.xref, label.x, label.yref, label.y) == ("p5", "x4 domain", 0, "y4",
                                                                       -1.5)
-    assert (label.xanchor, label.yanchor) == ("right", "top")  # inside the panel, under the line
+    assert (label.xanchor, label.yanchor) == ("left", "top")  # inside the panel, under the line
     with pytest.raises(ValueError, match="exactly one"):
         reference_line(figure, 1, 1, line={})
