@@ -26,6 +26,7 @@ from tests.test_pages import assert_clean, charts, run_page
 from workflows.paper_tables import (
     changed_attributes,
     derive_year_attributes,
+    r_p_text,
     save_attribute_corrections,
 )
 from workflows.question_import import derive_item_attributes
@@ -40,19 +41,26 @@ CORRELATED, UNRELATED = "test-strong-it", "test-odd-base"
 
 def _add_min_k(path: Path) -> None:
     """Min-K% rows for two test models: one a linear function of its 4-shot accuracy per item
-    (plus small noise), the other random."""
+    (plus small noise), the other noise made exactly uncorrelated with its accuracy (r = 0 in
+    every area and language, so its p is 1 whatever the noise draws)."""
     rng = np.random.default_rng(0)
     con = duckdb.connect(str(path))
     accuracy = con.execute(
-        """SELECT r.model_id, m.item_id, m.prompt_language AS language,
+        """SELECT r.model_id, m.area, m.item_id, m.prompt_language AS language,
                   avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS accuracy
            FROM model_responses m JOIN model_runs r USING (run_id)
-           WHERE m.shots = 4 AND r.model_id IN (?, ?) GROUP BY ALL""",
+           WHERE m.shots = 4 AND r.model_id IN (?, ?) GROUP BY ALL
+           ORDER BY ALL""",
         [CORRELATED, UNRELATED]).df()
     noise = rng.normal(0, 0.05, len(accuracy))
+    unrelated = rng.normal(0, 0.5, len(accuracy))
+    for rows in accuracy.groupby(["model_id", "area", "language"]).groups.values():
+        centred = accuracy.loc[rows, "accuracy"].to_numpy() - accuracy.loc[rows, "accuracy"].mean()
+        part = unrelated[rows]
+        if centred @ centred > 0:  # remove the noise's projection on the accuracies
+            unrelated[rows] = part - (part @ centred) / (centred @ centred) * centred
     accuracy["value"] = np.where(accuracy["model_id"] == CORRELATED,
-                                 -4 + 2 * accuracy["accuracy"] + noise,
-                                 rng.normal(-4, 0.5, len(accuracy)))
+                                 -4 + 2 * accuracy["accuracy"] + noise, -4 + unrelated)
     accuracy["year"], accuracy["k_percent"] = YEAR, 20.0
     con.register("incoming", accuracy[["model_id", "year", "item_id", "language",
                                        "k_percent", "value"]])
@@ -168,7 +176,7 @@ def test_table3_r_and_p_match_scipy_and_bold_marks_p_below_005(page_db):
         part = pairs[pairs["model_id"] == model]
         expected = stats.pearsonr(part["min_k"], part["accuracy"])
         cell = lines[model].split(" | ")[2]  # CN is the first area column
-        assert cell.strip("* ") == f"{expected.statistic:.2f} ({expected.pvalue:.3f})"
+        assert cell.strip("* ") == f"{round(expected.statistic, 2) + 0.0:.2f} ({expected.pvalue:.3f})"
         assert cell.startswith("**") is bold
     figure = next(c for c in charts(app) if any("least-squares" in (t.get("name") or "")
                                                 for t in c["data"]))
@@ -243,3 +251,10 @@ def test_empty_and_missing_database_are_explained(monkeypatch, tmp_path, pages_e
     app = run_page(PAGE)
     assert_clean(app)
     assert "No database at" in " ".join(e.value for e in app.info)
+
+
+def test_r_p_text_prints_the_papers_format_and_no_negative_zero():
+    assert r_p_text(0.3149, 0.0042) == "0.31 (0.004)"
+    assert r_p_text(-1e-17, 1.0) == "0.00 (1.000)"
+    assert r_p_text(-0.304, 0.0421) == "-0.30 (0.042)"
+    assert r_p_text(float("nan"), float("nan")) == "—"

@@ -227,4 +227,4 @@ def r_p_text(r: float, p_value: float) -> str:
     """'0.31 (0.004)' as the paper's Table 3 prints r (p); '—' when undefined."""
     if not np.isfinite(r):
         return "—"
-    return f"{r:.2f} ({p_value:.3f})"
+    return f"{round(r, 2) + 0.0:.2f} ({p_value:.3f})"  # + 0.0: no "-0.00" for r ≈ 0
