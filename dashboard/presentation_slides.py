@@ -136,9 +136,31 @@ def slide_figure(figure: dict, scale: float = FONT_SCALE) -> dict:
     layout = shown.setdefault("layout", {})
     font = layout.setdefault("font", {})
     font.setdefault("size", PLOTLY_FONT_SIZE * scale)
+    _pin_inherited_sizes(shown, font["size"])
     layout["height"] = round(int(layout.get("height") or PLOTLY_HEIGHT) * scale)
     layout.pop("width", None)
     return shown
+
+
+def _pin_inherited_sizes(figure: dict, size: float) -> None:
+    """Give the text that would inherit the figure's default font (tick labels, axis titles,
+    legend, annotations, colour bars) that default as an explicit ``size``, in place.
+
+    A slide once drew its tick labels and legend at plotly's 12 px while its explicitly sized
+    subplot titles were enlarged (a browser test caught it, not reproducibly): the default
+    font had not reached them. Explicit sizes do not depend on it."""
+    layout = figure.setdefault("layout", {})
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            axis.setdefault("tickfont", {}).setdefault("size", size)
+            if isinstance(axis.get("title"), dict):
+                axis["title"].setdefault("font", {}).setdefault("size", size)
+    layout.setdefault("legend", {}).setdefault("font", {}).setdefault("size", size)
+    for annotation in layout.get("annotations") or []:
+        annotation.setdefault("font", {}).setdefault("size", size)
+    for trace in figure.get("data") or []:
+        if isinstance(trace.get("colorbar"), dict):
+            trace["colorbar"].setdefault("tickfont", {}).setdefault("size", size)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -47,15 +47,19 @@ def test_slide_figure_scales_every_font_and_grows_the_height():
     shown = slide_figure(figure, scale=1.5)
     assert shown["data"][0]["textfont"] == {"size": 21.0}
     assert shown["layout"]["annotations"][0]["font"] == {"size": 24.0}
-    assert "font" not in shown["layout"]["annotations"][1]  # inherits the default, scaled below
+    # Text that would inherit the default font gets it explicitly (18 = plotly's 12 px × 1.5).
+    assert shown["layout"]["annotations"][1]["font"] == {"size": 18.0}
+    assert shown["layout"]["legend"] == {"font": {"size": 18.0}}
+    assert shown["data"][1]["colorbar"]["tickfont"] == {"size": 18.0}
     assert shown["layout"]["xaxis"]["tickfont"] == {"size": 15.0, "color": "red"}
     assert shown["layout"]["xaxis"]["title"]["font"] == {"size": 19.5}
     assert shown["layout"]["font"] == {"size": 18.0}  # plotly's default 12 px × 1.5
     assert shown["layout"]["height"] == 450  # 300 × 1.5
     assert "width" not in shown["layout"]
     assert shown["data"][0]["y"] == [1, 2]
-    assert shown["data"][1]["colorbar"] == {"lenmode": "pixels", "len": 300.0, "thickness": 14}
-    assert shown["data"][2]["colorbar"] == {"len": 0.5}  # a fraction of the (grown) plot
+    assert shown["data"][1]["colorbar"] == {"lenmode": "pixels", "len": 300.0, "thickness": 14,
+                                            "tickfont": {"size": 18.0}}
+    assert shown["data"][2]["colorbar"]["len"] == 0.5  # a fraction of the (grown) plot
     # The capture's figure is left as it was (it is cached and shared).
     assert figure["layout"]["annotations"][0]["font"] == {"size": 16}
     assert figure["layout"]["height"] == 300 and figure["layout"]["width"] == 900
@@ -69,8 +73,12 @@ def test_slide_figure_height_grows_with_its_fonts():
     assert height(None) == 675  # plotly's default 450 px × 1.5
     assert height(400) == 600
     assert height(2530) == 3795
-    figure = {"data": [], "layout": {"font": {"size": 20, "family": "serif"}}}
-    assert slide_figure(figure, scale=1.5)["layout"]["font"] == {"size": 30.0, "family": "serif"}
+    figure = {"data": [], "layout": {"font": {"size": 20, "family": "serif"},
+                                      "yaxis2": {"title": {"text": "θ"}}}}
+    layout = slide_figure(figure, scale=1.5)["layout"]
+    assert layout["font"] == {"size": 30.0, "family": "serif"}
+    # The pinned sizes follow the figure's own (scaled) default.
+    assert layout["yaxis2"]["tickfont"] == layout["yaxis2"]["title"]["font"] == {"size": 30.0}
 
 
 def test_slides_pair_each_figure_with_the_caption_after_it():
