@@ -34,6 +34,7 @@ import pyarrow as pa
 from analytics.irt import ItemBank
 from analytics.scoring import score_responses
 from bench.ingest import bare_scan_seconds, ensure_files
+from bench.scoring import inep_like_bank, simulate
 from enem.microdata import detect_layout
 from enem.score_batches import SCORE_SCHEMA
 from store.connection import insert_rows
@@ -73,17 +74,12 @@ def present_records(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def synthetic_patterns(n_rows: int, seed: int = 0) -> tuple[ItemBank, list[np.ndarray]]:
-    """A 3PL bank of N_ITEMS items and ``n_rows`` 0/1 patterns drawn from it, in chunks."""
+    """An INEP-like bank of N_ITEMS items and ``n_rows`` 0/1 patterns drawn from it, in chunks
+    (``bench.scoring``'s bank and simulation)."""
     rng = np.random.default_rng(seed)
-    bank = ItemBank.from_arrays(rng.uniform(0.8, 3.0, N_ITEMS), rng.normal(0.8, 1.0, N_ITEMS),
-                                rng.uniform(0.05, 0.3, N_ITEMS))
-    chunks = []
-    for start in range(0, n_rows, CHUNK_ROWS):
-        size = min(CHUNK_ROWS, n_rows - start)
-        theta = rng.normal(0.0, 1.0, size)
-        p = bank.c + (1 - bank.c) / (1 + np.exp(-bank.a * (theta[:, None] - bank.b)))
-        chunks.append((rng.random((size, N_ITEMS)) < p).astype(np.float64))
-    return bank, chunks
+    bank = inep_like_bank(N_ITEMS, rng)
+    return bank, [simulate(bank, min(CHUNK_ROWS, n_rows - start), rng)
+                  for start in range(0, n_rows, CHUNK_ROWS)]
 
 
 def score_rows(n_rows: int, seed: int = 0) -> list[pa.Table]:
