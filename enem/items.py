@@ -39,6 +39,10 @@ DOUBLE_LISTING_NOTE = ("every position listed twice (two item collections, nothi
                        "one a candidate answered); the first-listed collection is scored")
 #: Codes allowed in TP_LINGUA and TP_VERSAO_DIGITAL (0 English, 1 Spanish).
 LANGUAGE_CODES = (0, 1)
+#: Largest value of the store's INTEGER columns (CO_PROVA, CO_POSICAO, CO_HABILIDADE) …
+INTEGER_MAX = 2**31 - 1
+#: … and of CO_ITEM (BIGINT), kept where a float still holds every whole number exactly.
+ITEM_ID_MAX = 2**53
 #: Multiplier of the booklet in the stand-in id of an item without CO_ITEM (positions < 1000).
 _MISSING_ID_BOOKLET_FACTOR = 1000
 
@@ -174,15 +178,18 @@ def parse_items(raw: pd.DataFrame) -> ItemsTable:
     return ItemsTable(rows=rows, forms=forms, invalid=invalid, notes=notes)
 
 
-def _whole_numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
+def _whole_numbers(values: pd.Series, limit: int = INTEGER_MAX) -> tuple[pd.Series, pd.Series]:
     """Parse text holding whole numbers, also when written as floats (``60181.0``).
 
     ``values`` is (n,) text or None. Returns (Int64 values, NA where empty or unusable;
-    bool ``bad``: a value was given but is not a number or not integral, e.g. ``60181.5``).
+    bool ``bad``: a value was given but is not a number, not integral, e.g. ``60181.5``, or
+    beyond ±``limit``, the largest value its store column holds: a booklet id of 3,000,000,000
+    would stop the ingest at its INSERT, and 1e20 cannot even be an Int64).
     """
     given = values.notna() & (values != "")
     parsed = pd.to_numeric(values.where(given, None), errors="coerce").astype(float)
-    integral = parsed.notna() & np.isfinite(parsed) & (parsed == np.floor(parsed))
+    integral = (parsed.notna() & np.isfinite(parsed) & (parsed == np.floor(parsed))
+                & (parsed.abs() <= limit))
     bad = given & ~integral
     return parsed.where(integral).astype("Int64"), bad
 
@@ -210,11 +217,13 @@ def _typed_rows(raw: pd.DataFrame) -> pd.DataFrame:
         nonlocal problems
         problems = problems.where(~mask, problems + message + "; ")
 
-    def whole(column: str, required: bool = False) -> pd.Series:
-        """Whole-number column; a non-integral value (or a missing required one) is flagged."""
+    def whole(column: str, required: bool = False, limit: int = INTEGER_MAX) -> pd.Series:
+        """Whole-number column; a non-integral or out-of-range value (or a missing required
+        one) is flagged."""
         values = text(column)
-        parsed, bad = _whole_numbers(values)
-        flag(bad, f"{column} " + values.astype(str) + " is not a whole number")
+        parsed, bad = _whole_numbers(values, limit)
+        flag(bad, f"{column} " + values.astype(str).str.slice(0, 24)
+             + f" is not a whole number (at most {limit:,})")
         if required:
             flag(parsed.isna() & ~bad, f"missing {column}")
         return parsed
@@ -223,7 +232,7 @@ def _typed_rows(raw: pd.DataFrame) -> pd.DataFrame:
     rows["booklet_id"] = whole("CO_PROVA", required=True)
     rows["area"] = text("SG_AREA").map(lambda v: v.upper() if isinstance(v, str) else v)
     rows["co_posicao"] = whole("CO_POSICAO", required=True)
-    rows["item_id"] = whole("CO_ITEM")
+    rows["item_id"] = whole("CO_ITEM", limit=ITEM_ID_MAX)
     rows["key"] = text("TX_GABARITO").map(lambda v: v.upper() if isinstance(v, str) else v)
     # Descriptive columns: an odd value is dropped, it does not stop scoring.
     rows["skill"] = _whole_numbers(text("CO_HABILIDADE"))[0]

@@ -16,6 +16,8 @@ from enem.csvfiles import FieldCheck, LineScan, UnusableFileError, check_readabl
 
 ID_COLUMNS = ("NU_INSCRICAO", "NU_SEQUENCIAL")
 YEAR_COLUMN = "NU_ANO"
+#: Largest booklet id (CO_PROVA) the store holds: its booklet columns are 32-bit integers.
+BOOKLET_ID_MAX = 2**31 - 1
 #: Share of well-formed rows whose NU_ANO differs from --year above which the file is refused.
 WRONG_YEAR_SHARE = 0.5
 
@@ -104,3 +106,11 @@ def unusable_scan_problem(scan: LineScan, year: int) -> str | None:
         return (f"{YEAR_COLUMN} is {value} on {count:,} of {scan.well_formed:,} rows{others}, "
                 f"not --year {year}: is this the {value} file?")
     return None
+
+
+def booklet_reason(area: str) -> str:
+    """Reject reason of a present record whose CO_PROVA is empty or not a booklet id: a whole
+    number (``2342``, or ``2342.0`` as a spreadsheet writes it) up to BOOKLET_ID_MAX. A value
+    such as ``2341.6`` is never rounded onto a real booklet (``store.examinee_sql``)."""
+    return (f"CO_PROVA_{area} missing or not a booklet id (a whole number up to "
+            f"{BOOKLET_ID_MAX:,})")

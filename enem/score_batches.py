@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from enem.items import BookletForm, ItemsTable
+from enem.microdata import booklet_reason
 from enem.responses import (
     blank_rows,
     correctness,
@@ -175,7 +176,7 @@ def score_batch(
     for booklet_id in np.unique(booklets):
         rows = np.flatnonzero(booklets == booklet_id)
         if booklet_id < 0:
-            reject(rows, f"CO_PROVA_{area} missing or not a number")
+            reject(rows, booklet_reason(area))
             continue
         booklet_area = accumulator.booklet_area(items, int(booklet_id))
         if booklet_area is not None and booklet_area != area:

@@ -25,6 +25,15 @@ def year_filter_sql(layout: MicrodataLayout) -> str:
     return f"list_contains($years, coalesce(trim({YEAR_COLUMN}), ''))"
 
 
+def booklet_id_sql(column: str) -> str:
+    """SQL of a booklet id read from the text ``column``: the whole number it writes (``2342``,
+    ``+2342``, ``2342.0``), NULL for anything else. A plain cast would round ``2341.6`` onto
+    booklet 2342 and score the candidate against it; NULL makes the record a reject
+    (``enem.microdata.booklet_reason``), as does a number beyond INTEGER (TRY_CAST gives NULL)."""
+    return (f"CASE WHEN regexp_full_match(trim({column}), '[+]?[0-9]{{1,18}}([.]0*)?') "
+            f"THEN TRY_CAST(trim({column}) AS INTEGER) END")
+
+
 def examinee_select_sql(layout: MicrodataLayout) -> str:
     """SELECT list (after ``$year``) producing the ``examinees`` columns from the raw CSV, each
     named as its column."""
@@ -55,7 +64,7 @@ def examinee_select_sql(layout: MicrodataLayout) -> str:
         optional("trim(Q006)", "Q006", "VARCHAR"),
     ]
     parts += [small_int(f"TP_PRESENCA_{area}") for area in AREAS]
-    parts += [f"TRY_CAST(trim(CO_PROVA_{area}) AS INTEGER)" for area in AREAS]
+    parts += [booklet_id_sql(f"CO_PROVA_{area}") for area in AREAS]
     parts += [
         optional(f"TRY_CAST(trim(NU_NOTA_{area}) AS DOUBLE)", f"NU_NOTA_{area}", "DOUBLE")
         for area in AREAS

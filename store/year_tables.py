@@ -68,9 +68,15 @@ def write_items(con: duckdb.DuckDBPyConnection, year: int, items: ItemsTable,
             "ingest_id": ingest_id, "year": year, "kind": "item", "line": None,
             "examinee_id": None, "area": bad["area"],
             "reason": "item row unusable; its booklet is not scored",
-            "detail": "booklet " + bad["booklet_id"].astype(str) + ", CO_ITEM "
-                      + bad["item_id"].astype(str) + ": " + bad["problem"],
+            # An unusable CO_PROVA or CO_ITEM is NA; "?" keeps the rest of the detail.
+            "detail": "booklet " + _shown(bad["booklet_id"]) + ", CO_ITEM "
+                      + _shown(bad["item_id"]) + ": " + bad["problem"],
         }))
+
+
+def _shown(values: pd.Series) -> pd.Series:
+    """Whole numbers as text, "?" where missing (NA would blank the whole string)."""
+    return values.astype(object).map(lambda v: "?" if pd.isna(v) else str(v))
 
 
 def write_booklet_audit(con: duckdb.DuckDBPyConnection, year: int,
