@@ -9,14 +9,16 @@ import dataclasses
 import streamlit as st
 
 from analytics.cat import CatSettings
+from dashboard import access
 from dashboard.data import database_state
+from dashboard.run_launch import local_model_choice
 from dashboard.state import Filters
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.cat_launch import cat_command_line, cat_state, start_cat_in_background
 from workflows.cat_live import CatRunSpec
-from workflows.runs import runs_directory
+from workflows.runs import check_capacity, runs_directory
 
 #: Seconds between two looks at a working CAT's status.
 REFRESH_SECONDS = 2
@@ -27,16 +29,26 @@ ACTIVE_KEY = "cat.launch_active"
 def launch_form(filters: Filters, settings: CatSettings, area: str) -> CatRunSpec | None:
     """The form (its values as a spec; None when they make no CAT, with the reason shown) and
     the command line of that spec; starts it when the button is pressed."""
+    config = access.operator_config()
+    role = access.session_access(config)
+    if not role.may_operate or config is None:
+        access.viewer_note(role, "Launching a live CAT")
+        return None
     db_path = database_state().path
     runs_dir = runs_directory(db_path)
+    # Outside the form: the model controls below depend on it at once.
+    backend = st.selectbox("Backend", available_backends(), key="cat.launch.backend",
+                           help="transformers: a local model the operator allows; openai: "
+                                "the OpenAI API; random: the baseline")
     with st.form("cat.launch"):
         left, middle, right = st.columns(3)
-        backend = left.selectbox("Backend", available_backends(), key="cat.launch.backend",
-                                 help="transformers: a local model; openai: an "
-                                      "OpenAI-compatible API; random: the baseline")
-        model = left.text_input("Model", key="cat.launch.model",
-                                help="local path or hub id (transformers), API model name "
-                                     "(openai); empty for the random baseline")
+        if backend == "transformers":
+            chosen = local_model_choice(left, config, key="cat.launch.local_model", gguf=False)
+            model = chosen.model if chosen else ""
+        else:
+            model = left.text_input("Model", key="cat.launch.model",
+                                    help="API model name (openai); empty for the random "
+                                         "baseline")
         name = left.text_input("Name shown in the dashboard (optional)", key="cat.launch.name")
         areas = middle.multiselect("Areas", AREAS, default=[area], key="cat.launch.areas")
         language = middle.selectbox("Prompt language", PROMPT_LANGUAGES,
@@ -69,6 +81,7 @@ def launch_form(filters: Filters, settings: CatSettings, area: str) -> CatRunSpe
             st.error("Name the model to test.")
         else:
             try:
+                check_capacity(runs_dir, config.dashboard.max_concurrent_runs)
                 started = start_cat_in_background(spec, db_path, runs_dir)
             except (ValueError, OSError) as error:
                 st.error(f"The CAT could not start: {error}")
@@ -92,7 +105,8 @@ def launched_progress() -> None:
         if st.session_state.get(ACTIVE_KEY) != working:
             st.session_state[ACTIVE_KEY] = working
             st.rerun()
-        text = f"Live CAT **{run_id}** — {state.words()}. Log: `{runs_dir / run_id / 'log.txt'}`."
+        text = (f"Live CAT **{run_id}** — {state.words()}. "
+                f"Log: `{runs_dir / run_id / 'log.txt'}`.")
         if state.state.startswith(("failed", "stopped")):
             st.warning(text)
         elif state.state == "finished":

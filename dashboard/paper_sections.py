@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from analytics.paper_tables import YATES_DEFAULT
-from dashboard import paper_queries, queries
+from dashboard import access, paper_queries, queries
 from dashboard.figures import series_styles, show_figure
 from dashboard.paper_figures import (
     attribute_display,
@@ -35,7 +35,7 @@ from workflows.paper_tables import (
     random_baseline_table,
     save_attribute_corrections,
 )
-from workflows.runs import runs_directory
+from workflows.runs import check_capacity, runs_directory
 
 #: The paper's Min-K% figure uses 4-shot accuracy.
 MIN_K_SHOTS = 4
@@ -78,10 +78,17 @@ def baseline_section(filters: Filters, db_path: Path) -> None:
         listed = "; ".join(f"{language}: {', '.join(areas)}"
                            for language, areas in missing.items())
         st.info(f"No random-baseline patterns yet for {listed}.")
-        if st.button("Launch the missing random runs", key="paper.launch", type="primary"):
+        config = access.operator_config()
+        role = access.session_access(config)
+        if not role.may_operate or config is None:
+            access.viewer_note(role, "Launching runs")
+        elif st.button("Launch the missing random runs", key="paper.launch", type="primary"):
             try:
-                launched = launch_random_baseline(db_path, runs_directory(db_path),
-                                                  filters.year, missing)
+                runs_dir = runs_directory(db_path)
+                # The baseline's runs (one per language) count as one launch: they take
+                # seconds, and a limit of one must still let them start.
+                check_capacity(runs_dir, config.dashboard.max_concurrent_runs)
+                launched = launch_random_baseline(db_path, runs_dir, filters.year, missing)
             except (ValueError, OSError) as error:
                 st.error(f"The random runs could not start: {error}")
             else:
@@ -134,6 +141,13 @@ def attribute_editor(filters: Filters, db_path: Path, attributes: dict[str, pd.D
                      ) -> None:
     """Derive attributes from the texts, or correct an item's attributes by hand."""
     with st.expander("Item attributes: derive or correct"):
+        role = access.session_access()
+        if not role.may_operate:
+            access.viewer_note(role, "Deriving and correcting item attributes")
+            download_csv(attributes[filters.areas[0]], "Attributes (CSV)",
+                         f"item_attributes_{filters.year}_{filters.areas[0]}",
+                         "paper.attributes.csv")
+            return
         if st.button("Derive attributes from the stored question texts", key="paper.derive"):
             written, kept = derive_year_attributes(db_path, filters.year)
             st.success(f"Derived the attributes of {written} items of {filters.year}; "

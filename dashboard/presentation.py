@@ -106,7 +106,7 @@ def present_selection() -> None:
     st.html(STYLE)
     state = database_state()
     if not state.usable or not state.has_humans:
-        st.info(state.problem or f"The database `{state.path}` is empty: nothing to present.")
+        st.info(state.problem or f"The database `{state.path.name}` is empty: nothing to present.")
         _leave_button()
         return
     query = selection_query()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard import access
 from workflows.report import report_in_process
 
 #: Session key of the last report's files (name → bytes), kept across reruns.
@@ -19,7 +20,12 @@ def report_section(db_path: Path) -> None:
     """A 'Build report' button; the report's files as download buttons once built. It sits
     in an expander, which the report itself leaves out (a tool, not a result)."""
     with st.expander("Report of this selection", expanded=True, icon=":material/description:"):
-        _report_tool(db_path)
+        role = access.session_access()
+        if role.may_operate:
+            _report_tool(db_path)
+        else:
+            # Building runs every page in a process of its own for a minute or more.
+            access.viewer_note(role, "Building a report")
 
 
 def _report_tool(db_path: Path) -> None:

@@ -217,7 +217,7 @@ def require_database() -> DatabaseState:
         st.info(state.problem)
         st.stop()
     if not state.has_humans:
-        st.info(f"The database `{state.path}` is empty: nothing has been ingested yet. Build the "
+        st.info(f"The database `{state.path.name}` is empty: nothing has been ingested yet. Build the "
                 "demo with `enem-llm demo`, or ingest a year with `enem-llm "
                 "ingest-enem --year … --microdata … --items …`; the Data page will then list it.")
         st.stop()

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from dashboard import queries
+from dashboard import access, queries
 from dashboard.figures import THETA_TITLE, series_styles, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, with_alpha
 from dashboard.state import note_missing_runs, open_page
@@ -135,9 +135,9 @@ else:
         with column:
             st.markdown(f"**{PROMPT_LANGUAGE_NAMES.get(row.language, row.language)}** "
                         f"· source: {row.source}")
-            st.markdown(row.stem)
+            st.markdown(access.inert_markdown(row.stem))
             for letter in OPTION_LETTERS:
-                option = getattr(row, f"option_{letter.lower()}")
+                option = access.inert_markdown(getattr(row, f"option_{letter.lower()}"))
                 mark = " ✔ (key)" if letter == row.key else ""
                 st.markdown(f"- **({letter})** {option}{mark}")
 

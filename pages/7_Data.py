@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from dashboard import queries
+from dashboard import access, queries
 from dashboard.data import database_state
 from dashboard.state import open_page
 from dashboard.summaries import scoring_words
@@ -14,10 +16,16 @@ from store.schema import TABLES
 COUNTED_TABLES = tuple(name for name in TABLES if name not in ("meta", "ingests"))
 
 filters = open_page("Data: what is loaded and what was rejected")
-st.caption(f"Database file: `{database_state().path}`")
+# A viewer is shown file names only: the server's folders are the operator's business.
+operating = access.session_access().may_operate
+db_path = database_state().path
+st.caption(f"Database file: `{db_path if operating else db_path.name}`")
 
 st.subheader("Ingests")
 history = queries.ingest_history()
+if not operating:
+    for column in ("microdata_file", "items_file"):
+        history[column] = history[column].map(lambda file: file and Path(file).name)
 history["scoring"] = history["scoring"].map(scoring_words)
 st.dataframe(history, hide_index=True, width="stretch", column_config={
     "items_only": st.column_config.CheckboxColumn(

@@ -1,26 +1,19 @@
 """Runs: launch a model on an exam, watch it live, cancel it, and see the exact prompts.
 
 Everything a run does goes through the runs service (``workflows.runs``), the same functions
-the ``enem-llm run | runs | cancel | prompt`` commands call.
+the ``enem-llm run | runs | cancel | prompt`` commands call. Launching, cancelling and removing
+are for the operator (``dashboard.access``); a viewer sees the runs and the prompts.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import queries
+from dashboard import access, queries
 from dashboard.data import database_state
+from dashboard.run_launch import launch_panel
 from dashboard.state import open_page
 from enem.areas import AREAS
-from inference.answer_methods import (
-    ANSWER_METHODS,
-    DEFAULT_ANSWER_METHOD,
-    DEFAULT_MAX_NEW_TOKENS,
-    DEFAULT_TEMPERATURE,
-    method_options,
-)
-from inference.backends import available_backends
-from inference.plan import RANDOM_BASELINE, RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.runs import (
     SKIPPED_WORDING,
@@ -29,12 +22,10 @@ from workflows.runs import (
     RunProgress,
     any_active,
     cancel,
-    command_line,
     list_runs,
     prompt_text,
     remove_run,
     runs_directory,
-    start_in_background,
 )
 
 #: Seconds between two refreshes of the run tables while a run is working (else no polling).
@@ -46,6 +37,8 @@ STORED_COLUMNS = ["series", "run_id", "backend", "origin", "years", "areas", "la
 filters = open_page("Model runs")
 db_path = database_state().path
 runs_dir = runs_directory(db_path)
+config = access.operator_config()
+role = access.session_access(config)
 
 st.caption("A run asks a model every item of one booklet per area, in each prompt language and "
            "shot setting, under N option shuffles, and scores every shuffle as a response pattern "
@@ -54,73 +47,10 @@ st.caption("A run asks a model every item of one booklet per area, in each promp
            "again with the same settings.")
 
 st.subheader("Launch a run")
-with st.form("launch"):
-    left, middle, right = st.columns(3)
-    backend = left.selectbox("Backend", available_backends(), index=0,
-                             help="transformers: a local model (CUDA when present, else CPU); "
-                                  "openai: any OpenAI-compatible API; random: the baseline")
-    model = left.text_input("Model", help="local path or hub id (transformers), API model name "
-                                          f"(openai); empty means {RANDOM_BASELINE} for random")
-    gguf_file = left.text_input("GGUF file inside the model folder (optional)")
-    base_url = left.text_input("API base URL (openai backend)",
-                               help="The key is read from OPENAI_API_KEY in the environment "
-                                    "of the dashboard; it is never stored.")
-    areas = middle.multiselect("Areas", AREAS, default=list(AREAS))
-    languages = middle.multiselect("Prompt languages", PROMPT_LANGUAGES,
-                                   default=[PROMPT_LANGUAGES[0]])
-    shots = middle.multiselect("Shots", SHOT_SETTINGS, default=[SHOT_SETTINGS[0]])
-    shuffles = right.number_input("Option shuffles per item", 1, 120, 30)
-    seed = right.number_input("Seed", 0, 2**31 - 1, 0)
-    family = right.text_input("Model family (for grouping)")
-    method = right.selectbox(
-        "Answer method", ANSWER_METHODS, index=ANSWER_METHODS.index(DEFAULT_ANSWER_METHOD),
-        help="How the model's answer is read (transformers and openai; the random baseline "
-             "has letters only). letter-prob: the letters' next-token probabilities; "
-             "full-answer-prob: the mean log-probability of each option's text (openai: only "
-             "servers that return prompt log-probabilities); generate: a sampled answer whose "
-             "letter is parsed, unreadable answers counted and left out of the scores.")
-    temperature = right.number_input("Temperature (generate)", 0.0, 2.0, DEFAULT_TEMPERATURE,
-                                     step=0.1, help="Sampling temperature of generated answers "
-                                                    "(0 = greedy); generate only.")
-    max_new_tokens = right.number_input("Max new tokens (generate)", 1, 512,
-                                        DEFAULT_MAX_NEW_TOKENS,
-                                        help="Tokens generated per answer; generate only.")
-    launched = st.form_submit_button("Launch", type="primary")
-
-# The form's values as the run they describe; the random backend needs no model name.
-spec = RunSpec(model=model_or_default(backend, model), backend=backend,
-               year=filters.year, areas=tuple(areas), languages=tuple(languages),
-               shots=tuple(shots), n_shuffles=int(shuffles), seed=int(seed),
-               backend_options={**{key: value for key, value in (("gguf_file", gguf_file),
-                                                                 ("base_url", base_url)) if value},
-                                **method_options(backend, method, float(temperature),
-                                                 int(max_new_tokens))},
-               family=family or None)
-st.code(command_line(spec, db_path), language="bash", wrap_lines=True)
-st.caption("The same run from a terminal, runnable as shown (add --background to return at "
-           "once, as the Launch button does); it has the same run id, so either one continues "
-           "what the other started.")
-
-if launched:
-    if not areas or not languages or not shots:
-        st.error("Choose at least one area, one prompt language and one shot setting.")
-    elif not spec.model:
-        st.error("Name the model to run.")
-    else:
-        try:
-            started = start_in_background(spec, db_path, runs_dir)
-        except (ValueError, OSError) as error:
-            st.error(f"The run could not start: {error}")
-        else:
-            # Kept for the reruns that follow (the tables refresh themselves while it works).
-            st.session_state["runs.started"] = (
-                f"Run **{started.run_id}** started (process {started.pid}). Follow its progress "
-                "under *Runs on this machine* below; you can leave this page, it keeps going. "
-                "When it finishes it is published into the database, appears under *Runs in "
-                "the database* and on every page (pick it in the sidebar's Runs). Its log is "
-                f"`{started.folder / 'log.txt'}`.")
-if st.session_state.get("runs.started"):
-    st.success(st.session_state["runs.started"])
+if role.may_operate and config is not None:
+    launch_panel(filters, db_path, runs_dir, config)
+else:
+    access.viewer_note(role, "Launching, cancelling and removing runs")
 
 
 def draw_run(run: RunProgress) -> None:
@@ -129,14 +59,15 @@ def draw_run(run: RunProgress) -> None:
     header[0].markdown(f"**{run.run_id}** — {run.state}")
     header[1].markdown(f"{run.items_per_s:.2f} items/s" if run.items_per_s else "—")
     header[2].markdown(f"ETA {run.eta_s / 60:.1f} min" if run.eta_s else "")
-    if run.alive and header[3].button("Cancel", key=f"cancel-{run.run_id}"):
+    operating = role.may_operate
+    if operating and run.alive and header[3].button("Cancel", key=f"cancel-{run.run_id}"):
         try:
             st.toast(cancel(run.run_id, runs_dir))
         except RunNotRunning as error:
             st.toast(str(error))
-    if run.removable and header[3].button("Remove", key=f"remove-{run.run_id}",
-                                          help="Delete this run's folder (its finished "
-                                               "batches) and any unpublished rows"):
+    if operating and run.removable and header[3].button(
+            "Remove", key=f"remove-{run.run_id}",
+            help="Delete this run's folder (its finished batches) and any unpublished rows"):
         try:
             st.success(remove_run(run.run_id, db_path, runs_dir))
         except (RunNotRemovable, OSError) as error:
@@ -147,7 +78,7 @@ def draw_run(run: RunProgress) -> None:
     st.progress(run.units_done / total if total else 0.0,
                 text=f"{run.units_done}/{total} items")
     if run.error:
-        st.error(run.error)
+        st.error(run.error if operating else access.without_paths(run.error))
     if run.skipped:
         st.caption(f"{len(run.skipped)} {SKIPPED_WORDING}.")
 

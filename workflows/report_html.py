@@ -27,7 +27,8 @@ FIGURE_WIDTH = 1000
 PRINT_HEIGHT = 640
 #: Rows of a table shown in the report (the page's CSV download has them all).
 TABLE_ROWS = 60
-_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+#: No raw HTML and no images: an offline report fetches nothing from anywhere.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
 
 STYLE = """
 body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 24px auto; max-width: 1040px;

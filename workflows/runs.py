@@ -137,7 +137,26 @@ def _modified(path: Path) -> float | None:
 
 def any_active(runs: list[RunProgress]) -> bool:
     """True while some run is being worked on, or was launched moments ago."""
-    return any(run.alive or run.starting for run in runs)
+    return bool(working_runs(runs))
+
+
+def working_runs(runs: list[RunProgress]) -> list[str]:
+    """The ids of the runs being worked on, or launched moments ago."""
+    return [run.run_id for run in runs if run.alive or run.starting]
+
+
+class TooManyRuns(ValueError):
+    """A launch was asked while as many runs as allowed were already working."""
+
+
+def check_capacity(runs_dir: Path, limit: int, launching: int = 1) -> None:
+    """Raise TooManyRuns when ``launching`` more runs would make more than ``limit`` work at
+    once in ``runs_dir`` (the dashboard's ``max_concurrent_runs``)."""
+    working = working_runs(list_runs(runs_dir))
+    if len(working) + launching > limit:
+        raise TooManyRuns(f"{len(working)} run(s) already working ({', '.join(working) or '-'});"
+                          f" this dashboard runs at most {limit} at once (max_concurrent_runs "
+                          "in operator.toml). Launch again when one has ended.")
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ generated token (plus the generated token itself):
   top-k whose probabilities add up to more than 1 (both beyond ``ROUNDING_SLACK``) raise
   :class:`ImpossibleLogprobError` at once (an endpoint that sends logits will not mend on retry).
 
-The API key is read from the environment variable ``OPENAI_API_KEY`` only; when it is unset
-and ``base_url`` points at a server on this machine, a dummy key is sent; any other endpoint
-without a key is refused when the scorer is made, before any request (``openai_key``). The key
+The API key goes only to an endpoint the operator configured, read from the variable that
+endpoint names (``openai_key``; by default the OpenAI API with ``OPENAI_API_KEY``); any other
+URL gets a placeholder, and a configured endpoint whose variable is unset is refused when the
+scorer is made, before any request. The key
 is never logged, put in ``repr``/``describe()`` or in error messages (messages are redacted and
 exceptions are raised without the client's exception chained, which holds the request headers).
 
@@ -56,12 +57,12 @@ import openai
 
 from enem.areas import OPTION_LETTERS as LETTERS
 from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
-from inference.backends.openai_key import API_KEY_ENV, LOCAL_DUMMY_KEY, api_key
+from inference.backends.openai_key import API_KEY_ENV, NO_KEY, api_key
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-__all__ = ["API_KEY_ENV", "LOCAL_DUMMY_KEY", "ImpossibleLogprobError", "MalformedResponseError",
+__all__ = ["API_KEY_ENV", "NO_KEY", "ImpossibleLogprobError", "MalformedResponseError",
            "OpenAIScorer", "letter_of_token", "letters_from_top_logprobs"]
 
 #: How far a log-probability may sit above 0, and the top-k's total probability above 1, from

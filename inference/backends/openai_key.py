@@ -1,54 +1,60 @@
-"""The OpenAI backend's API key: read from the environment and checked before any request.
+"""The OpenAI backend's API key: which key, if any, goes to an endpoint; checked before any
+request.
 
 Apart from ``openai_backend`` (which imports the OpenAI client) so that a run can be refused for
 a missing key before anything is imported, written or sent (``inference.backends.check_backend``).
 
-The key comes from ``OPENAI_API_KEY`` only. A server on this machine (``localhost``, a loopback
-address, ``0.0.0.0`` as vLLM and llama.cpp print it) may go without one: a dummy key is sent.
-Any other endpoint without a key is refused.
+A key is sent only to an endpoint the operator configured (``inference.operator_config``: the
+OpenAI API with ``OPENAI_API_KEY`` unless the operator's file lists others), read from the
+variable that endpoint names. Any other URL gets a placeholder that is no secret: whoever runs
+the server at that URL learns nothing. A configured endpoint whose variable is unset is refused.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
-from urllib.parse import urlsplit
 
 from inference.backends.base import BackendSettingsError
+from inference.operator_config import (
+    CONFIG_ENV_VAR,
+    OPENAI_KEY_ENV,
+    OperatorConfig,
+    OperatorConfigError,
+    load_operator_config,
+)
 
-API_KEY_ENV = "OPENAI_API_KEY"
-LOCAL_DUMMY_KEY = "sk-local-no-auth"
-#: Host names that reach this machine, besides loopback addresses.
-LOCAL_HOSTS = ("localhost", "0.0.0.0", "::")
-
-
-def is_local_url(url: str | None) -> bool:
-    """True when ``url`` points at this machine (see the module docstring); False for None."""
-    try:
-        host = urlsplit(url).hostname if url else None
-    except ValueError:  # a malformed URL (e.g. a bad port) is not local
-        return False
-    if not host:
-        return False
-    host = host.rstrip(".").lower()
-    if host in LOCAL_HOSTS or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+API_KEY_ENV = OPENAI_KEY_ENV
+#: What the client sends where no key may go (it refuses an empty key); not a secret.
+NO_KEY = "sk-no-key-sent"
 
 
-def api_key(base_url: str | None) -> str:
-    """The key to send to ``base_url`` (None: the OpenAI API).
+def api_key(base_url: str | None, config: OperatorConfig | None = None) -> str:
+    """The key to send to ``base_url`` (None: the OpenAI API): the value of the variable its
+    configured endpoint names, else :data:`NO_KEY`. ``config`` defaults to the operator's file.
 
-    Raises BackendSettingsError when ``OPENAI_API_KEY`` is unset and the endpoint is not local.
+    Raises BackendSettingsError when the endpoint is configured with a variable that is unset,
+    or when the operator's file cannot be read.
     """
-    key = os.environ.get(API_KEY_ENV, "").strip()
-    if key:
-        return key
-    if is_local_url(base_url):
-        return LOCAL_DUMMY_KEY
-    raise BackendSettingsError(
-        f"set {API_KEY_ENV} to use {base_url or 'the OpenAI API'} (only a server on this "
-        "machine, e.g. http://127.0.0.1:8000/v1, may go without a key)")
+    if config is None:
+        try:
+            config = load_operator_config()
+        except OperatorConfigError as error:
+            raise BackendSettingsError(str(error)) from None
+    endpoint = config.endpoint_for_url(base_url)
+    if endpoint is None or endpoint.key_env is None:
+        return NO_KEY
+    key = os.environ.get(endpoint.key_env, "").strip()
+    if not key:
+        raise BackendSettingsError(
+            f"set {endpoint.key_env} to use endpoint {endpoint.name!r} "
+            f"({base_url or 'the OpenAI API'}); endpoints and their key variables are set in "
+            f"the operator's file (operator.toml or ${CONFIG_ENV_VAR})")
+    return key
+
+
+def sends_key(base_url: str | None, config: OperatorConfig | None = None) -> bool:
+    """True when a run against ``base_url`` would send a real key (a configured endpoint)."""
+    try:
+        return api_key(base_url, config) != NO_KEY
+    except BackendSettingsError:
+        return False
