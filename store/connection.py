@@ -182,24 +182,32 @@ def _locked(path: Path, on_wait: Callable[[str], None], holder: str | None) -> I
 def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting
             ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection to a private copy of the database, swapped in when the block
-    ends without an exception (and thrown away when it raises: the live file is untouched)."""
+    ends without an exception (and thrown away when it raises: the live file is untouched).
+
+    Whatever fails, the copy is removed, a half-made one included: a copy that filled the disk
+    must not keep it full for the next command. A copy found when the session starts was left
+    by a writer that was killed (this one holds the writers' lock, so no live writer owns it)
+    and is removed first.
+    """
     path = Path(path)
     staged = staged_path(path)
     with writer_turn(path, on_wait):
         _remove_database_file(staged)  # left over by a writer that was killed
-        if path.exists():
-            shutil.copyfile(path, staged)
-        con = duckdb.connect(str(staged))
+        con = None
         try:
+            if path.exists():
+                shutil.copyfile(path, staged)
+            con = duckdb.connect(str(staged))
             ensure_schema(con)
             yield con
             con.execute("CHECKPOINT")
-        except BaseException:
             con.close()
+            os.replace(staged, path)
+        except BaseException:
+            if con is not None:
+                con.close()
             _remove_database_file(staged)
             raise
-        con.close()
-        os.replace(staged, path)
 
 
 def _remove_database_file(path: Path) -> None:

@@ -12,15 +12,28 @@ the store for them.
 One area more than there are workers is in flight, so a worker that finishes starts on the next
 area at once while the ingest stores the results of the last. With one worker everything runs in
 the calling process (small years pay no process start).
+
+A killed ingest leaves nothing running and nothing for good: its workers die with it
+(``_die_with``), and the scratch folder it could not remove is removed by the next ingest
+(``remove_stale_scratch``), which tells it from a live ingest's folder by a lock the owner
+holds for as long as it lives.
 """
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import multiprocessing
+import os
+import shutil
+import signal
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -37,6 +50,18 @@ from enem.scoring import ScoringOptions
 from store.histograms import histogram_frames
 from store.populations import GROUPINGS, population_frame, reproduced_below_share
 from workflows.ingest_timing import PhaseTimes
+
+#: Name prefix of the scratch folders made beside the store, one per scoring of a year.
+SCRATCH_PREFIX = ".ingest-scratch-"
+#: Held (flock) by the process a scratch folder belongs to, for as long as the folder exists.
+SCRATCH_OWNER = "owner.lock"
+#: Beside the scratch folders: held while one is made and locked, and while stale ones are
+#: looked for, so a folder is never seen between being made and being locked.
+SCRATCH_GUARD = ".ingest-scratch.lock"
+#: Linux's prctl option that has the kernel signal a process when its parent ends.
+_PR_SET_PDEATHSIG = 1
+#: Seconds between a worker's checks that its parent lives, where prctl is not available.
+_PARENT_POLL_SECONDS = 1.0
 
 
 @dataclass
@@ -78,11 +103,16 @@ class AreaScorer:
         self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> Self:
+        if self._scratch_parent is not None:
+            remove_stale_scratch(self._scratch_parent)  # left by ingests that were killed
         if self.workers > 1:
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=multiprocessing.get_context("fork"),
-                initializer=_one_blas_thread)
-            self._pool.submit(int).result()  # the fork start method starts every worker now
+                initializer=_start_worker, initargs=(os.getpid(),))
+            # The fork start method starts every worker now, from this thread: the thread
+            # whose end Linux's parent-death signal watches (see ``_die_with``), and the one
+            # that leaves the ``with`` block that shuts the pool down.
+            self._pool.submit(int).result()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -100,9 +130,8 @@ class AreaScorer:
         ``enem.score_batches.score_batch`` reads). ``times`` gets the seconds spent writing
         the records out for the workers."""
         times = times or PhaseTimes()
-        with tempfile.TemporaryDirectory(prefix=".ingest-scratch-",
-                                         dir=self._scratch_parent) as scratch:
-            folder = Path(scratch)
+        parent = Path(self._scratch_parent or tempfile.gettempdir())
+        with _scratch_folder(parent) as folder:
             areas, in_flight = iter(order), []
 
             def submit_next() -> None:
@@ -141,9 +170,116 @@ class AreaScorer:
         return future
 
 
-def _one_blas_thread() -> None:
+def _start_worker(parent: int) -> None:
+    """Set up a worker process forked by the process ``parent``."""
+    _die_with(parent)
     # Each worker already has a core: BLAS threads of their own would only fight over them.
     threadpool_limits(1)
+
+
+def _die_with(parent: int) -> None:
+    """Make this worker end when ``parent``, the ingest that forked it, ends, however it ends.
+
+    An ingest killed by a signal cannot shut its pool down, and its workers would otherwise
+    wait for work for ever (about 255 MB each): every one holds both ends of the pool's pipes
+    (fork copies them), so none ever reads an end of file. On Linux the kernel sends this
+    process SIGKILL when its parent ends (``prctl(PR_SET_PDEATHSIG)``): at once and with no
+    thread here. SIGKILL because there is nothing to tidy: the scratch folder belongs to the
+    parent and the next ingest removes it. (Linux sends it when the parent *thread* that forked
+    ends; that is the thread that entered the AreaScorer, which outlives the pool.) Where
+    prctl is not available a daemon thread checks ``os.getppid()`` every second instead.
+
+    The parent may have ended before this runs, in which case this process has been adopted
+    and no signal will ever come: checked after the signal is armed, so nothing slips between.
+    """
+    if not _kill_when_parent_ends():
+        threading.Thread(target=_watch_parent, args=(parent,), name="parent watch",
+                         daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _kill_when_parent_ends() -> bool:
+    """Ask Linux for SIGKILL when this process's parent ends; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        # prctl reads unsigned longs: pass them as such, not as C ints of unknown upper bits.
+        return libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
+                          ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_SECONDS)
+    os._exit(1)
+
+
+@contextmanager
+def _scratch_guard(parent: Path) -> Iterator[None]:
+    with open(parent / SCRATCH_GUARD, "a") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)  # held for moments: released when the file closes
+        yield
+
+
+@contextmanager
+def _scratch_folder(parent: Path) -> Iterator[Path]:
+    """A new scratch folder in ``parent``, removed when the block ends.
+
+    This process holds the lock of the folder's ``SCRATCH_OWNER`` file until then (the kernel
+    drops it when the process dies, however it dies), which is how ``remove_stale_scratch``
+    tells a killed ingest's folder from a live one's. It is made and locked under the
+    ``SCRATCH_GUARD`` lock, so no one looking for stale folders sees it unlocked in between.
+    """
+    with _scratch_guard(parent):
+        folder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent))
+        owner = open(folder / SCRATCH_OWNER, "w")  # noqa: SIM115 - held while the folder lives
+        fcntl.flock(owner, fcntl.LOCK_EX)
+    try:
+        yield folder
+    finally:
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            owner.close()
+
+
+def remove_stale_scratch(parent: Path) -> list[Path]:
+    """Remove the scratch folders in ``parent`` that no live process owns (those of ingests
+    that were killed: nothing else removes them, and each holds a copy of a year's records);
+    returns the folders removed. A live ingest's folder is never touched."""
+    parent = Path(parent)
+    if not parent.is_dir():
+        return []
+    removed = []
+    with _scratch_guard(parent):
+        for folder in sorted(parent.glob(SCRATCH_PREFIX + "*")):
+            if folder.is_dir() and not _owned(folder):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+    return removed
+
+
+def _owned(folder: Path) -> bool:
+    """True while some live process holds the lock of ``folder``'s owner file (the caller
+    holds the guard, so a folder without that file is no one's: its maker died first, or it
+    predates the owner files)."""
+    try:
+        owner = os.open(folder / SCRATCH_OWNER, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # not ours to judge (e.g. another user's): leave it
+    try:
+        fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(owner)  # also drops the lock just taken
+    return False
 
 
 def _write_arrow(reader: pa.RecordBatchReader, path: Path) -> None:

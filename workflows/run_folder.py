@@ -7,6 +7,11 @@
 
 A part file appears only once complete (written beside, then renamed), so a run killed at any
 moment loses at most the batch in flight, and a second process can never work on the same run.
+
+A run folder is removed by renaming it to ``runs/.removing-<run_id>`` (one atomic step) and then
+deleting that: a removal killed halfway leaves either the whole run or such a tombstone, never a
+half-deleted folder that looks like no run (it has lost its spec) yet is still there. Tombstones
+are never listed as runs; the listing and the next removal of the run delete them.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -116,11 +122,58 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
+#: What a run folder being removed is renamed to, followed by its run id.
+REMOVING_PREFIX = ".removing-"
+
+
+def removal_tombstone(runs_dir: Path, run_id: str) -> Path:
+    """Where the folder of ``run_id`` lies while it is being deleted."""
+    return Path(runs_dir) / f"{REMOVING_PREFIX}{run_id}"
+
+
+def remove_run_folder(folder: RunFolder) -> None:
+    """Delete a run's folder so that a kill at any moment leaves the whole run or a tombstone
+    (see the module's docstring). The caller holds the run's lock (``RunFolder.acquire``)."""
+    tombstone = removal_tombstone(folder.root.parent, folder.run_id)
+    _delete_tree(tombstone)  # left by an interrupted removal of an earlier folder of this id
+    os.rename(folder.root, tombstone)
+    _delete_tree(tombstone)
+
+
+def finish_removal(runs_dir: Path, run_id: str) -> bool:
+    """Delete what an interrupted removal of ``run_id`` left; True when it had left something."""
+    tombstone = removal_tombstone(runs_dir, run_id)
+    if not os.path.lexists(tombstone):
+        return False
+    _delete_tree(tombstone)
+    return True
+
+
+def _delete_tree(path: Path) -> None:
+    """Delete ``path`` and all under it, also while another process deletes it too (the
+    listing and a removal finishing the same tombstone)."""
+    while os.path.lexists(path):
+        try:
+            shutil.rmtree(path)
+        except FileNotFoundError:
+            continue  # an entry went under our feet: go on with what is left
+
+
 def read_run_folders(runs_dir: Path) -> list[RunFolder]:
-    """Every run folder (one holding a ``spec.json``) under ``runs_dir``, newest first."""
+    """Every run folder (one holding a ``spec.json``) under ``runs_dir``, newest first.
+
+    Removals that were interrupted are finished on the way (their tombstones deleted); one that
+    cannot be deleted now is left for the next time, and never listed."""
     if not Path(runs_dir).exists():
         return []
-    folders = [RunFolder(path) for path in Path(runs_dir).iterdir()
-               if (path / "spec.json").exists()]
+    folders = []
+    for path in Path(runs_dir).iterdir():
+        if path.name.startswith(REMOVING_PREFIX):
+            try:
+                _delete_tree(path)
+            except OSError:
+                pass  # e.g. not ours to delete: listing the runs must not fail on it
+        elif (path / "spec.json").exists():
+            folders.append(RunFolder(path))
     return sorted(folders, key=lambda f: (f.read_json("status.json") or {}).get("created_at", 0),
                   reverse=True)

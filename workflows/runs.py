@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,13 @@ from store.connection import PROJECT_ROOT, connected
 from store.model_runs import ExamReader
 from store.run_listing import delete_unpublished_rows, run_presence, stored_runs
 from workflows.run_execution import BATCH_ITEMS, check_booklet_areas, check_run, claim_spec
-from workflows.run_folder import RunBusyError, RunFolder, read_run_folders
+from workflows.run_folder import (
+    RunBusyError,
+    RunFolder,
+    finish_removal,
+    read_run_folders,
+    remove_run_folder,
+)
 
 #: What a run whose status says "running" but whose process is gone is shown as.
 STOPPED_WORDING = "stopped: the process is gone; start the same run again to resume"
@@ -223,10 +228,17 @@ def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
     Raises RunNotRemovable for a run that a process is working on or that is published in
     the database (those are never removed here), FileNotFoundError when neither the folder
     nor the database knows ``run_id``.
+
+    Killed at any moment, it can be run again: the folder is renamed away in one step before
+    it is deleted (``workflows.run_folder.remove_run_folder``), and the next ``remove_run``
+    of the run deletes what such a killed removal left.
     """
     if not run_id or Path(run_id).name != run_id or run_id in (".", ".."):
         raise ValueError(f"{run_id!r} is not a run id")
     folder = RunFolder(Path(runs_dir) / run_id)
+    # A removal of this run killed halfway left the rest of its folder as a tombstone; it had
+    # passed the checks below, so finishing it needs none.
+    finished = finish_removal(runs_dir, run_id)
     has_folder = (folder.root / "spec.json").is_file()
     presence = {"published": False, "rows": 0, "status": None}
     if Path(db_path).exists():
@@ -236,6 +248,9 @@ def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
         raise RunNotRemovable(f"run {run_id} is published in the database ({presence['rows']:,} "
                               "rows); it is not removed")
     if not has_folder and not presence["rows"]:
+        if finished:
+            return (f"removed run {run_id}: the rest of its folder, left by a removal that was "
+                    "interrupted")
         raise FileNotFoundError(f"no run {run_id} in {runs_dir} or in the database {db_path}")
     removed_rows = 0
     if has_folder:
@@ -249,7 +264,7 @@ def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
             if presence["rows"]:
                 with connected(Path(db_path)) as con:
                     removed_rows = delete_unpublished_rows(con, run_id)
-            shutil.rmtree(folder.root)
+            remove_run_folder(folder)
         finally:
             folder.release()
     else:
