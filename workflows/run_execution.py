@@ -7,18 +7,31 @@ run skips every (item, prompt variant) already there, and the store is written o
 (and again by ``publish`` if needed), replacing the run's rows in one transaction.
 
 ``check_run`` refuses a run before anything is written or sent (backend settings such as a
-missing API key, the exam, a booklet of another area). A run most of whose answers had no
-letter A–E is stopped and never published (``inference.run_scoring.check_answer_letters``).
+missing API key, the exam, a booklet of another area). A run where more than
+``NO_LETTER_LIMIT`` (10%) of the answers had no letter A–E, whatever its answer method, is
+never published: it ends with NoLetterError, whose message gives the share, and its folder keeps
+every finished batch (``inference.run_scoring.check_answer_letters``; a run in progress stops as
+soon as it can no longer pass). A published run with some answers without a letter logs a
+warning with their share (``logging``: on stderr for the command line, in ``log.txt`` for a
+background run) and records their count (``no_letter_answers``) in its status and options.
+
+SIGTERM (``enem-llm cancel``) and SIGINT set a stop event that the backend watches between
+requests when it can (``watch_stop``, the OpenAI-compatible backend): the run then stops within
+one request, the unfinished batch is discarded and the finished ones kept (status
+'cancelled'). Other backends stop after the batch in flight.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -26,13 +39,14 @@ from enem.items import BookletForm
 from enem.scoring import ScoringOptions
 from inference.answer_methods import DEFAULT_ANSWER_METHOD
 from inference.backends import LetterScorer, check_backend, make_scorer
+from inference.backends.base import ScoringCancelled
 from inference.min_k import DEFAULT_K_PERCENT
 from inference.plan import RunPlan, RunSpec, build_plan
 from inference.run_scoring import (
-    NO_LETTER_EARLY_ANSWERS,
     NoLetterError,
     check_answer_letters,
     no_letter_counts,
+    no_letter_warning,
     score_patterns,
     score_units,
     unparsed_count,
@@ -42,6 +56,7 @@ from store.model_runs import ExamReader, publish_run, shots_prompt_type, year_sc
 from workflows.run_folder import RunFolder
 
 BATCH_ITEMS = 4
+logger = logging.getLogger(__name__)
 
 
 class RunCancelled(RuntimeError):
@@ -57,6 +72,17 @@ class RunOutcome:
     seconds: float
     #: Generated answers whose letter could not be read (left out of the scores).
     unparsed: int = 0
+    #: Answers without a letter A–E of any kind (``unparsed`` included), and all answers.
+    no_letter: int = 0
+    answers: int = 0
+
+
+class AnswerCounts(NamedTuple):
+    """What ``publish`` counted among a run's answers."""
+
+    unparsed: int
+    no_letter: int
+    answers: int
 
 
 def execute_run(
@@ -72,14 +98,17 @@ def execute_run(
 
     The patterns are scored with ``options``, by default the settings stored for the year (so
     the model sits on the scale of that year's humans); the run records which.
-    SIGTERM/SIGINT stop the run after the batch in flight (status 'cancelled'); run again to
-    resume. Raises RunBusyError if another process is working on the same run, NoLetterError
-    (nothing published) when most answers had no letter A–E.
+    SIGTERM/SIGINT stop the run (RunCancelled, status 'cancelled'; run again to resume): within
+    one request for a backend with ``watch_stop``, the unfinished batch discarded; else after
+    the batch in flight. Raises RunBusyError if another process is working on the same run,
+    NoLetterError (nothing published, the finished batches kept) when more than
+    ``NO_LETTER_LIMIT`` of the answers had no letter A–E.
     """
     folder = RunFolder(Path(runs_dir) / spec.run_id)
     folder.acquire()
     started = time.monotonic()
     stop = _StopFlag()
+    watch: Callable[[threading.Event | None], None] | None = None
     try:
         claim_spec(folder, spec)
         with connected(Path(db_path), read_only=True) as con:
@@ -96,19 +125,29 @@ def execute_run(
             shots_source=plan.shots_source, error=None,
             created_at=(folder.read_json("status.json") or {}).get("created_at", time.time()))
         scorer = scorer or make_scorer(spec.backend, **backend_options(spec))
+        watch = getattr(scorer, "watch_stop", None)
+        if callable(watch):
+            watch(stop.event)
         folder.update_status(scorer=scorer.describe())
         top_k = scorer.describe().get("top_logprobs")
+        method = spec.backend_options.get("answer_method")
+        total_answers = len(plan.units) * spec.n_shuffles
         units_done, rate_start, rate_units = status["units_done"], time.monotonic(), 0
         for start in range(0, len(todo), batch_items):
             if stop.requested:
                 raise RunCancelled(f"run {spec.run_id} cancelled; run it again to resume")
             batch = todo[start:start + batch_items]
-            part = score_units(spec, batch, scorer)
+            try:
+                part = score_units(spec, batch, scorer)
+            except ScoringCancelled:
+                raise RunCancelled(
+                    f"run {spec.run_id} cancelled; its unfinished batch was discarded and its "
+                    f"{units_done:,} finished items kept: run it again to resume") from None
             folder.write_part(part)
             missing, scored = no_letter_counts(part)
             missing_letters, answers = missing_letters + missing, answers + scored
-            if answers >= NO_LETTER_EARLY_ANSWERS:
-                _refuse_without_letters(folder, missing_letters, answers, top_k)
+            _refuse_without_letters(folder, missing_letters, answers, top_k, method,
+                                    total=total_answers)
             units_done += len(batch)
             rate_units += len(batch)
             rate = rate_units / max(time.monotonic() - rate_start, 1e-9)
@@ -118,10 +157,15 @@ def execute_run(
             if progress:
                 progress(status)
         _write_min_k(folder, spec, plan, scorer)
-        unparsed = publish(folder, spec, db_path, plan, options)
-        folder.update_status(status="finished", finished_at=time.time())
+        counts = publish(folder, spec, db_path, plan, options)
+        warning = no_letter_warning(counts.no_letter, counts.answers, spec.run_id, method)
+        if warning:
+            logger.warning("%s", warning)
+        folder.update_status(status="finished", finished_at=time.time(),
+                             no_letter_answers=counts.no_letter, answers=counts.answers)
         return RunOutcome(spec.run_id, "finished", units_done, len(plan.units),
-                          time.monotonic() - started, unparsed)
+                          time.monotonic() - started, counts.unparsed, counts.no_letter,
+                          counts.answers)
     except RunCancelled:
         folder.update_status(status="cancelled")
         raise
@@ -129,22 +173,28 @@ def execute_run(
         folder.update_status(status="failed", error=f"{type(error).__name__}: {error}")
         raise
     finally:
+        if callable(watch):
+            watch(None)
         stop.restore()
         folder.release()
 
 
 def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
-            options: ScoringOptions | None = None) -> int:
+            options: ScoringOptions | None = None) -> AnswerCounts:
     """Score the run's finished parts (with ``options``, by default the year's stored
-    settings) and replace its rows in the store, recording the settings. Returns the number of
-    generated answers whose letter could not be read."""
+    settings) and replace its rows in the store, recording the settings. NoLetterError (nothing
+    written) when more than ``NO_LETTER_LIMIT`` of the answers had no letter. Returns the
+    counts of generated answers whose letter could not be read, of answers without a letter of
+    any kind, and of answers."""
     if options is None:
         with connected(Path(db_path), read_only=True) as con:
             options = year_scoring_options(con, spec.year)
     responses = folder.read_parts()
     status = folder.read_json("status.json") or {}
-    _refuse_without_letters(folder, *no_letter_counts(responses),
-                            (status.get("scorer") or {}).get("top_logprobs"))
+    no_letter, answers = no_letter_counts(responses)
+    _refuse_without_letters(folder, no_letter, answers,
+                            (status.get("scorer") or {}).get("top_logprobs"),
+                            spec.backend_options.get("answer_method"))
     scores = score_patterns(responses, plan, options)
     unparsed = unparsed_count(responses)
     run = {
@@ -156,7 +206,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         **_method_prompt_type(spec),
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
                     "skipped": plan.skipped, "scorer": status.get("scorer"),
-                    "unparsed_answers": unparsed},
+                    "unparsed_answers": unparsed, "no_letter_answers": no_letter},
     }
     model = {"model_id": spec.model_id,
              "family": spec.family, "instruction_tuned": spec.instruction_tuned,
@@ -165,7 +215,7 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
     min_k = pd.read_parquet(min_k_path) if min_k_path.exists() else None
     with connected(Path(db_path)) as con:
         publish_run(con, run, model, responses, scores, min_k)
-    return unparsed
+    return AnswerCounts(unparsed, no_letter, answers)
 
 
 def _method_prompt_type(spec: RunSpec) -> dict:
@@ -197,12 +247,15 @@ def check_booklet_areas(forms: dict[str, BookletForm]) -> None:
 
 
 def _refuse_without_letters(folder: RunFolder, missing: int, answers: int,
-                            top_k: int | None) -> None:
+                            top_k: int | None, method: str | None,
+                            total: int | None = None) -> None:
+    """``check_answer_letters`` with the run's id and folder in its message."""
     try:
-        check_answer_letters(missing, answers, top_k)
+        check_answer_letters(missing, answers, top_k, method, total)
     except NoLetterError as error:
         raise NoLetterError(f"run {folder.run_id}: {error} Its answers are kept in "
-                            f"{folder.root}; remove that folder to ask again.") from None
+                            f"{folder.root}; remove the run (`enem-llm remove-run "
+                            f"{folder.run_id}`) to ask again.") from None
 
 
 def _write_min_k(folder: RunFolder, spec: RunSpec, plan: RunPlan, scorer) -> None:
@@ -254,19 +307,24 @@ def _timestamp(seconds: float | None):
 
 
 class _StopFlag:
-    """Turns SIGTERM/SIGINT into a request to stop after the batch in flight."""
+    """Turns SIGTERM/SIGINT into a stop request: ``event`` is set, which a backend with
+    ``watch_stop`` checks between requests, and the run checks between batches."""
 
-    def __init__(self):
-        self.requested = False
-        self._previous = {}
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._previous: dict[int, Any] = {}
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
                 self._previous[sig] = signal.signal(sig, self._handle)
             except ValueError:  # not the main thread: no signal handling
                 pass
 
-    def _handle(self, signum, frame) -> None:
-        self.requested = True
+    @property
+    def requested(self) -> bool:
+        return self.event.is_set()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.event.set()
 
     def restore(self) -> None:
         for sig, handler in self._previous.items():

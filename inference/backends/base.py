@@ -32,6 +32,12 @@ class ScoringError(RuntimeError):
     """A backend could not score a request; the message names the item and shuffle."""
 
 
+class ScoringCancelled(Exception):
+    """A stop was asked for while a batch was being scored (``enem-llm cancel``, SIGTERM): the
+    backend sent no further request and its batch is abandoned unfinished. Not a
+    ScoringError: nothing failed, and the run turns it into a cancelled run."""
+
+
 class BackendSettingsError(ValueError):
     """A backend cannot be used as set up (e.g. no API key for a remote endpoint); raised before
     anything is sent."""
@@ -122,11 +128,18 @@ class ItemScores:
     @classmethod
     def from_option_scores(cls, key: str, scores: np.ndarray) -> ItemScores:
         """``full-answer-prob``: ``scores`` (S, 5) mean log-probabilities of the displayed
-        options' texts; probs = their softmax per shuffle, choice = argmax, letter mass NaN."""
+        options' texts; probs = their softmax per shuffle, choice = argmax, letter mass NaN.
+
+        A shuffle whose five scores are all -inf (the server gave every option's text
+        probability 0) has no answer: probs uniform and choice :data:`NO_CHOICE`, counted like
+        a top-k without a letter, rather than a softmax of nothing."""
         scores = np.asarray(scores, dtype=np.float64)
-        probs = np.exp(scores - scores.max(axis=1, keepdims=True))
+        none = scores.max(axis=1) == -np.inf
+        finite = np.where(none[:, None], 0.0, scores)
+        probs = np.exp(finite - finite.max(axis=1, keepdims=True))
         probs /= probs.sum(axis=1, keepdims=True)
-        return cls(key, probs, np.full(len(scores), np.nan), scores.argmax(axis=1))
+        return cls(key, probs, np.full(len(scores), np.nan),
+                   np.where(none, NO_CHOICE, finite.argmax(axis=1)))
 
     @classmethod
     def from_generated(cls, key: str, texts: Sequence[str]) -> ItemScores:

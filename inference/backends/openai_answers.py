@@ -25,12 +25,19 @@ computation to ask for here; a server with prefix caching (vLLM) shares the prom
 Not every server returns prompt log-probabilities (chat-only APIs, servers without ``echo``).
 :func:`check_endpoint`, run before a run writes or sends anything
 (``inference.backends.check_backend``), sends one such request and refuses a
-``full-answer-prob`` run with a :class:`BackendSettingsError` when the answer lacks them.
+``full-answer-prob`` run with a :class:`BackendSettingsError` when the answer lacks them. It
+runs on the command line and on the dashboard's server thread (the Runs page checks a run
+before launching it), so it is bounded: at most ``PROBE_SECONDS`` (5 s) in all, whatever the
+run's ``--request-timeout`` (each attempt times out after the smaller of the two, one retry
+only after a quick transient failure, none after a timeout or a malformed answer). An endpoint
+that does not answer in time refuses the run with its own message: too slow or not answering.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,6 +62,7 @@ from inference.backends.base import (
 )
 from inference.backends.openai_backend import (
     OpenAIScorer,
+    RequestTimeoutError,
     _Malformed,
     checked_logprob,
     response_choices,
@@ -62,6 +70,13 @@ from inference.backends.openai_backend import (
 
 #: The tiny request :func:`check_endpoint` sends: a prompt and one option text.
 PROBE_PROMPT, PROBE_OPTION = "Resposta: (", "sim"
+#: The longest the probe may hold its caller, all attempts included (seconds). A working server
+#: answers a five-token echo at once, so one that needs longer is too slow or too busy to be
+#: probed; and the caller may be the dashboard's server thread, which must not hang on it.
+PROBE_SECONDS = 5.0
+#: Attempts of the probe: one retry, for a quick transient failure (a dropped connection, a
+#: 502); a timeout or a malformed answer is not asked again.
+PROBE_ATTEMPTS = 2
 
 
 def openai_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,
@@ -79,7 +94,8 @@ def openai_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,
 
 def check_endpoint(options: Mapping[str, Any]) -> None:
     """Refuse (BackendSettingsError, one line) a ``full-answer-prob`` run whose server does not
-    return prompt log-probabilities; nothing to check for the other methods."""
+    return prompt log-probabilities, or does not answer the probe within ``PROBE_SECONDS``;
+    nothing to check (and nothing sent) for the other methods."""
     if options.get("answer_method") == "full-answer-prob":
         openai_scorer(**options).probe()
 
@@ -140,16 +156,56 @@ class OpenAIFullAnswerScorer(OpenAIScorer):
                 for req, rows in zip(requests, means)]
 
     def probe(self) -> None:
-        """One small request; BackendSettingsError when the server returns no prompt
-        log-probabilities (or cannot be reached)."""
-        try:
-            self.option_means(PROBE_PROMPT, [PROBE_OPTION], "probe")
-        except ScoringError as error:
+        """One small request, bounded to ``PROBE_SECONDS`` in all (module docstring);
+        BackendSettingsError when the server returns no prompt log-probabilities, cannot be
+        reached, or does not answer in time."""
+        prober = self._prober()
+        gave_up = threading.Event()
+        prober.watch_stop(gave_up)  # no retry once the caller has given up
+        outcome: list[BaseException | None] = []
+
+        def ask() -> None:
+            try:
+                prober.option_means(PROBE_PROMPT, [PROBE_OPTION], "probe")
+            except BaseException as error:  # noqa: BLE001 - handed to the caller below
+                outcome.append(error)
+            else:
+                outcome.append(None)
+
+        # Its own thread, so that the caller waits PROBE_SECONDS at most even when connecting
+        # and reading each take nearly the attempt's timeout.
+        thread = threading.Thread(target=ask, name="full-answer-prob probe", daemon=True)
+        thread.start()
+        thread.join(PROBE_SECONDS)
+        endpoint = f"{self.base_url or 'the OpenAI API'} with model {self.model!r}"
+        if not outcome or isinstance(outcome[0], RequestTimeoutError):
+            gave_up.set()
+            waited = prober.timeout if outcome else PROBE_SECONDS
+            raise BackendSettingsError(
+                f"--answer-method full-answer-prob: {endpoint} did not answer the probe within "
+                f"{waited:g} s (one small request, sent before the run starts to check that it "
+                "returns prompt log-probabilities): the endpoint is too slow or not answering, "
+                "so the run was not started; try again once it answers")
+        if isinstance(outcome[0], ScoringError):
             raise BackendSettingsError(
                 f"--answer-method full-answer-prob needs the prompt log-probabilities of the "
-                f"completions API (echo=True, logprobs, max_tokens=0), and "
-                f"{self.base_url or 'the OpenAI API'} with model {self.model!r} did not return "
-                f"them ({error}); use letter-prob or generate with this server") from None
+                f"completions API (echo=True, logprobs, max_tokens=0), and {endpoint} did not "
+                f"return them ({outcome[0]}); use letter-prob or generate with this server"
+            ) from None
+        if outcome[0] is not None:
+            raise outcome[0]
+
+    def _prober(self) -> OpenAIFullAnswerScorer:
+        """This scorer with the probe's limits: each attempt times out after the smaller of
+        the request timeout and ``PROBE_SECONDS``, ``PROBE_ATTEMPTS`` attempts, no retry after
+        a timeout or a malformed answer, waits of at most half a second."""
+        prober = copy.copy(self)
+        prober.timeout = min(self.timeout, PROBE_SECONDS)
+        prober.max_attempts, prober.timeout_attempts = PROBE_ATTEMPTS, 1
+        prober.malformed_attempts = 1
+        prober.backoff_base, prober.backoff_max = 0.1, 0.5
+        prober._client = self._client.with_options(timeout=prober.timeout, max_retries=0)
+        return prober
 
 
 def reply_text(body: str) -> str:

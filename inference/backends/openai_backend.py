@@ -18,7 +18,8 @@ generated token (plus the generated token itself):
   1e-6. Then the five values are normalised.
 * ``letter_mass`` = the summed probability of the letters actually found (no floors).
 * ``choice`` = the most likely letter *found*; -1 (no answer) when the top-k holds no letter.
-  A run refuses to publish when most of its answers have none (``inference.run_scoring``).
+  A run is not published when more than ``NO_LETTER_LIMIT`` (10%) of its answers have none
+  (``inference.run_scoring``).
 * impossible values are refused, never scored: a log-probability above 0 or NaN or +inf, or a
   top-k whose probabilities add up to more than 1 (both beyond ``ROUNDING_SLACK``) raise
   :class:`ImpossibleLogprobError` at once (an endpoint that sends logits will not mend on retry).
@@ -30,14 +31,30 @@ scorer is made, before any request. The key
 is never logged, put in ``repr``/``describe()`` or in error messages (messages are redacted and
 exceptions are raised without the client's exception chained, which holds the request headers).
 
-Retries: HTTP 429, 408/409, 5xx, timeouts and connection errors are retried with exponential
-backoff and jitter (``backoff_base·2^k`` capped at ``backoff_max``, times a random factor in
-[0.5, 1.5); a ``Retry-After`` header is honoured up to ``backoff_max``), at most
+Timeouts: ``timeout`` (``enem-llm run --request-timeout``; default 60 s) bounds each attempt
+of a request: connecting, sending and every wait for the answer's bytes may each take at most
+that long, so an endpoint that takes a request and never answers fails the attempt after
+``timeout``. At most ``timeout_attempts`` (``TIMEOUT_ATTEMPTS`` = 2) attempts of one request
+may end in a timeout: the retry catches a one-off stall, and an endpoint that hangs fails each
+request after at most **2 × timeout plus one wait of at most 1.5 × backoff_base** (7.5 s at
+``--request-timeout 3``; 121.5 s at the default 60), instead of six timeouts and five growing
+waits. The error (:class:`RequestTimeoutError`) says the endpoint did not answer within
+``timeout``.
+
+Retries: HTTP 429, 408/409, 5xx, timeouts (as above) and connection errors are retried with
+exponential backoff and jitter (``backoff_base·2^k`` capped at ``backoff_max``, times a random
+factor in [0.5, 1.5); a ``Retry-After`` header is honoured up to ``backoff_max``), at most
 ``max_attempts`` tries in all. A malformed answer (not JSON, no choices, no logprobs) is retried
 up to ``malformed_attempts`` times. Other HTTP errors fail at once. Any final failure raises
 :class:`~inference.backends.base.ScoringError` naming the item and shuffle; ``score`` then
-stops the remaining requests. Requests run on a thread pool of ``concurrency`` workers. Each
-request may take ``timeout`` seconds (``enem-llm run --request-timeout``; default 60).
+cancels the requests not yet sent and returns without waiting for those in flight (they send
+no retry). Requests run on a thread pool of ``concurrency`` workers.
+
+Stopping: after :meth:`OpenAIScorer.watch_stop` (``workflows.run_execution`` passes the event
+its SIGTERM/SIGINT handler sets), no request is sent once the event is set, a wait between
+retries ends at once, and ``score`` raises :class:`~inference.backends.base.ScoringCancelled`
+within ``STOP_POLL_SECONDS`` (requests not yet sent are cancelled, those in flight are not
+waited for): a cancel acts within one request, not after the whole batch.
 """
 
 from __future__ import annotations
@@ -49,14 +66,21 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import numpy as np
 import openai
 
 from enem.areas import OPTION_LETTERS as LETTERS
-from inference.backends.base import NO_CHOICE, ItemScores, LetterScores, ScoreRequest, ScoringError
+from inference.backends.base import (
+    NO_CHOICE,
+    ItemScores,
+    LetterScores,
+    ScoreRequest,
+    ScoringCancelled,
+    ScoringError,
+)
 from inference.backends.openai_key import API_KEY_ENV, NO_KEY, api_key
 
 logger = logging.getLogger(__name__)
@@ -68,6 +92,17 @@ __all__ = ["API_KEY_ENV", "NO_KEY", "ImpossibleLogprobError", "MalformedResponse
 #: How far a log-probability may sit above 0, and the top-k's total probability above 1, from
 #: the endpoint's floating-point rounding; beyond it the values are impossible.
 ROUNDING_SLACK = 1e-3
+#: Attempts of one request that may end in a timeout: the first and one retry (a stall that does
+#: not come back). Each takes ``timeout``, so a hanging endpoint fails a request after about
+#: twice the request timeout instead of ``max_attempts`` times it plus growing waits.
+TIMEOUT_ATTEMPTS = 2
+#: How often ``score`` looks at the stop event while it waits for answers (seconds): a cancel
+#: is noticed this soon, and the process wakes only this often while a request hangs.
+STOP_POLL_SECONDS = 0.1
+
+#: The batch of :meth:`OpenAIScorer.per_shuffle` a pool thread works for: its ``abandon`` event
+#: is set when the batch ends early (a failure or a stop), so requests in flight send no retry.
+_batch = threading.local()
 
 
 class MalformedResponseError(ScoringError):
@@ -79,6 +114,11 @@ class ImpossibleLogprobError(ScoringError):
     top-k whose probabilities add up to more than 1)."""
 
 
+class RequestTimeoutError(ScoringError):
+    """The endpoint did not answer one request within the request timeout, ``timeout_attempts``
+    times: it is not answering, or it is too slow for that timeout."""
+
+
 class _Malformed(Exception):
     pass
 
@@ -87,6 +127,10 @@ class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class _TimedOut(_Retryable):
+    """An attempt that got no answer within ``timeout``."""
 
 
 def letter_of_token(token: str) -> int | None:
@@ -197,11 +241,13 @@ class OpenAIScorer:
         token_limit_param: str = "max_tokens",
         temperature: float = 0.0,
         seed: int | None = None,
+        timeout_attempts: int = TIMEOUT_ATTEMPTS,
     ):
         if token_limit_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError("token_limit_param must be 'max_tokens' or 'max_completion_tokens'")
-        if max_attempts < 1 or malformed_attempts < 1 or concurrency < 1:
-            raise ValueError("max_attempts, malformed_attempts and concurrency must be >= 1")
+        if min(max_attempts, malformed_attempts, concurrency, timeout_attempts) < 1:
+            raise ValueError("max_attempts, malformed_attempts, timeout_attempts and "
+                             "concurrency must be >= 1")
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
             raise ValueError(f"the request timeout must be a positive number of seconds, "
                              f"got {timeout!r}")
@@ -216,6 +262,7 @@ class OpenAIScorer:
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.malformed_attempts = malformed_attempts
+        self.timeout_attempts = timeout_attempts
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.concurrency = concurrency
@@ -226,6 +273,7 @@ class OpenAIScorer:
         self.seed = seed
         self._rng = random.Random()
         self._rng_lock = threading.Lock()
+        self._stop: threading.Event | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIScorer(model={self.model!r}, base_url={self.base_url!r})"
@@ -245,6 +293,11 @@ class OpenAIScorer:
             "seed": self.seed,
             "openai": openai.__version__,
         }
+
+    def watch_stop(self, stop: threading.Event | None) -> None:
+        """Abandon work once ``stop`` is set (None: never): see "Stopping" in the module
+        docstring. A run's executor calls it so that a cancel acts within one request."""
+        self._stop = stop
 
     def _redact(self, text: str) -> str:
         for secret in self._secrets:
@@ -273,7 +326,7 @@ class OpenAIScorer:
         try:
             raw = create(**kwargs)
         except openai.APITimeoutError:
-            raise _Retryable(f"timeout after {self.timeout}s") from None
+            raise _TimedOut(f"timeout after {self.timeout}s") from None
         except openai.APIConnectionError as exc:
             raise _Retryable(f"connection error: {self._redact(str(exc))}") from None
         except openai.APIStatusError as exc:
@@ -294,23 +347,52 @@ class OpenAIScorer:
             delay = max(delay, min(retry_after, self.backoff_max))
         return delay
 
+    def _raise_if_stopped(self, where: str) -> None:
+        """ScoringCancelled when the run's stop event or the current batch's ``abandon`` event
+        (set on the batch's first failure or on a stop) is set."""
+        for event in (self._stop, getattr(_batch, "abandon", None)):
+            if event is not None and event.is_set():
+                raise ScoringCancelled(f"{where}: stopped before its answer")
+
+    def _pause(self, seconds: float, where: str) -> None:
+        """Wait ``seconds`` between two attempts; ScoringCancelled as soon as a stop comes.
+        Within a batch it waits on the batch's ``abandon`` event, which ``per_shuffle`` sets
+        on a stop; outside one, on the run's stop event."""
+        event = getattr(_batch, "abandon", None) or self._stop
+        if event is None:
+            time.sleep(seconds)
+        elif event.wait(seconds):
+            raise ScoringCancelled(f"{where}: stopped before its answer")
+
     def with_retries(self, attempt: Callable[[], T], where: str) -> T:
         """``attempt()`` (one request and the reading of its answer), retried as the module
-        docstring says; a final failure raises ScoringError naming ``where``."""
+        docstring says; a final failure raises ScoringError naming ``where`` (a request that
+        timed out ``timeout_attempts`` times: RequestTimeoutError), a stop ScoringCancelled."""
         transport_failures = 0
         malformed = 0
+        timeouts = 0
         while True:
+            self._raise_if_stopped(where)
             try:
                 return attempt()
             except _Retryable as exc:
                 transport_failures += 1
+                if isinstance(exc, _TimedOut):
+                    timeouts += 1
+                    if timeouts >= self.timeout_attempts:
+                        raise RequestTimeoutError(
+                            f"{where}: the endpoint did not answer within {self.timeout:g} s "
+                            f"(the request timeout; {timeouts} attempt"
+                            f"{'s' if timeouts > 1 else ''}): it is not answering, or it is "
+                            "too slow for that timeout") from None
                 if transport_failures + malformed >= self.max_attempts:
                     raise ScoringError(
                         f"{where}: giving up after {transport_failures + malformed} attempts: {exc}"
                     ) from None
+                self._raise_if_stopped(where)
                 delay = self._delay(transport_failures, exc.retry_after)
                 logger.warning("%s: %s; retrying in %.2fs", where, exc, delay)
-                time.sleep(delay)
+                self._pause(delay, where)
             except _Malformed as exc:
                 malformed += 1
                 if malformed >= self.malformed_attempts:
@@ -331,22 +413,44 @@ class OpenAIScorer:
     def per_shuffle(self, requests: Sequence[ScoreRequest],
                     work: Callable[[str, str, ScoreRequest, int], T]) -> list[list[T]]:
         """``work(prompt, where, request, shuffle)`` for every shuffle of every request on the
-        thread pool; results per request, in shuffle order. The first failure cancels the
-        requests not yet sent and is raised."""
+        thread pool; results per request, in shuffle order.
+
+        The first failure, or a stop (:meth:`watch_stop`; raised as ScoringCancelled), cancels
+        the requests not yet sent and is raised at once: the requests in flight are not waited
+        for, and they send no retry (their batch's ``abandon`` event is set)."""
         out: list[list[Any]] = [[None] * r.n_shuffles for r in requests]
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        abandon = threading.Event()
+
+        def in_batch(prompt: str, where: str, req: ScoreRequest, shuffle: int) -> T:
+            _batch.abandon = abandon
+            try:
+                return work(prompt, where, req, shuffle)
+            finally:
+                _batch.abandon = None
+
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        try:
+            self._raise_if_stopped("the batch")
             futures = {
-                pool.submit(work, req.prompt(s), f"{req.key} shuffle {s}", req, s): (i, s)
+                pool.submit(in_batch, req.prompt(s), f"{req.key} shuffle {s}", req, s): (i, s)
                 for i, req in enumerate(requests) for s in range(req.n_shuffles)
             }
-            try:
-                for future in as_completed(futures):
+            pending = set(futures)
+            while pending:
+                if self._stop is not None and self._stop.is_set():
+                    raise ScoringCancelled(
+                        f"stopped with {len(pending):,} of the batch's {len(futures):,} "
+                        "requests unanswered")
+                done, pending = wait(pending, timeout=STOP_POLL_SECONDS,
+                                     return_when=FIRST_COMPLETED)
+                for future in done:
                     i, s = futures[future]
                     out[i][s] = future.result()
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        except BaseException:
+            abandon.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return out
 
     def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
