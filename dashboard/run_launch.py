@@ -35,7 +35,10 @@ def launch_panel(filters: Filters, db_path: Path, runs_dir: Path,
                  config: OperatorConfig) -> None:
     """The launch controls, the command line of what they describe, and the Launch button."""
     left, middle, right = st.columns(3)
-    backend = left.selectbox("Backend", available_backends(), index=0, key="runs.backend",
+    backends = available_backends()
+    # The random baseline needs nothing the operator must set up, so its command is runnable.
+    backend = left.selectbox("Backend", backends, index=backends.index("random"),
+                             key="runs.backend",
                              help="transformers: a local model the operator allows (CUDA when "
                                   "present, else CPU); openai: an OpenAI-compatible endpoint "
                                   "the operator configured; random: the baseline")

@@ -77,3 +77,25 @@ def real_items_db(tmp_path_factory, real_data) -> Path:
     for year in REAL_YEARS:
         ingest_items(path, year, real_data / "items" / f"ITENS_PROVA_{year}.csv")
     return path
+
+
+@pytest.fixture
+def as_operator(monkeypatch):
+    """Make AppTest's sessions the operator's. AppTest has no browser request (no Host, no
+    Origin), so ``dashboard.access`` rightly makes it a viewer; the rule itself is tested on
+    its own and in a real browser (tests/test_operator_config.py, tests/test_serving_safely.py).
+    """
+    from dashboard.access import Access
+
+    monkeypatch.setattr("dashboard.access.session_access", lambda config=None: Access(True))
+
+
+def pair_key(monkeypatch, folder: Path, url: str, key_env: str = "OPENAI_API_KEY") -> Path:
+    """Write an operator.toml in ``folder`` pairing the endpoint ``url`` with ``key_env`` and
+    point ``ENEM_OPERATOR_CONFIG`` at it: runs against ``url`` then send that key (without
+    it they send none, ``inference.backends.openai_key``)."""
+    config = Path(folder) / "operator.toml"
+    config.write_text(f"[endpoints.test]\nbase_url = '{url}'\nkey_env = '{key_env}'\n",
+                      encoding="utf-8")
+    monkeypatch.setenv("ENEM_OPERATOR_CONFIG", str(config))
+    return config

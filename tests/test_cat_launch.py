@@ -38,7 +38,8 @@ def test_the_command_line_makes_the_same_cat(tmp_path, spec):
     assert Path(args.runs_dir) == tmp_path / "runs"
 
 
-def test_page_launches_a_cat_and_draws_its_path(monkeypatch, tmp_path, pages_demo_db):
+def test_page_launches_a_cat_and_draws_its_path(monkeypatch, tmp_path, pages_demo_db,
+                                                as_operator):
     db = tmp_path / "launch.duckdb"
     shutil.copyfile(pages_demo_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))

@@ -21,6 +21,7 @@ from inference.backends.openai_backend import (
     letter_of_token,
     letters_from_top_logprobs,
 )
+from tests.conftest import pair_key
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 LN = math.log
@@ -138,8 +139,9 @@ def server():
 
 
 @pytest.fixture
-def scorer(server, monkeypatch) -> OpenAIScorer:
+def scorer(server, monkeypatch, tmp_path) -> OpenAIScorer:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pair_key(monkeypatch, tmp_path, server.url)  # the key goes there: its redaction is tested
     return make_scorer(
         "openai", model="scripted", base_url=server.url, timeout=0.4, max_attempts=4,
         malformed_attempts=3, backoff_base=0.01, backoff_max=0.05, concurrency=4,

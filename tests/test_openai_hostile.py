@@ -19,6 +19,7 @@ import pytest
 from cli import main as cli
 from inference.backends import ScoringError
 from inference.backends.openai_backend import OpenAIScorer, letters_from_top_logprobs
+from tests.conftest import pair_key
 from tests.db_reading import query_rows
 from tests.test_inference_openai import completion, request
 from workflows.run_folder import read_run_folders
@@ -66,13 +67,14 @@ class Endpoint:
 
 
 @pytest.fixture
-def endpoint(monkeypatch):
+def endpoint(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     script = Endpoint()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), script.handler())
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     script.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    pair_key(monkeypatch, tmp_path, script.url)  # the key goes there: its redaction is tested
     yield script
     httpd.shutdown()
     httpd.server_close()
@@ -153,15 +155,13 @@ def test_impossible_log_probabilities_are_refused(endpoint):
         assert mass == pytest.approx(1.0, abs=1e-6)
 
 
-def test_no_key_for_a_remote_endpoint_is_refused_before_any_request(demo_db, tmp_path,
-                                                                     monkeypatch, capsys):
+def test_no_key_for_the_openai_api_is_refused_before_any_request(demo_db, tmp_path,
+                                                                 monkeypatch, capsys):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    remote = "https://api.example.invalid/v1"
     with pytest.raises(ValueError, match="OPENAI_API_KEY"):
-        OpenAIScorer("gpt-4o-mini", base_url=remote)
-    code = _main(["run", "--backend", "openai", "--model", "gpt-4o-mini", "--base-url",
-                  remote, "--year", "2023", "--areas", "MT", "--db", str(demo_db),
-                  "--runs-dir", str(tmp_path / "runs")])
+        OpenAIScorer("gpt-4o-mini")
+    code = _main(["run", "--backend", "openai", "--model", "gpt-4o-mini", "--year", "2023",
+                  "--areas", "MT", "--db", str(demo_db), "--runs-dir", str(tmp_path / "runs")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0
     assert len(err) == 1 and err[0].startswith("error:") and "OPENAI_API_KEY" in err[0], err

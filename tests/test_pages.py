@@ -338,7 +338,8 @@ def _labelled(widgets, label: str):
     return widget
 
 
-def test_runs_page_launches_follows_and_lists_a_run(monkeypatch, tmp_path, pages_demo_db):
+def test_runs_page_launches_follows_and_lists_a_run(monkeypatch, tmp_path, pages_demo_db,
+                                                   as_operator):
     db = tmp_path / "runs_page.duckdb"
     shutil.copyfile(pages_demo_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))

@@ -222,7 +222,8 @@ def test_empty_states_without_runs_or_attributes(monkeypatch, pages_no_runs_db):
     assert "Min-K% Prob values" in text
 
 
-def test_launch_button_starts_the_missing_random_runs(monkeypatch, tmp_path, pages_no_runs_db):
+def test_launch_button_starts_the_missing_random_runs(monkeypatch, tmp_path, pages_no_runs_db,
+                                                      as_operator):
     db = tmp_path / "launch.duckdb"
     shutil.copyfile(pages_no_runs_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))

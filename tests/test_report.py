@@ -167,7 +167,8 @@ def test_cli_refuses_a_year_not_in_the_store(pages_demo_db, tmp_path, capsys):
     assert code == 2 and "no database at" in capsys.readouterr().err
 
 
-def test_page_button_builds_the_report_of_the_address_bar(monkeypatch, pages_demo_db):
+def test_page_button_builds_the_report_of_the_address_bar(monkeypatch, pages_demo_db,
+                                                         as_operator):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
     app = run_page("pages/12_Paper_tables.py", {"area": "MT"})
     app.button(key="report.build").click().run(timeout=600)

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
+
 from cli.main import build_parser
 from cli.run_commands import spec_from_args
 from tests.test_openai_answer_methods import server  # noqa: F401 (fixture)
 from tests.test_runs_page import assert_clean, db, labelled, open_runs, wait_for  # noqa: F401
 from workflows.runs import list_runs, project_command
+
+#: The Runs page launches for the operator only (AppTest has no browser request).
+pytestmark = pytest.mark.usefixtures("as_operator")
 
 
 def _shown_spec(app):
@@ -18,17 +23,23 @@ def _shown_spec(app):
     return words, spec_from_args(build_parser().parse_args(words[len(project_command()):]))
 
 
-def test_the_answer_method_picker_feeds_the_run_command(db, server):  # noqa: F811
+def test_the_answer_method_picker_feeds_the_run_command(db, server, tmp_path,  # noqa: F811
+                                                        monkeypatch):
     runs_dir = db.parent / "runs"
+    # The page offers the operator's endpoints only: the fake server is one of them.
+    config = tmp_path / "operator.toml"
+    config.write_text(f"[endpoints.fake]\nbase_url = '{server.url}'\n")
+    monkeypatch.setenv("ENEM_OPERATOR_CONFIG", str(config))
     app = open_runs()
+    labelled(app.main.selectbox, "Backend").set_value("openai").run()
     assert "--answer-method" not in shlex.split(app.code[0].value)  # letter-prob: no flag
-    labelled(app.main.selectbox, "Backend").set_value("openai")
-    labelled(app.main.text_input, "Model").set_value("fake")
-    labelled(app.main.text_input, "API base URL (openai backend)").set_value(server.url)
+    assert labelled(app.main.selectbox, "Endpoint").options == ["fake"]
+    labelled(app.main.text_input, "Model name at this endpoint").set_value("fake")
     labelled(app.main.multiselect, "Areas").set_value(["MT"])
     labelled(app.main.number_input, "Option shuffles per item").set_value(2)
     labelled(app.main.selectbox, "Answer method").set_value("full-answer-prob")
     server.echo = "refused"
+    app.run()  # the choices made, the button is enabled (a browser reruns on each change)
     labelled(app.button, "Launch").click().run()
     assert not app.exception
     [error] = [e.value for e in app.error]
@@ -39,9 +50,9 @@ def test_the_answer_method_picker_feeds_the_run_command(db, server):  # noqa: F8
     assert "--temperature" not in words and "--max-new-tokens" not in words
     assert spec.backend_options == {"base_url": server.url, "answer_method": "full-answer-prob"}
 
-    labelled(app.main.selectbox, "Answer method").set_value("generate")
-    labelled(app.main.number_input, "Temperature (generate)").set_value(0.3)
-    labelled(app.main.number_input, "Max new tokens (generate)").set_value(12)
+    labelled(app.main.selectbox, "Answer method").set_value("generate").run()
+    labelled(app.main.number_input, "Temperature").set_value(0.3)
+    labelled(app.main.number_input, "Max new tokens").set_value(12)
     labelled(app.button, "Launch").click().run()
     assert_clean(app)
     words, spec = _shown_spec(app)

@@ -25,6 +25,9 @@ TIMEOUT = 120
 RUNS = "pages/8_Runs.py"
 SCREENSHOTS = ROOT / "test-artifacts" / "browser"
 
+#: The Runs page launches for the operator only (AppTest has no browser request).
+pytestmark = pytest.mark.usefixtures("as_operator")
+
 
 @pytest.fixture
 def db(monkeypatch, tmp_path, pages_demo_db) -> Path:
@@ -165,7 +168,7 @@ def test_in_a_browser_the_runs_table_refreshes_when_a_run_ends(db):
             wait_for(lambda: "random-baseline-random-2023-" in _grid_text(page), timeout=30)
             assert expected not in _grid_text(page)
             # The form: backend random, areas MT only, 2 shuffles.
-            form = page.locator("[data-testid='stForm']")
+            form = page.locator("[data-testid='stMain']")
             form.get_by_role("combobox", name="Backend").click()
             page.get_by_role("option", name="random", exact=True).click()
             for area in ("CN", "CH", "LC"):

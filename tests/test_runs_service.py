@@ -207,7 +207,7 @@ def test_a_spec_that_cannot_work_is_refused_before_a_folder_exists(demo_db, tmp_
         service.start_in_background(no_year, demo_db, runs_dir)
     remote_without_key = RunSpec(model="some-model", backend="openai", year=2023, areas=("MT",),
                                  languages=("pt",), shots=(0,), n_shuffles=2, seed=1,
-                                 backend_options={"base_url": "https://api.example.org/v1"})
+                                 backend_options={})  # the OpenAI API: its key is unset
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("OPENAI_API_KEY", raising=False)
         with pytest.raises(ValueError, match="OPENAI_API_KEY"):
