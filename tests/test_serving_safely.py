@@ -1,0 +1,282 @@
+"""Safe to serve, tried as an attacker would: the real server started as the README starts it
+(``streamlit run app.py`` from the repository root, so ``.streamlit/config.toml`` applies) with
+a canary API key in its environment and a local header-logging server standing for the
+attacker's URL, driven by a real Chromium.
+
+- it listens on loopback only (``ss``), and a WebSocket whose Host and Origin name another
+  domain (DNS rebinding) is refused;
+- the operator's Runs page offers configured endpoints and allowed models, never a typed URL
+  or path, and an imported question's remote image is never fetched: the logging server gets
+  no request at all, so none carries the key;
+- served to others (``--server.address 0.0.0.0``) or behind a proxy, every page is a viewer's:
+  no control that starts, cancels, removes or writes anything, and no path of the server;
+  no run starts;
+- behind an authenticating proxy, the operators it names (and only they) may launch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import duckdb
+import pytest
+
+from inference.plan import RunSpec
+from tests.test_browser import BROWSER_ARGS, CHROMIUM, _free_port, _require_browser
+from workflows.question_import import import_questions
+from workflows.run_folder import RunFolder
+from workflows.runs import list_runs
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "test-artifacts"
+SCREENSHOTS = LOGS / "browser"
+CANARY = "sk-canary-must-never-leave-4242"
+PAGE_TIMEOUT_MS = 60_000
+#: Buttons that start, cancel, remove or write something: none may reach a viewer.
+OPERATOR_BUTTONS = ("Launch", "Launch CAT", "Cancel", "Remove", "Launch the missing random runs",
+                    "Build the report", "Derive attributes from the stored question texts",
+                    "Save corrections")
+
+
+class _Attacker(BaseHTTPRequestHandler):
+    """The attacker's server: records every request (path and Authorization header)."""
+
+    seen: ClassVar[list[tuple[str, str]]] = []
+
+    def _record(self) -> None:
+        self.seen.append((self.path, self.headers.get("Authorization", "")))
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = _record
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def attacker() -> Iterator[str]:
+    _Attacker.seen = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Attacker)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, pages_demo_db, attacker) -> Path:
+    """The demo with a question text that embeds the attacker's image, and a failed run whose
+    error names a path of the server."""
+    folder = tmp_path_factory.mktemp("serving")
+    db = folder / "store" / "enem.duckdb"
+    db.parent.mkdir()
+    shutil.copyfile(pages_demo_db, db)
+    con = duckdb.connect(str(db), read_only=True)
+    item_id, area, key, *options = con.execute(
+        "SELECT t.item_id, i.area, t.key, option_a, option_b, option_c, option_d, option_e "
+        "FROM question_texts t JOIN (SELECT DISTINCT year, item_id, area FROM items) i "
+        "USING (year, item_id) WHERE year = 2023 AND language = 'pt' AND NOT annulled "
+        "ORDER BY item_id LIMIT 1").fetchone()
+    con.close()
+    texts = folder / "planted.jsonl"
+    texts.write_text(json.dumps({
+        "year": 2023, "item_id": item_id, "area": area, "language": "pt", "options": options,
+        "key": key, "annulled": False,
+        "stem": f"Look: ![chart]({attacker}/stem.png) and ![ref][r]\n\n[r]: {attacker}/ref.png",
+        "source": "planted"}) + "\n", encoding="utf-8")
+    import_questions(db, texts, "project")
+    failed = RunSpec(model="random-baseline", backend="random", year=2023, areas=("CN",),
+                     n_shuffles=2)
+    run = RunFolder(db.parent / "runs" / failed.run_id)
+    run.write_json("spec.json", failed.to_dict())
+    run.update_status(status="failed", units_done=1, units_total=45,
+                      error=f"OSError: {folder}/models/secret-model/weights.bin is unreadable")
+    (db.parent / "item.txt").write_text(str(item_id))
+    return db
+
+
+@contextmanager
+def served(db: Path, name: str, *flags: str, env: dict[str, str] | None = None
+           ) -> Iterator[int]:
+    """``streamlit run app.py`` from the repository root as ``make run`` starts it (plus a free
+    port and headless), with the canary key in its environment; yields the port."""
+    port = _free_port()
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "ENEM_OPERATOR_CONFIG"}
+    environment.update({"ENEM_DB": str(db), "OPENAI_API_KEY": CANARY, **(env or {})})
+    log = LOGS / f"streamlit-{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats",
+             "false", "--server.headless", "true", "--server.port", str(port), *flags],
+            cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                            timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
+            time.sleep(0.3)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def websocket_status(port: int, host: str, origin: str) -> str:
+    """The status line the server answers a WebSocket upgrade of ``/_stcore/stream`` with."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall((f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\n"
+                            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n\r\n").encode())
+        return connection.recv(4096).decode("latin-1").split("\r\n", 1)[0]
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses on which something listens on TCP ``port``, as ``ss`` lists them."""
+    listed = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True,
+                            text=True, check=True).stdout
+    return {line.split()[3].rsplit(":", 1)[0] for line in listed.splitlines() if line.strip()}
+
+
+def open_page(page, url: str, title: str) -> str:
+    """Go to ``url``, wait for the page's title and for its script to finish; its text."""
+    page.goto(url, wait_until="domcontentloaded")
+    page.get_by_role("heading", level=1).filter(has_text=title).wait_for(timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                           timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    return page.locator("[data-testid='stMain']").inner_text()
+
+
+def assert_viewer(page, base: str, db: Path, shot: str) -> None:
+    """Every page that can start or write something shows a viewer none of it, nor a path."""
+    for path, title in (("Runs", "Model runs"), ("Adaptive_testing", "Adaptive testing"),
+                        ("Paper_tables", "Paper tables"), ("Data", "Data")):
+        text = open_page(page, f"{base}/{path}", title)
+        for label in OPERATOR_BUTTONS:
+            assert page.get_by_role("button", name=label, exact=True).count() == 0, (path, label)
+        assert page.locator("[data-testid='stMain'] [data-testid='stTextInput']").count() == 0, path
+        for secret in (str(ROOT), str(db.parent), str(db.parent.parent), "/.venv", CANARY):
+            assert secret not in text, (path, secret)
+        if path == "Runs":
+            assert "is for this dashboard's operator" in text
+            assert "weights.bin is unreadable" in text and "secret-model/" not in text
+        page.screenshot(path=str(SCREENSHOTS / f"viewer_{shot}_{path.lower()}.png"),
+                        full_page=True)
+
+
+def test_the_readme_server_is_safe_to_serve(store, attacker):
+    sync_playwright = _require_browser()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    runs_before = [run.run_id for run in list_runs(store.parent / "runs")]
+    item_id = (store.parent / "item.txt").read_text()
+    with served(store, "safe-local") as port, sync_playwright() as playwright:
+        # Nobody else on the network reaches it, and a rebinding page's socket is refused.
+        assert listening_addresses(port) == {"127.0.0.1"}
+        assert " 101 " in websocket_status(port, f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")
+        refused = websocket_status(port, f"rebind.example:{port}", f"http://rebind.example:{port}")
+        assert " 101 " not in refused and re.match(r"HTTP/1\.1 4\d\d", refused), refused
+
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1800})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            base = f"http://127.0.0.1:{port}"
+            # The operator at this machine: endpoints and models from lists, no typed URL.
+            open_page(page, f"{base}/Runs", "Model runs")
+            page.get_by_role("combobox", name="Backend").click()
+            page.get_by_role("option", name="openai", exact=True).click()
+            page.get_by_text("Model name at this endpoint").wait_for(timeout=PAGE_TIMEOUT_MS)
+            page.get_by_role("combobox", name="Endpoint").click()
+            offered = page.get_by_role("option").all_inner_texts()
+            page.keyboard.press("Escape")
+            assert offered == ["openai"], offered
+            assert page.get_by_label("API base URL (openai backend)").count() == 0
+            page.get_by_role("combobox", name="Backend").click()
+            page.get_by_role("option", name="transformers", exact=True).click()
+            page.get_by_text("No local models are allowed yet").wait_for(timeout=PAGE_TIMEOUT_MS)
+            page.get_by_text("Model name at this endpoint").wait_for(state="detached",
+                                                                     timeout=PAGE_TIMEOUT_MS)
+            typed = page.locator("[data-testid='stMain'] [data-testid='stTextInput'] label")
+            assert typed.all_inner_texts() == ["Model family (for grouping)"]
+            page.screenshot(path=str(SCREENSHOTS / "operator_runs.png"), full_page=True)
+            # The planted question: shown as text, its images never fetched.
+            text = open_page(page, f"{base}/Item_explorer?item={item_id}",
+                             "Item explorer")
+            assert "![chart](" in text
+            assert page.locator("[data-testid='stMain'] img[src*='127.0.0.1']").count() == 0
+            page.screenshot(path=str(SCREENSHOTS / "planted_text.png"), full_page=True)
+
+            # A proxy in front of the loopback server makes its visitors viewers.
+            proxied = browser.new_page(viewport={"width": 1440, "height": 1800},
+                                       extra_http_headers={"X-Forwarded-For": "203.0.113.5"})
+            assert_viewer(proxied, base, store, "proxied")
+            assert not errors, errors
+        finally:
+            browser.close()
+    with served(store, "safe-shared", "--server.address", "0.0.0.0",
+                "--server.allowedHosts", "127.0.0.1") as port, sync_playwright() as playwright:
+        assert listening_addresses(port) == {"0.0.0.0"}
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1800})
+            assert_viewer(page, f"http://127.0.0.1:{port}", store, "shared")
+        finally:
+            browser.close()
+    assert [run.run_id for run in list_runs(store.parent / "runs")] == runs_before
+    assert _Attacker.seen == [], _Attacker.seen
+
+
+def test_behind_an_authenticating_proxy_only_named_operators_launch(store, tmp_path):
+    config = tmp_path / "operator.toml"
+    config.write_text("[dashboard]\nlaunch = 'operators'\noperators = ['ana@example.org']\n")
+    sync_playwright = _require_browser()
+    with served(store, "safe-operators", "--server.trustedUserHeaders",
+                json.dumps({"X-Forwarded-Email": "email"}),
+                env={"ENEM_OPERATOR_CONFIG": str(config)}) as port, \
+            sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            ana = browser.new_page(extra_http_headers={"X-Forwarded-Email": "ana@example.org",
+                                                       "X-Forwarded-For": "203.0.113.5"})
+            open_page(ana, f"{base}/Runs", "Model runs")
+            assert ana.get_by_role("button", name="Launch", exact=True).count() == 1
+            bob = browser.new_page(extra_http_headers={"X-Forwarded-Email": "bob@example.org",
+                                                       "X-Forwarded-For": "203.0.113.6"})
+            assert_viewer(bob, base, store, "not_an_operator")
+            # Nor is the person at the machine an operator under this policy.
+            local = browser.new_page()
+            text = open_page(local, f"{base}/Runs", "Model runs")
+            assert "not one of this dashboard's operators" in text
+        finally:
+            browser.close()
