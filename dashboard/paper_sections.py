@@ -35,7 +35,7 @@ from workflows.paper_tables import (
     random_baseline_table,
     save_attribute_corrections,
 )
-from workflows.runs import check_capacity, runs_directory
+from workflows.runs import check_queue, runs_directory
 
 #: The paper's Min-K% figure uses 4-shot accuracy.
 MIN_K_SHOTS = 4
@@ -85,10 +85,9 @@ def baseline_section(filters: Filters, db_path: Path) -> None:
         elif st.button("Launch the missing random runs", key="paper.launch", type="primary"):
             try:
                 runs_dir = runs_directory(db_path)
-                # The baseline's runs (one per language) count as one launch: they take
-                # seconds, and a limit of one must still let them start.
-                check_capacity(runs_dir, config.dashboard.max_concurrent_runs)
-                launched = launch_random_baseline(db_path, runs_dir, filters.year, missing)
+                check_queue(runs_dir, launching=len(missing))
+                launched = launch_random_baseline(db_path, runs_dir, filters.year, missing,
+                                                  slots=config.dashboard.max_concurrent_runs)
             except (ValueError, OSError) as error:
                 st.error(f"The random runs could not start: {error}")
             else:

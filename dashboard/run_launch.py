@@ -4,7 +4,7 @@ equivalent command line, and the Launch button.
 Nothing here takes a path, a URL or a hub id as typed text: local models come from the
 operator's allow-list (``[models]`` of ``operator.toml``), API endpoints from its
 ``[endpoints]`` (so a key only ever goes where the operator sent it), and at most
-``max_concurrent_runs`` background runs work at once.
+``max_concurrent_runs`` launched runs work at once: later launches wait in a queue.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from inference.backends import available_backends
 from inference.operator_config import AllowedModel, OperatorConfig, allowed_models
 from inference.plan import RANDOM_BASELINE, RunSpec
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from workflows.runs import check_capacity, command_line, start_in_background
+from workflows.runs import check_queue, command_line, start_in_background
 
 STARTED_KEY = "runs.started"
 
@@ -141,10 +141,11 @@ def _problem(spec: RunSpec) -> str:
 
 
 def _launch(spec: RunSpec, db_path: Path, runs_dir: Path, limit: int) -> None:
-    """Start ``spec`` in the background unless ``limit`` runs are already working."""
+    """Start ``spec`` in the background; it waits, queued, while ``limit`` launched runs work
+    (refused when the queue is full)."""
     try:
-        check_capacity(runs_dir, limit)
-        started = start_in_background(spec, db_path, runs_dir)
+        check_queue(runs_dir)
+        started = start_in_background(spec, db_path, runs_dir, slots=limit)
     except (ValueError, OSError) as error:
         st.error(f"The run could not start: {error}")
         return

@@ -126,10 +126,12 @@ def random_baseline_specs(year: int, missing: dict[str, tuple[str, ...]],
 
 
 def launch_random_baseline(db_path: Path, runs_dir: Path, year: int,
-                           missing: dict[str, tuple[str, ...]]) -> list[LaunchedRun]:
+                           missing: dict[str, tuple[str, ...]],
+                           slots: int | None = None) -> list[LaunchedRun]:
     """Start the missing random-baseline runs in the background (the runs service, as the
-    Runs page and ``enem-llm run --background`` do); returns the launched runs."""
-    return [start_in_background(spec, Path(db_path), Path(runs_dir))
+    Runs page and ``enem-llm run --background`` do; queued for ``slots`` when given);
+    returns the launched runs."""
+    return [start_in_background(spec, Path(db_path), Path(runs_dir), slots=slots)
             for spec in random_baseline_specs(year, missing)]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from inference.backends import ScoringError
 from inference.plan import RunSpec
 from workflows.run_execution import RunCancelled, execute_run
 from workflows.run_folder import RunBusyError, RunFolder
+from workflows.run_slots import RunSlot, wait_for_slot
 
 #: The worker's exit code for a cancelled run.
 CANCELLED_EXIT = 130
@@ -35,13 +37,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", required=True)
     parser.add_argument("--runs-dir", required=True)
     parser.add_argument("--batch-items", type=int, required=True)
+    parser.add_argument("--slots", type=int, default=None,
+                        help="wait for one of this many run slots first (the dashboard's "
+                             "queue, workflows.run_slots)")
     parser.add_argument("run_id")
     args = parser.parse_args(argv)
-    spec = RunFolder(Path(args.runs_dir) / args.run_id).read_json("spec.json")
+    folder = RunFolder(Path(args.runs_dir) / args.run_id)
+    spec = folder.read_json("spec.json")
     if spec is None:
         print(f"error: run folder {args.run_id} has no spec.json", file=sys.stderr)
         return 2
     try:
+        slot = (wait_in_queue(folder, Path(args.runs_dir), args.slots)
+                if args.slots else None)
         outcome = execute_run(RunSpec.from_dict(spec), Path(args.db), Path(args.runs_dir),
                               batch_items=args.batch_items)
     except RunCancelled as stopped:
@@ -50,9 +58,33 @@ def main(argv: list[str] | None = None) -> int:
     except (ScoringError, RunBusyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    if slot is not None:
+        slot.release()
     print(f"run {outcome.run_id} {outcome.status}: {outcome.units_done}/{outcome.units_total} "
           f"items in {outcome.seconds:.1f} s")
     return 0
+
+
+def wait_in_queue(folder: RunFolder, runs_dir: Path, slots: int) -> RunSlot:
+    """Hold the run (alive, cancellable, status 'queued' while it waits) until one of
+    ``slots`` run slots is free, then hand the run to ``execute_run`` with the slot held.
+    SIGTERM while waiting (``enem-llm cancel``, the Runs page's Cancel) ends it as cancelled;
+    RunBusyError when another process works on the same run."""
+    folder.acquire()
+
+    def cancelled(signum: int, frame: object) -> None:
+        raise RunCancelled(f"run {folder.run_id} cancelled while queued")
+
+    previous = signal.signal(signal.SIGTERM, cancelled)
+    try:
+        return wait_for_slot(runs_dir, slots, waiting=lambda: folder.update_status(
+            status="queued", pid=os.getpid(), units_done=0))
+    except RunCancelled:
+        folder.update_status(status="cancelled", pid=os.getpid())
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        folder.release()  # execute_run takes the run's lock again at once
 
 
 def exit_now(code: int) -> None:

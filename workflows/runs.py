@@ -32,6 +32,7 @@ from workflows.run_folder import (
     read_run_folders,
     remove_run_folder,
 )
+from workflows.run_slots import MAX_QUEUED
 
 #: What a run whose status says "running" but whose process is gone is shown as.
 STOPPED_WORDING = "stopped: the process is gone; start the same run again to resume"
@@ -74,7 +75,7 @@ class RunProgress:
         if not self.status and self.starting:
             return "starting"
         state = self.status.get("status", "?")
-        if state == "running" and not self.alive:
+        if state in ("running", "queued") and not self.alive:
             return STOPPED_WORDING
         return state
 
@@ -146,22 +147,38 @@ def any_active(runs: list[RunProgress]) -> bool:
 
 
 def working_runs(runs: list[RunProgress]) -> list[str]:
-    """The ids of the runs being worked on, or launched moments ago."""
-    return [run.run_id for run in runs if run.alive or run.starting]
+    """The ids of the runs being worked on, or launched moments ago (not those queued)."""
+    return [run.run_id for run in runs
+            if (run.alive and run.state != "queued") or run.starting]
+
+
+def queued_runs(runs: list[RunProgress]) -> list[str]:
+    """The ids of the runs waiting for a slot (``workflows.run_slots``)."""
+    return [run.run_id for run in runs if run.alive and run.state == "queued"]
 
 
 class TooManyRuns(ValueError):
-    """A launch was asked while as many runs as allowed were already working."""
+    """A launch was asked while as many runs as allowed were already working or queued."""
 
 
-def check_capacity(runs_dir: Path, limit: int, launching: int = 1) -> None:
-    """Raise TooManyRuns when ``launching`` more runs would make more than ``limit`` work at
-    once in ``runs_dir`` (the dashboard's ``max_concurrent_runs``)."""
+def check_capacity(runs_dir: Path, limit: int) -> None:
+    """Raise TooManyRuns when ``limit`` runs already work in ``runs_dir`` (for launches that
+    do not queue: a live CAT)."""
     working = working_runs(list_runs(runs_dir))
-    if len(working) + launching > limit:
-        raise TooManyRuns(f"{len(working)} run(s) already working ({', '.join(working) or '-'});"
-                          f" this dashboard runs at most {limit} at once (max_concurrent_runs "
+    if len(working) >= limit:
+        raise TooManyRuns(f"{len(working)} run(s) already working ({', '.join(working)}); "
+                          f"this dashboard runs at most {limit} at once (max_concurrent_runs "
                           "in operator.toml). Launch again when one has ended.")
+
+
+def check_queue(runs_dir: Path, launching: int = 1) -> None:
+    """Raise TooManyRuns when ``launching`` more runs would make more than ``MAX_QUEUED``
+    wait for a slot in ``runs_dir``."""
+    waiting = queued_runs(list_runs(runs_dir))
+    if len(waiting) + launching > MAX_QUEUED:
+        raise TooManyRuns(f"{len(waiting)} run(s) already wait for a slot "
+                          f"({', '.join(waiting)}); at most {MAX_QUEUED} may wait. Launch again "
+                          "when one has started.")
 
 
 @dataclass(frozen=True)
@@ -284,17 +301,21 @@ class LaunchedRun:
 
 
 def start_in_background(spec: RunSpec, db_path: Path, runs_dir: Path,
-                        batch_items: int = BATCH_ITEMS) -> LaunchedRun:
+                        batch_items: int = BATCH_ITEMS, slots: int | None = None
+                        ) -> LaunchedRun:
     """Start ``spec`` as a separate process and return at once; its output goes to the run
     folder's ``log.txt``. The spec is written to the folder first, so the worker and any later
     resume read exactly this spec (a different spec already there is refused). A spec that
     cannot work (``check_run``: no key, no such year, a booklet of another area) is refused
-    with ValueError before any folder or process exists."""
+    with ValueError before any folder or process exists. With ``slots`` the worker first
+    waits, queued, until fewer than ``slots`` queued launches work (``workflows.run_slots``)."""
     check_run(spec, db_path)
     folder = RunFolder(Path(runs_dir) / spec.run_id)
     claim_spec(folder, spec)
     command = [sys.executable, "-m", "workflows.run_worker", "--db", str(db_path),
                "--runs-dir", str(runs_dir), "--batch-items", str(int(batch_items)), spec.run_id]
+    if slots is not None:
+        command[-1:-1] = ["--slots", str(int(slots))]
     with open(folder.root / "log.txt", "ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True,
