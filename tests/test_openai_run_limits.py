@@ -18,6 +18,7 @@ import os
 import re
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -62,13 +63,17 @@ def _hashed_below(prompt: str, byte: int) -> bool:
     return hashlib.sha256(prompt.encode()).digest()[0] < byte
 
 
-def _wait_until(predicate, timeout: float = 120.0) -> None:
+def _wait_until(predicate, timeout: float = 120.0, what: str = "condition",
+                log: Path | None = None) -> None:
+    """Poll ``predicate`` until it is true; AssertionError naming ``what`` (and showing the
+    worker's ``log``, when given) after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
+    shown = log.read_text()[-3000:] if log is not None and log.exists() else ""
+    raise AssertionError(f"{what}: not reached in {timeout:g} s\n{shown}")
 
 
 # ---------------------------------------------------------------- a. answers without a letter
@@ -203,7 +208,9 @@ def test_cancel_stops_a_background_run_within_one_request(endpoint, demo_db, tmp
                    languages=("pt",), shots=(0,), n_shuffles=shuffles, seed=1,
                    backend_options={"base_url": endpoint.url})
     launched = service.start_in_background(spec, demo_db, runs_dir, batch_items=batch_items)
-    _wait_until(lambda: len(endpoint.prompts) > per_batch + concurrency)  # the second batch
+    log = launched.folder / "log.txt"
+    _wait_until(lambda: len(endpoint.prompts) > per_batch + concurrency,
+                what="the second batch under way", log=log)
     asked = time.monotonic()
     service.cancel(spec.run_id, runs_dir)
     folder = RunFolder(launched.folder)
@@ -212,12 +219,13 @@ def test_cancel_stops_a_background_run_within_one_request(endpoint, demo_db, tmp
         return ((folder.read_json("status.json") or {}).get("status") == "cancelled"
                 and not folder.is_locked())
 
-    _wait_until(cancelled)
+    _wait_until(cancelled, what="status cancelled, lock released", log=log)
     took = time.monotonic() - asked
     assert took < 4 * delay, f"cancel took {took:.1f} s; the batch takes {25 * delay:.0f} s"
 
     codes: list[int] = []
-    _wait_until(lambda: _exited(launched.pid, codes), timeout=30)
+    _wait_until(lambda: _exited(launched.pid, codes), timeout=30, what="the worker's exit",
+                log=log)
     assert codes == [130], "the worker ends as a cancelled run"
     sent_in_second_batch = len(endpoint.prompts) - per_batch
     assert sent_in_second_batch <= 3 * concurrency, sent_in_second_batch
@@ -242,11 +250,14 @@ def test_a_cancelled_worker_does_not_wait_for_its_hanging_requests(endpoint, dem
                    languages=("pt",), shots=(0,), n_shuffles=2, seed=2,
                    backend_options={"base_url": endpoint.url, "timeout": 30.0})
     launched = service.start_in_background(spec, demo_db, runs_dir, batch_items=2)
-    _wait_until(lambda: len(endpoint.prompts) >= 2 * per_batch)  # all four hang in flight
+    log = launched.folder / "log.txt"
+    _wait_until(lambda: len(endpoint.prompts) >= 2 * per_batch,
+                what="the second batch's four requests in flight", log=log)
     asked = time.monotonic()
     service.cancel(spec.run_id, runs_dir)
     codes: list[int] = []
-    _wait_until(lambda: _exited(launched.pid, codes), timeout=90)
+    _wait_until(lambda: _exited(launched.pid, codes), timeout=90, what="the worker's exit",
+                log=log)
     took = time.monotonic() - asked
     assert codes == [130]
     assert took < 5.0, f"the worker took {took:.1f} s to end; its requests would hang 30 s"

@@ -415,16 +415,25 @@ class OpenAIScorer:
         """``work(prompt, where, request, shuffle)`` for every shuffle of every request on the
         thread pool; results per request, in shuffle order.
 
-        The first failure, or a stop (:meth:`watch_stop`; raised as ScoringCancelled), cancels
-        the requests not yet sent and is raised at once: the requests in flight are not waited
-        for, and they send no retry (their batch's ``abandon`` event is set)."""
+        The first failure, or a stop (:meth:`watch_stop`; raised as ScoringCancelled), abandons
+        the batch and is raised at once: no request of the batch is sent after it, those not yet
+        sent are cancelled, and those in flight are not waited for and send no retry (their
+        batch's ``abandon`` event is set)."""
         out: list[list[Any]] = [[None] * r.n_shuffles for r in requests]
         abandon = threading.Event()
+        failures: list[BaseException] = []
 
         def in_batch(prompt: str, where: str, req: ScoreRequest, shuffle: int) -> T:
             _batch.abandon = abandon
             try:
                 return work(prompt, where, req, shuffle)
+            except BaseException as error:
+                # The batch's failure: recorded and the batch abandoned here, in the pool
+                # thread, so that no thread sends another request of it meanwhile.
+                if not abandon.is_set():
+                    failures.append(error)
+                    abandon.set()
+                raise
             finally:
                 _batch.abandon = None
 
@@ -437,12 +446,16 @@ class OpenAIScorer:
             }
             pending = set(futures)
             while pending:
+                if failures:
+                    raise failures[0]
                 if self._stop is not None and self._stop.is_set():
                     raise ScoringCancelled(
                         f"stopped with {len(pending):,} of the batch's {len(futures):,} "
                         "requests unanswered")
                 done, pending = wait(pending, timeout=STOP_POLL_SECONDS,
                                      return_when=FIRST_COMPLETED)
+                if failures:
+                    raise failures[0]
                 for future in done:
                     i, s = futures[future]
                     out[i][s] = future.result()
