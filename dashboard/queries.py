@@ -72,6 +72,7 @@ human_theta_lz = cached_query(dashboard_queries.human_theta_lz)
 human_theta_histogram = cached_query(dashboard_queries.human_theta_histogram)
 blank_tests = cached_query(dashboard_queries.blank_tests)
 human_theta_se = cached_query(dashboard_queries.human_theta_se)
+human_count = cached_query(dashboard_queries.human_count)
 
 # Items
 main_booklet = cached_query(dashboard_queries.main_booklet)

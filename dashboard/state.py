@@ -44,6 +44,9 @@ IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
 #: The booklet picker's value for "every booklet" (a real CO_PROVA is never 0).
 ALL_BOOKLETS = 0
 
+#: The sidebar switch that leaves booklets whose notas are not reproduced out of the humans.
+REPRODUCED_SWITCH = "Humans: only booklets whose notas are reproduced"
+
 #: Query-parameter names of the shared filters (pages may add their own, e.g. ``item``).
 URL_KEYS: tuple[str, ...] = ("year", "area", "booklet", "lang", "shots", "family", "tuning",
                              "model", "run", "pool", "group", "reproduced", "blank")
@@ -78,6 +81,8 @@ class Filters:
     audit: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
     #: The year's live ingest (``store.dashboard_queries.year_profile``).
     profile: dict = field(default_factory=dict, compare=False, repr=False)
+    #: (area, why) for each chosen area where the human filters leave no candidate to draw.
+    no_humans: tuple[tuple[str, str], ...] = ()
 
     @property
     def series(self) -> tuple[str, ...]:
@@ -114,6 +119,9 @@ class Filters:
                   if self.excluded else "every scored booklet")
         if self.has_humans:
             humans += ("" if self.include_blank else ", all-blank tests left out")
+            if self.no_humans:
+                humans += ("; none drawn in " + "; ".join(f"{area} ({why})"
+                                                         for area, why in self.no_humans))
         runs = self._run_scorings() - {self.scoring}
         models = (f" Model runs scored otherwise: {'; '.join(sorted(runs))}." if runs else "")
         pooled = pooling_sentence(self.catalogue, self.models) if self.pooled else ""
@@ -314,6 +322,11 @@ def _note_human_reference(filters: Filters) -> None:
                 "the models without the human background. Ingest the year's microdata with "
                 "`enem-llm ingest-enem` to add it.")
         return
+    if filters.no_humans:
+        st.warning("The sidebar's filters leave no human to draw in "
+                   + "; ".join(f"{area}: {why}" for area, why in filters.no_humans)
+                   + ". Those figures show the models alone; change the filters to bring the "
+                     "humans back.")
     if filters.audit.empty:
         return
     shown = filters.audit[filters.audit["flagged"] & filters.audit["area"].isin(filters.areas)]
@@ -397,6 +410,7 @@ def _sidebar() -> Filters:
     audit = queries.booklet_audit(year)
     excluded = _reproduced_filter(side, audit)
     include_blank = _blank_filter(side, year)
+    profile = queries.year_profile(year)
 
     side.divider()
     key = _seed("image", list(IMAGE_FORMATS), "png", lambda v: v[0])
@@ -410,8 +424,39 @@ def _sidebar() -> Filters:
                    group_kind=group_kind,
                    group_value=group_value, image_format=image_format,
                    catalogue=queries.model_catalogue(), excluded=excluded,
-                   include_blank=include_blank, audit=audit,
-                   profile=queries.year_profile(year))
+                   include_blank=include_blank, audit=audit, profile=profile,
+                   no_humans=() if profile.get("items_only") else _empty_human_areas(
+                       year, areas, booklet, booklet_area, group_kind, group_value, excluded,
+                       include_blank, audit))
+
+
+def _empty_human_areas(year: int, areas: Sequence[str], booklet: int | None,
+                       booklet_area: str | None, group_kind: str, group_value: str,
+                       excluded: tuple[int, ...], include_blank: bool,
+                       audit: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    """(area, why) for each area whose human histograms these filters leave empty, the reason
+    naming the filter that emptied them."""
+    empty = []
+    for area in areas:
+        chosen = booklet if booklet_area == area else None
+        if queries.human_count(year, area, chosen, group_kind, group_value, excluded,
+                               include_blank):
+            continue
+        scored = audit.loc[(audit["area"] == area) & (audit["scored"] > 0), "booklet_id"] \
+            if len(audit) else pd.Series(dtype=int)
+        if chosen is not None:
+            scored = scored[scored == chosen]
+        if len(scored) and {int(b) for b in scored} <= set(excluded):
+            which = f"booklet {chosen}" if chosen is not None else "every booklet"
+            why = f"the switch \"{REPRODUCED_SWITCH}\" leaves out {which} of {area}"
+        elif group_kind != "all":
+            why = f"no {group_label(group_kind, group_value)} in the chosen booklets"
+        elif not include_blank:
+            why = "every test left is all-blank and all-blank tests are left out"
+        else:
+            why = "no scored candidate in the chosen booklets"
+        empty.append((area, why))
+    return tuple(empty)
 
 
 def _run_filters(side, year: int) -> tuple[list[str], bool]:
@@ -497,8 +542,7 @@ def _reproduced_filter(side, audit: pd.DataFrame) -> tuple[int, ...]:
     if not flagged:
         _keep("reproduced")
         return ()
-    only = side.toggle(f"Humans: only booklets whose notas are reproduced ({len(flagged)} left "
-                       "out)", key=key,
+    only = side.toggle(f"{REPRODUCED_SWITCH} ({len(flagged)} left out)", key=key,
                        help="Booklets where the published item parameters reproduce fewer than "
                             "99% of INEP's official notas; the Data page lists them")
     _keep("reproduced")

@@ -340,8 +340,11 @@ def score_pattern_file(
     frame = read_patterns(patterns, encoding)
     scored = score_pattern_frame(frame, items, options, lc_language)
     scored.to_csv(output, index=False)
+    # The audit compares INEP's recipe with the official notas whatever ``options`` write.
+    audited = (scored if options == DEFAULT_OPTIONS or official_notas(frame, items) is None
+               else score_pattern_frame(frame, items, DEFAULT_OPTIONS, lc_language))
     return PatternSummary(rows=len(scored), scored=int((scored["SCORE_ERROR"] == "").sum()),
-                          audit=pattern_audit(scored, items))
+                          audit=pattern_audit(audited, items))
 
 
 def official_notas(frame: pd.DataFrame, items: ItemsTable) -> pd.Series | None:
@@ -368,7 +371,8 @@ def official_notas(frame: pd.DataFrame, items: ItemsTable) -> pd.Series | None:
 def pattern_audit(scored: pd.DataFrame, items: ItemsTable) -> tuple[BookletAudit, ...] | None:
     """Per booklet of the items file: rows, rows scored, official notas checked and reproduced.
 
-    ``scored`` is the output of ``score_pattern_frame``. None when it carries no official nota.
+    ``scored`` is the output of ``score_pattern_frame`` with INEP's recipe (its ``NOTA`` is
+    compared). None when it carries no official nota.
     Every row counts as present: the input names only patterns meant to be scored.
     """
     official = official_notas(scored, items)

@@ -25,7 +25,7 @@ from enem.responses import (
     strings_to_chars,
     unchosen_block_filled,
 )
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, inep_nota, score_form
 
 #: Scores within this distance of the official NU_NOTA count as reproduced (one decimal).
 NOTA_TOLERANCE = 0.05
@@ -41,7 +41,8 @@ class BookletAudit:
 
     ``present``: TP_PRESENCA = 1 records naming the booklet; ``scored``: those scored;
     ``nota_checked``: scored records carrying an official NU_NOTA; ``nota_matched``: those whose
-    nota the scoring reproduced to the decimal.
+    nota INEP's official recipe reproduces to the decimal (always that recipe, whatever scoring
+    settings the year displays: ``enem.scoring.inep_nota``).
     """
 
     booklet_id: int
@@ -199,12 +200,14 @@ def score_batch(
             if kept.size == 0:
                 continue
             blank = blank_rows(chars)
-            result = score_form(correctness(chars, form.keys), form, options, blank=blank)
+            responses = correctness(chars, form.keys)
+            result = score_form(responses, form, options, blank=blank)
             key = (form.booklet_id, form.language)
             accumulator.chars[key].append(chars)
             accumulator.theta[key].append(result["theta"])
             accumulator.ctt[key].append(np.asarray(result["ctt"], dtype=np.float64))
-            count_notas(audit, np.asarray(result["nota"], dtype=float), official[kept])
+            count_notas(audit, _audited_nota(responses, form, result, options, blank,
+                                             official[kept]), official[kept])
             tables.append(_score_table(year, area, form, batch.select(_COPIED).take(kept),
                                        result, blank))
             sources.append(kept)
@@ -212,6 +215,16 @@ def score_batch(
         return BatchResult(None, rejected_ids, rejected_reasons, batch.num_rows)
     return BatchResult(pa.concat_tables(tables), rejected_ids, rejected_reasons, batch.num_rows,
                        np.concatenate(sources))
+
+
+def _audited_nota(responses: np.ndarray, form: BookletForm, result: dict, options: ScoringOptions,
+                  blank: np.ndarray, official: np.ndarray) -> np.ndarray:
+    """(n,) the notas the audit compares with ``official``: INEP's recipe whatever ``options``
+    display (``enem.scoring.inep_nota``); the scored notas themselves when no row has an
+    official nota to compare (nothing is checked then, so nothing is estimated again)."""
+    if np.isnan(official).all():
+        return np.asarray(result["nota"], dtype=float)
+    return np.asarray(inep_nota(responses, form, result["theta"], options, blank), dtype=float)
 
 
 def _form_groups(rows, booklet_id, languages, items: ItemsTable, reject):

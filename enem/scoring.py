@@ -68,6 +68,12 @@ class ScoringOptions:
         scale = "ENEM nota" if self.scale == "enem" else "100·θ + 500"
         return f"{how}, D = {self.scaling:g}, {scale}"
 
+    def same_theta(self, other: ScoringOptions) -> bool:
+        """Whether ``other`` gives every pattern the same θ (estimator, grid or bounds, D);
+        the reporting scale may differ."""
+        return (self.method, self.n_quadrature, tuple(self.theta_range), self.scaling) == (
+            other.method, other.n_quadrature, tuple(other.theta_range), other.scaling)
+
     def estimator(self) -> AbilityEstimator:
         """The θ estimator these options describe."""
         return make_estimator(self.method, n_quadrature=self.n_quadrature,
@@ -135,6 +141,38 @@ def score_form(
         "n_scored": scores.n_scored,
         "nota": options.nota(scores.theta, form.area, blank),
     }
+
+
+def inep_nota(
+    responses: np.ndarray,
+    form: BookletForm,
+    theta: ArrayLike,
+    options: ScoringOptions = DEFAULT_OPTIONS,
+    blank: np.ndarray | None = None,
+) -> FloatArray:
+    """The nota INEP's official recipe (``DEFAULT_OPTIONS``) gives each pattern, whatever
+    ``options`` the store displays: what the booklet audit compares with ``NU_NOTA``.
+
+    Parameters
+    ----------
+    responses : array of shape (n, form.n_items)
+        1.0 / 0.0 / NaN, as given to :func:`score_form`.
+    form : BookletForm
+    theta : array of shape (n,)
+        The patterns' θ under ``options``; reused when ``options`` estimate θ as INEP does (a
+        different scale alone), else θ is estimated again by INEP's recipe.
+    options : ScoringOptions, default INEP's recipe
+        The settings that produced ``theta``.
+    blank : bool array of shape (n,), optional
+        Tests left entirely blank, whose nota is 0.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    if options.same_theta(DEFAULT_OPTIONS):
+        return DEFAULT_OPTIONS.nota(theta, form.area, blank)
+    return nota_only(responses, form.bank, form.area, blank)
 
 
 def nota_only(

@@ -56,14 +56,25 @@ else:
             "reproduced", format="localized", help="official notas reproduced to the decimal"),
         "reproduced": st.column_config.ProgressColumn("share reproduced", format="percent",
                                                       min_value=0.0, max_value=1.0),
+        "inep_recipe": st.column_config.CheckboxColumn(
+            "INEP's recipe", help="the audit scored these notas by INEP's official recipe"),
         "flagged": st.column_config.CheckboxColumn(
             "flagged", help="fewer than 99% reproduced: flagged on every page"),
     })
-    st.caption(f"One row per booklet of {filters.year} with candidates. {flagged} booklet(s) "
-               "reproduce fewer than 99% of INEP's official notas with the published item "
-               "parameters; that is in the data (for example 2011 CN, most of 2017, 2019 MT), "
-               "not a scoring error. They are flagged on every page, and the sidebar switch "
-               "leaves them out of the human reference.")
+    if not audit["inep_recipe"].all():
+        st.warning(f"This audit of {filters.year} was stored by an older version, which "
+                   f"compared the nota of the year's display settings "
+                   f"({scoring_words(filters.profile.get('scoring'))}) with INEP's instead of "
+                   "INEP's own recipe: its counts say nothing about the parameters, so no "
+                   "booklet is flagged. Re-ingest the year to audit it.")
+    st.caption(f"One row per booklet of {filters.year} with candidates. The audit always "
+               f"scores by INEP's official recipe ({scoring_words(None)}), whatever settings "
+               f"the year displays ({filters.scoring}): the display settings change what is "
+               f"drawn, never this check. {flagged} booklet(s) reproduce fewer than 99% of "
+               "INEP's official notas with the published item parameters; that is in the data "
+               "(for example 2011 CN, most of 2017, 2019 MT), not a scoring error. They are "
+               "flagged on every page, and the sidebar switch leaves them out of the human "
+               "reference.")
 
 st.subheader("Rows per table")
 counts = queries.table_counts(COUNTED_TABLES)

@@ -28,11 +28,14 @@ Conventions for the filter arguments:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import duckdb
 import pandas as pd
 
+from enem.score_batches import REPRODUCED_SHARE_FLOOR
+from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store.schema import TABLES
 
 #: A run's label (model · prompt type · repetitions), unique per run: what the sidebar selects.
@@ -156,7 +159,7 @@ def model_catalogue(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 #: Booklets whose official notas the published parameters reproduce for fewer than this share
 #: of candidates are flagged on every page and can be left out of the human reference.
-REPRODUCED_SHARE = 0.99
+REPRODUCED_SHARE = REPRODUCED_SHARE_FLOOR
 
 
 def year_profile(con: duckdb.DuckDBPyConnection, year: int) -> dict:
@@ -176,8 +179,13 @@ def year_profile(con: duckdb.DuckDBPyConnection, year: int) -> dict:
 def booklet_audit(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
     """Per booklet of a year: booklet_id, area, colour, note, present, scored, nota_checked,
     nota_matched, reproduced (share of checked notas matched to the decimal, NaN when none were
-    checked) and flagged (reproduced below ``REPRODUCED_SHARE``)."""
-    return con.execute(
+    checked), inep_recipe and flagged (reproduced below ``REPRODUCED_SHARE``).
+
+    The audit compares INEP's official recipe with ``NU_NOTA`` whatever settings the year
+    displays. Files ingested before it did compared the display settings' nota: where those
+    were not INEP's recipe the counts say nothing about the parameters, so ``inep_recipe`` is
+    False and no booklet is flagged (re-ingesting the year audits it again)."""
+    frame = con.execute(
         """SELECT a.booklet_id, a.area, b.colour, b.note, a.present, a.scored, a.nota_checked,
                   a.nota_matched,
                   CASE WHEN a.nota_checked > 0 THEN a.nota_matched / a.nota_checked END
@@ -189,6 +197,14 @@ def booklet_audit(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
            WHERE a.year = $year ORDER BY a.area, a.present DESC, a.booklet_id""",
         {"year": int(year), "share": REPRODUCED_SHARE},
     ).df()
+    row = con.execute(
+        """SELECT coalesce(audit_scoring, scoring) FROM ingests WHERE year = ?
+           ORDER BY ingest_id DESC LIMIT 1""", [int(year)]).fetchone()
+    recipe = row[0] if row else None
+    inep = recipe is None or ScoringOptions.from_dict(json.loads(recipe)) == DEFAULT_OPTIONS
+    frame.insert(len(frame.columns) - 1, "inep_recipe", inep)
+    frame["flagged"] = frame["flagged"].astype(bool) & inep
+    return frame
 
 
 def table_counts(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> pd.DataFrame:
@@ -318,6 +334,17 @@ def human_theta_se(
     return _human_histogram(con, "agg_theta_ctt", "theta_bin", year, area, booklet, group_kind,
                             group_value, exclude, include_blank,
                             measures="sum(n)::BIGINT AS n, sum(se_sum) / sum(n) AS mean_se")
+
+
+def human_count(
+    con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
+    group_kind: str, group_value: str, exclude: Sequence[int] = (), include_blank: bool = True,
+) -> int:
+    """How many candidates the human histograms of these filters hold (0: the filters leave
+    no human to draw)."""
+    counts = _human_histogram(con, "agg_theta_ctt", "area", year, area, booklet, group_kind,
+                              group_value, exclude, include_blank)
+    return int(counts["n"].sum()) if len(counts) else 0
 
 
 def blank_tests(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:

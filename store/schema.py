@@ -25,7 +25,7 @@ TABLES: dict[str, str] = {
         started_at TIMESTAMP, finished_at TIMESTAMP, seconds DOUBLE,
         rows_read BIGINT, records_present BIGINT, patterns_scored BIGINT, rows_rejected BIGINT,
         nota_checked BIGINT, nota_matched BIGINT, is_synthetic BOOLEAN,
-        scoring VARCHAR, items_only BOOLEAN
+        scoring VARCHAR, items_only BOOLEAN, audit_scoring VARCHAR
     """,
     "booklets": """
         year INTEGER, booklet_id INTEGER, area VARCHAR, colour VARCHAR, n_items SMALLINT,
@@ -33,7 +33,8 @@ TABLES: dict[str, str] = {
         PRIMARY KEY (year, booklet_id)
     """,
     # Per booklet of an ingest: candidates present, scored, and how many official notas the
-    # published parameters reproduce to the decimal.
+    # published parameters reproduce to the decimal by INEP's recipe (``ingests.audit_scoring``;
+    # NULL in files made before: those compared the year's display settings).
     "booklet_audit": """
         year INTEGER, booklet_id INTEGER, area VARCHAR, present BIGINT, scored BIGINT,
         nota_checked BIGINT, nota_matched BIGINT, PRIMARY KEY (year, booklet_id)

@@ -253,8 +253,9 @@ def record_ingest(con: duckdb.DuckDBPyConnection, ingest_id: int, row: dict) -> 
                                       $encoding, now() - to_seconds($seconds), now(), $seconds,
                                       $rows_read, $records_present, $patterns_scored,
                                       $rows_rejected, $nota_checked, $nota_matched,
-                                      $is_synthetic, $scoring, $items_only)""",
-        {"ingest_id": ingest_id, "scoring": None, "items_only": False, **row},
+                                      $is_synthetic, $scoring, $items_only, $audit_scoring)""",
+        {"ingest_id": ingest_id, "scoring": None, "items_only": False, "audit_scoring": None,
+         **row},
     )
 
 

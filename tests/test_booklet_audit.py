@@ -7,11 +7,16 @@ import csv
 from collections import Counter
 
 import duckdb
+import numpy as np
 import pytest
 
 from cli import main as cli
+from demo.inep_files import microdados_columns
 from enem.score_batches import REPRODUCED_SHARE_FLOOR
-from tests.inep_reference import read_rows
+from enem.scoring import ScoringOptions
+from store.connection import connected
+from store.dashboard_queries import booklet_audit
+from tests.inep_reference import booklet_items, read_rows, score_candidate
 from workflows.ingest import ingest_year
 
 AREAS = ("CN", "CH", "LC", "MT")
@@ -158,3 +163,134 @@ def test_score_patterns_without_official_notas_prints_no_audit(tmp_path, demo_fi
     assert cli.main(["score-patterns", "--items", str(demo_files_2023.items),
                      "--patterns", str(source), "--output", str(output)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"scored 10 of 10 rows → {output}"]
+
+
+# ------------------------------------------------------------------------------------------
+# The audit always follows INEP's recipe, whatever the year's display settings (real items).
+
+#: The paper's recipe (README): 121 points on [−6, 6], nota 100·θ + 500.
+PAPER_OPTIONS = ScoringOptions(n_quadrature=121, theta_range=(-6.0, 6.0), scale="paper")
+#: Booklets per area and candidates per booklet (and LC language) in the generated microdata.
+AUDIT_BOOKLETS, AUDIT_TAKERS = 2, 12
+
+
+def _real_microdata(real_data, path):
+    """A MICRODADOS_ENEM_2022 file on the real 2022 items: candidates of θ ~ N(0, 1) answering
+    by the 3PL of the published parameters (a few blank tests and blank marks), each with the
+    official NU_NOTA of INEP's recipe computed by the slow reference scorer; returns the path
+    and {(examinee, area): (nota, θ and SE on the paper's grid)}."""
+    items_rows = read_rows(real_data / "items" / "ITENS_PROVA_2022.csv")
+    for item in items_rows:  # INEP's 2022 file writes the language as 0.0 / 1.0
+        item["TP_LINGUA"] = item["TP_LINGUA"] and str(int(float(item["TP_LINGUA"])))
+    rng = np.random.default_rng(2022)
+    booklets = {area: sorted({r["CO_PROVA"] for r in items_rows if r["SG_AREA"] == area},
+                             key=int)[:AUDIT_BOOKLETS] for area in AREAS}
+    n = AUDIT_BOOKLETS * AUDIT_TAKERS * 2
+    header = microdados_columns(2022)
+    records, expected = [], {}
+    for index in range(n):
+        row = dict.fromkeys(header, "")
+        row.update({"NU_INSCRICAO": f"{220000000000 + index}", "NU_ANO": "2022",
+                    "TP_LINGUA": str(index % 2), "SG_UF_PROVA": "SP", "TP_ESCOLA": "1"})
+        theta = rng.normal()
+        for area in AREAS:
+            booklet = booklets[area][(index // 2) % AUDIT_BOOKLETS]
+            form = booklet_items(items_rows, booklet, row["TP_LINGUA"])
+            marks = []
+            for item in form:
+                wrong = [x for x in "ABCDE" if x != item["TX_GABARITO"]]
+                if item["NU_PARAM_A"] and item["TX_GABARITO"] != "X":
+                    a, b, c = (float(item[f"NU_PARAM_{p}"]) for p in "ABC")
+                    right = rng.random() < c + (1 - c) / (1 + np.exp(-a * (theta - b)))
+                    marks.append(item["TX_GABARITO"] if right else str(rng.choice(wrong)))
+                else:
+                    marks.append(str(rng.choice(list("ABCDE"))))
+                if rng.random() < 0.04:
+                    marks[-1] = "."
+            answers = "." * len(form) if index % 23 == 5 else "".join(marks)
+            row.update({f"TP_PRESENCA_{area}": "1", f"CO_PROVA_{area}": booklet,
+                        f"TX_RESPOSTAS_{area}": answers})
+            _, _, nota = score_candidate(row, area, items_rows)
+            row[f"NU_NOTA_{area}"] = f"{nota:.1f}"
+            paper = score_candidate(row, area, items_rows, n_points=121, low=-6.0, high=6.0)
+            expected[(row["NU_INSCRICAO"], area)] = (nota, paper[0], paper[1])
+        records.append(row)
+    with open(path, "w", encoding="latin-1", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, delimiter=";", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+    return path, expected
+
+
+@pytest.fixture(scope="module")
+def real_microdata_2022(tmp_path_factory, real_data):
+    return _real_microdata(real_data, tmp_path_factory.mktemp("real2022")
+                           / "MICRODADOS_ENEM_2022.csv")
+
+
+@pytest.mark.parametrize("recipe", ["inep", "paper"])
+def test_audit_uses_inep_recipe_whatever_the_display_settings(tmp_path, real_data,
+                                                              real_microdata_2022, recipe):
+    microdata, expected = real_microdata_2022
+    options = PAPER_OPTIONS if recipe == "paper" else ScoringOptions()
+    db = tmp_path / "enem.duckdb"
+    summary = ingest_year(db, 2022, microdata, real_data / "items" / "ITENS_PROVA_2022.csv",
+                          options=options, progress=False)
+    audit, ingest = _audit(db, 2022)
+    n = len(expected)
+    assert summary.nota_checked == summary.nota_matched == n == ingest[0] == ingest[1]
+    assert len(audit) == 4 * AUDIT_BOOKLETS
+    for _, present, scored, checked, matched in audit.values():
+        assert present == scored == checked == matched == 2 * AUDIT_TAKERS
+    assert not any("booklets with under" in line for line in summary.lines())
+    with connected(db, read_only=True) as con:
+        shown = booklet_audit(con, 2022)
+        stored = con.execute("SELECT examinee_id, area, theta, theta_se, nota FROM scores"
+                             ).fetchall()
+    assert not shown["flagged"].any() and shown["inep_recipe"].all()
+    # What is displayed follows the year's settings: the paper's θ and 100·θ + 500.
+    for examinee, area, theta, se, nota in stored:
+        official, paper_theta, paper_se = expected[(examinee, area)]
+        if recipe == "inep":
+            assert nota == official
+        else:
+            assert theta == pytest.approx(paper_theta, abs=1e-9)
+            assert se == pytest.approx(paper_se, abs=1e-9)
+            blank = nota == 0.0 and official == 0.0
+            assert blank or nota == pytest.approx(100 * paper_theta + 500, abs=1e-7)
+
+
+def test_an_audit_stored_with_display_settings_is_not_flagged(tmp_path, real_data,
+                                                               real_microdata_2022):
+    """A store ingested before the audit followed INEP's recipe kept the display settings'
+    comparison: its counts mean nothing, so no booklet is flagged and the table says so."""
+    db = tmp_path / "enem.duckdb"
+    ingest_year(db, 2022, real_microdata_2022[0], real_data / "items" / "ITENS_PROVA_2022.csv",
+                options=PAPER_OPTIONS, progress=False)
+    with connected(db) as con:
+        con.execute("UPDATE booklet_audit SET nota_matched = 1")
+        con.execute("UPDATE ingests SET audit_scoring = NULL")
+        shown = booklet_audit(con, 2022)
+    assert not shown["flagged"].any() and not shown["inep_recipe"].any()
+
+
+def test_score_patterns_audits_by_inep_recipe_under_the_paper_recipe(tmp_path, real_data,
+                                                                     real_microdata_2022,
+                                                                     capsys):
+    microdata, expected = real_microdata_2022
+    rows = read_rows(microdata)
+    source, output = tmp_path / "in.csv", tmp_path / "out.csv"
+    records = [{"CO_PROVA": r["CO_PROVA_MT"], "TX_RESPOSTAS": r["TX_RESPOSTAS_MT"],
+                "NU_NOTA": r["NU_NOTA_MT"], "ID": r["NU_INSCRICAO"]} for r in rows]
+    _write(source, records, ["ID", "CO_PROVA", "TX_RESPOSTAS", "NU_NOTA"])
+    assert cli.main(["score-patterns", "--items",
+                     str(real_data / "items" / "ITENS_PROVA_2022.csv"), "--patterns",
+                     str(source), "--output", str(output), "--grid-points", "121",
+                     "--grid-range", "-6", "6", "--scale", "paper"]) == 0
+    n = len(records)
+    assert f"official nota reproduced: {n:,} of {n:,} (100.00%)" in capsys.readouterr().out
+    with open(output, encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            _, theta, _ = expected[(row["ID"], "MT")]
+            assert float(row["THETA"]) == pytest.approx(theta, abs=1e-9)
+            assert float(row["NOTA"]) in (0.0, pytest.approx(100 * theta + 500, abs=1e-7))

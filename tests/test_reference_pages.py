@@ -98,9 +98,34 @@ def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
     assert int(audit["flagged"].sum()) == 1
 
 
+def test_leaving_every_booklet_of_an_area_out_says_no_human_is_drawn(
+        monkeypatch, tmp_path, pages_models_db):
+    path = tmp_path / "all_flagged.duckdb"
+    shutil.copyfile(pages_models_db, path)
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE booklet_audit SET nota_matched = 0 WHERE area = 'CN'")
+    con.close()
+    monkeypatch.setenv("ENEM_DB", str(path))
+    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": ["CN", "MT"]})
+    assert_clean(app)
+    assert "leave no human" not in messages(app)
+    app.sidebar.toggle(key="sidebar.reproduced").set_value(True).run()
+    assert_clean(app)
+    humans = {t["xaxis"]: np.nansum(decoded(t.get("customdata", [])))
+              for t in charts(app)[0]["data"] if t.get("type") == "heatmap"}
+    assert list(humans) == ["x2"] and humans["x2"] > 0  # CN (x) draws none, MT (x2) some
+    why = ('the switch "Humans: only booklets whose notas are reproduced" leaves out every '
+           "booklet of CN")
+    assert f"The sidebar's filters leave no human to draw in CN: {why}" in messages(app)
+    captions = " ".join(c.value for c in app.caption)
+    assert f"none drawn in CN ({why})" in captions
+    assert "MT (" not in captions  # MT keeps its humans
+
+
 def test_a_schema_1_file_is_upgraded_in_place(tmp_path):
     path = tmp_path / "old.duckdb"
-    added = {"ingests": ["scoring", "items_only"], "booklets": ["note"], "items": ["version"],
+    added = {"ingests": ["scoring", "items_only", "audit_scoring"], "booklets": ["note"],
+             "items": ["version"],
              "model_runs": ["years", "repetition", "prompt_type", "temperature", "source",
                             "scoring", "label"],
              "model_scores": ["sampling_seed", "published_theta", "published_se",

@@ -112,8 +112,8 @@ class IngestSummary:
         ]
         if self.nota_checked:
             share = 100.0 * self.nota_matched / self.nota_checked
-            out.append(f"  official NU_NOTA reproduced: {self.nota_matched:,} of "
-                       f"{self.nota_checked:,} ({share:.2f}%)")
+            out.append(f"  official NU_NOTA reproduced by INEP's recipe: {self.nota_matched:,} "
+                       f"of {self.nota_checked:,} ({share:.2f}%)")
             out.extend(unreproduced_lines(self.booklet_audit))
         for reason, count in self.reject_reasons.most_common(8):
             out.append(f"    {count:,} × {reason}")
@@ -218,7 +218,8 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
             "records_present": summary.records_present,
             "patterns_scored": summary.patterns_scored, "rows_rejected": summary.rows_rejected,
             "nota_checked": summary.nota_checked, "nota_matched": summary.nota_matched,
-            "is_synthetic": is_synthetic, "scoring": json.dumps(options.as_dict())})
+            "is_synthetic": is_synthetic, "scoring": json.dumps(options.as_dict()),
+            "audit_scoring": json.dumps(DEFAULT_OPTIONS.as_dict())})
         committing = time.monotonic(), time.process_time()
     times.add("commit (checkpoint, swap in)", time.monotonic() - committing[0],
               time.process_time() - committing[1])
