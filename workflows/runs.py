@@ -333,7 +333,8 @@ def cancel(run_id: str, runs_dir: Path) -> str:
     if not status or not folder.is_locked():
         raise RunNotRunning(f"run {run_id} is not running")
     os.kill(int(status["pid"]), signal.SIGTERM)
-    return f"asked run {run_id} (pid {status['pid']}) to stop after its current batch"
+    return (f"asked run {run_id} (pid {status['pid']}) to stop (within one request for "
+            "the openai backend, else after its current batch)")
 
 
 def project_command() -> list[str]:
