@@ -85,13 +85,15 @@ def add_run_parser(commands) -> None:
     run.add_argument("--max-new-tokens", type=positive_int,
                      help="tokens generated per answer with --answer-method generate "
                           "(default 24)")
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend); the key "
-                                        "is read from OPENAI_API_KEY only, and checked before "
-                                        "the first request (a server on this machine may go "
-                                        "without one)")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend; default "
+                                        "the OpenAI API). A key is sent only when the "
+                                        "operator's operator.toml pairs this endpoint with the "
+                                        "variable holding it (the OpenAI API: OPENAI_API_KEY); "
+                                        "any other URL gets no key (docs/serving.md)")
     run.add_argument("--request-timeout", type=positive_seconds, metavar="SECONDS",
-                     help="seconds one request may take before it is retried (openai backend; "
-                          "default 60); like every backend option, part of the run's settings")
+                     help="seconds each attempt of a request may wait for the endpoint "
+                          "(openai backend; default 60); a request that times out twice "
+                          "fails; like every backend option, part of the run's settings")
     run.add_argument("--model-name", help="name shown in the dashboard (default: the GGUF "
                                           "file's or the model folder's name)")
     run.add_argument("--family", help="model family, for grouping in the dashboard")
