@@ -8,9 +8,13 @@ never blocked for long.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from enem.items import BookletForm, build_form
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
@@ -31,6 +35,8 @@ PUBLISHED_SCORE_COLUMNS = ("sampling_seed", "published_theta", "published_se", "
 #: How a run's repetitions differ: option orders (our runs, the paper's shuffle file) or
 #: sampling seeds with the options in their original order (the paper's main file).
 REPETITION_KINDS = {"shuffle": "shuffles", "seed": "seeds"}
+#: DuckDB's memory limit while an import appends a run's rows (``bulk_import``).
+IMPORT_MEMORY_LIMIT = "1GB"
 
 
 def run_label(model_id: str, prompt_type: str, n_repetitions: int | None,
@@ -185,40 +191,10 @@ def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
                 responses: pd.DataFrame, scores: pd.DataFrame,
                 min_k: pd.DataFrame | None = None) -> None:
     """Replace everything stored for ``run['run_id']`` with these rows, in one transaction."""
-    run_id = run["run_id"]
     con.execute("BEGIN TRANSACTION")
     try:
-        for table in ("model_responses", "model_scores", "model_runs"):
-            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-        con.execute(
-            """INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?)""",
-            [model["model_id"], model.get("family"), model.get("size"),
-             model.get("instruction_tuned"), model.get("notes")],
-        )
-        repetition = run.get("repetition") or "shuffle"
-        prompt_type = run.get("prompt_type") or shots_prompt_type(
-            [s for s in run["shots"] if s is not None])
-        years = run.get("years") or [run["year"]]
-        con.execute(
-            """INSERT INTO model_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-                                              ?, ?, ?, ?, ?, ?, ?)""",
-            [run_id, model["model_id"], run["backend"], run["origin"], run["year"],
-             ",".join(run["areas"]), ",".join(run["languages"]),
-             ",".join(str(s) for s in run["shots"]), run.get("n_shuffles"), run.get("seed"),
-             run["status"], run.get("created_at"), run.get("finished_at"), run.get("error"),
-             json.dumps(run.get("options", {}), sort_keys=True, default=str),
-             ",".join(str(y) for y in years), repetition, prompt_type, run.get("temperature"),
-             run.get("source"),
-             json.dumps(run["scoring"], sort_keys=True) if run.get("scoring") else None,
-             _unique_label(con, run, run.get("label") or run_label(
-                 model["model_id"], prompt_type, run.get("n_shuffles"), repetition))],
-        )
-        if len(responses):
-            generated = [c for c in ("answer_text",) if c in responses]
-            insert_rows(con, "model_responses", responses[list(RESPONSE_COLUMNS) + generated])
-        if len(scores):
-            extra = [c for c in PUBLISHED_SCORE_COLUMNS if c in scores]
-            insert_rows(con, "model_scores", scores[list(SCORE_COLUMNS) + extra])
+        begin_run(con, run, model)
+        append_run_rows(con, responses, scores)
         if min_k is not None and len(min_k):
             con.execute(
                 "DELETE FROM min_k_prob WHERE model_id = ? AND year = ?",
@@ -230,3 +206,114 @@ def publish_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict,
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def begin_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict) -> None:
+    """Remove every row stored for ``run['run_id']`` and store its ``models`` and
+    ``model_runs`` rows; its answers and scores follow with :func:`append_run_rows`. The caller
+    holds the transaction (an import streams a run's rows in several appends)."""
+    run_id = run["run_id"]
+    for table in ("model_responses", "model_scores", "model_runs"):
+        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+    con.execute(
+        """INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?)""",
+        [model["model_id"], model.get("family"), model.get("size"),
+         model.get("instruction_tuned"), model.get("notes")],
+    )
+    repetition = run.get("repetition") or "shuffle"
+    prompt_type = run.get("prompt_type") or shots_prompt_type(
+        [s for s in run["shots"] if s is not None])
+    years = run.get("years") or [run["year"]]
+    con.execute(
+        """INSERT INTO model_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                                          ?, ?, ?, ?, ?, ?, ?)""",
+        [run_id, model["model_id"], run["backend"], run["origin"], run["year"],
+         ",".join(run["areas"]), ",".join(run["languages"]),
+         ",".join(str(s) for s in run["shots"]), run.get("n_shuffles"), run.get("seed"),
+         run["status"], run.get("created_at"), run.get("finished_at"), run.get("error"),
+         json.dumps(run.get("options", {}), sort_keys=True, default=str),
+         ",".join(str(y) for y in years), repetition, prompt_type, run.get("temperature"),
+         run.get("source"),
+         json.dumps(run["scoring"], sort_keys=True) if run.get("scoring") else None,
+         _unique_label(con, run, run.get("label") or run_label(
+             model["model_id"], prompt_type, run.get("n_shuffles"), repetition))],
+    )
+
+
+def append_run_rows(con: duckdb.DuckDBPyConnection, responses: pd.DataFrame | pa.Table | None,
+                    scores: pd.DataFrame | pa.Table | None) -> None:
+    """Append answers (``RESPONSE_COLUMNS``, and ``answer_text`` when given) and scores
+    (``SCORE_COLUMNS``, and any ``PUBLISHED_SCORE_COLUMNS`` given) of a run begun with
+    :func:`begin_run`. Pandas frames or Arrow tables; other columns are left out."""
+    if responses is not None and len(responses):
+        generated = [c for c in ("answer_text",) if c in _names(responses)]
+        insert_rows(con, "model_responses", _columns(responses, list(RESPONSE_COLUMNS) + generated))
+    if scores is not None and len(scores):
+        extra = [c for c in PUBLISHED_SCORE_COLUMNS if c in _names(scores)]
+        insert_rows(con, "model_scores", _columns(scores, list(SCORE_COLUMNS) + extra))
+
+
+def insert_responses_from_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """Append the ``RESPONSE_COLUMNS`` of every row of a Parquet file (a run export) to
+    ``model_responses``, read by DuckDB in a stream; returns the rows appended."""
+    columns = ", ".join(RESPONSE_COLUMNS)
+    return con.execute(
+        f"""INSERT INTO model_responses BY NAME
+            SELECT {columns} FROM read_parquet($path)""", {"path": str(path)}).fetchone()[0]
+
+
+def export_run_ids(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> list[str]:
+    """The run ids of a run export's rows other than ``run_id`` (none in a sound export)."""
+    return [r[0] for r in con.execute(
+        """SELECT DISTINCT CAST(run_id AS VARCHAR) FROM read_parquet($path)
+           WHERE run_id IS DISTINCT FROM $run ORDER BY 1""",
+        {"path": str(path), "run": run_id}).fetchall()]
+
+
+def parquet_groups(con: duckdb.DuckDBPyConnection, path: Path) -> list[tuple[int, int]]:
+    """The distinct (year, booklet_id) of a run export's rows, sorted."""
+    return [(int(y), int(b)) for y, b in con.execute(
+        """SELECT DISTINCT year, booklet_id FROM read_parquet($path) ORDER BY ALL""",
+        {"path": str(path)}).fetchall()]
+
+
+def parquet_group_rows(con: duckdb.DuckDBPyConnection, path: Path, year: int,
+                       booklet_id: int) -> pd.DataFrame:
+    """The rows of one (year, booklet) of a run export with the columns scoring reads."""
+    return con.execute(
+        """SELECT run_id, year, area, booklet_id, item_language, position, item_id,
+                  prompt_language, shots, shuffle, correct
+           FROM read_parquet($path) WHERE year = $year AND booklet_id = $booklet""",
+        {"path": str(path), "year": year, "booklet": booklet_id}).df()
+
+
+@contextmanager
+def bulk_import(con: duckdb.DuckDBPyConnection, memory_limit: str = IMPORT_MEMORY_LIMIT
+                ) -> Iterator[None]:
+    """One transaction for a whole import (nothing of it is kept when the block raises), with
+    DuckDB's memory held to ``memory_limit`` meanwhile: a file of a million patterns appends
+    45 million answers, which DuckDB would otherwise keep cached up to most of the machine's
+    memory. The previous limit is restored afterwards."""
+    previous = con.execute(
+        """SELECT current_setting('memory_limit'),
+                  current_setting('enable_progress_bar')""").fetchone()
+    con.execute(f"SET memory_limit = '{memory_limit}'")
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar would draw on stderr
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.execute(f"SET memory_limit = '{previous[0]}'")
+        con.execute(f"SET enable_progress_bar = {bool(previous[1])}")
+
+
+def _names(rows: pd.DataFrame | pa.Table) -> list[str]:
+    return list(rows.column_names if isinstance(rows, pa.Table) else rows.columns)
+
+
+def _columns(rows: pd.DataFrame | pa.Table, names: list[str]) -> pd.DataFrame | pa.Table:
+    return rows.select(names) if isinstance(rows, pa.Table) else rows[names]

@@ -28,7 +28,8 @@ PATTERN_KEYS = ["year", "booklet_id", "prompt_language", "shuffle"]
 
 
 class ResultsFormatError(ValueError):
-    """The file is neither a project run export nor the paper's results parquet."""
+    """The file is not a usable project run export or paper results parquet: the message says
+    why, naming the column, value and row of a value that cannot be used."""
 
 
 @dataclass(frozen=True)
@@ -112,19 +113,22 @@ def score_imported(con, responses: pd.DataFrame, options: ScoringOptions) -> pd.
     return pd.concat(frames, ignore_index=True)
 
 
-def run_years(responses: pd.DataFrame) -> list[int]:
-    return sorted(int(y) for y in responses["year"].unique())
+#: (summary attribute, our score column, the published one) of each difference reported.
+_DIFFERENCES = (("max_theta_diff", "theta", "published_theta"),
+                ("max_se_diff", "theta_se", "published_se"),
+                ("max_lz_diff", "lz", "published_lz"))
 
 
-def booklet_count(responses: pd.DataFrame) -> int:
-    return len(responses[["year", "booklet_id"]].drop_duplicates())
-
-
-def compare_published(summary: ImportSummary, scores: pd.DataFrame) -> None:
-    """Fill the summary's largest differences between our scores and the published ones."""
-    summary.max_theta_diff = _max_difference(scores, "theta", "published_theta")
-    summary.max_se_diff = _max_difference(scores, "theta_se", "published_se")
-    summary.max_lz_diff = _max_difference(scores, "lz", "published_lz")
+def fold_published(summary: ImportSummary, scores: pd.DataFrame) -> None:
+    """Fold one part of an import's scores into the summary's largest differences between our
+    scores and the published ones, so a file read in batches reports the largest over all of
+    its rows (NaN while no row has both)."""
+    for attribute, ours, published in _DIFFERENCES:
+        gap, current = _max_difference(scores, ours, published), getattr(summary, attribute)
+        if current is None or np.isnan(current):
+            setattr(summary, attribute, gap)
+        elif not np.isnan(gap):
+            setattr(summary, attribute, max(current, gap))
 
 
 def _max_difference(scores: pd.DataFrame, ours: str, published: str) -> float:

@@ -13,20 +13,29 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from enem.scoring import ScoringOptions
-from store.model_runs import RESPONSE_COLUMNS, publish_run, published_scores, stored_run
+from store.model_runs import (
+    RESPONSE_COLUMNS,
+    append_run_rows,
+    begin_run,
+    bulk_import,
+    export_run_ids,
+    insert_responses_from_parquet,
+    parquet_group_rows,
+    parquet_groups,
+    published_scores,
+    stored_run,
+)
 from workflows.imported_runs import (
     PATTERN_KEYS,
     PUBLISHED_SCORES,
     ImportedRun,
     ImportSummary,
     ResultsFormatError,
-    booklet_count,
-    compare_published,
+    fold_published,
     run_scoring_options,
-    run_years,
     score_imported,
 )
-from workflows.paper_results import PAPER_COLUMNS, import_paper
+from workflows.paper_results import BATCH_ROWS, PAPER_COLUMNS, import_paper
 
 EXPORT_METADATA_KEY = b"enem_llm_run"
 
@@ -47,36 +56,45 @@ def export_run(con, run_id: str, path: Path) -> int:
     return table.num_rows
 
 
-def import_results(con, path: Path, scoring: ScoringOptions | dict | None = None) -> list[str]:
+def import_results(con, path: Path, scoring: ScoringOptions | dict | None = None,
+                   batch_rows: int = BATCH_ROWS) -> list[str]:
     """Load a run export or the paper's results parquet; returns the run ids stored.
 
     See :func:`import_results_summary` for ``scoring`` and for the counts.
     """
-    return import_results_summary(con, path, scoring).run_ids
+    return import_results_summary(con, path, scoring, batch_rows).run_ids
 
 
-def import_results_summary(con, path: Path, scoring: ScoringOptions | dict | None = None
-                           ) -> ImportSummary:
+def import_results_summary(con, path: Path, scoring: ScoringOptions | dict | None = None,
+                           batch_rows: int = BATCH_ROWS) -> ImportSummary:
     """Load a run export or the paper's results parquet and re-score it.
 
     ``scoring``: None scores each run with the settings stored for its years; a dict of
     ``ScoringOptions.as_dict`` keys overrides only those settings; a ``ScoringOptions`` is used
     as it is. ValueError when a run's years were stored with different settings and nothing
-    chooses one (a run's θ must all be on one scale).
+    chooses one (a run's θ must all be on one scale), and ResultsFormatError (a ValueError)
+    naming the column, value and row of the first value that cannot be used.
+
+    The file is streamed (a paper file ``batch_rows`` rows at a time, an export through DuckDB),
+    and everything is stored in one transaction: a file refused midway leaves nothing.
     """
     path = Path(path)
     parquet = _open_parquet(path)
     overrides = scoring.as_dict() if isinstance(scoring, ScoringOptions) else dict(scoring or {})
     metadata = parquet.schema_arrow.metadata or {}
+    if parquet.metadata.num_rows == 0:
+        raise ResultsFormatError(f"{path}: the file has no rows")
     if EXPORT_METADATA_KEY in metadata:
-        return _import_export(con, path.name, parquet.read().to_pandas(),
-                              json.loads(metadata[EXPORT_METADATA_KEY]), overrides)
+        meta = _export_metadata(path, metadata[EXPORT_METADATA_KEY])
+        with bulk_import(con):
+            return _import_export(con, path, parquet, meta, overrides)
     missing = [c for c in PAPER_COLUMNS if c not in parquet.schema_arrow.names]
     if missing:
         raise ResultsFormatError(
             f"{path}: not a project run export and missing the paper's column(s) "
             f"{', '.join(missing)}")
-    return import_paper(con, path.name, parquet.read().to_pandas(), overrides)
+    with bulk_import(con):
+        return import_paper(con, path.name, parquet, overrides, batch_rows)
 
 
 def _open_parquet(path: Path) -> pq.ParquetFile:
@@ -88,25 +106,55 @@ def _open_parquet(path: Path) -> pq.ParquetFile:
         raise ResultsFormatError(f"{path}: not a Parquet file ({error})") from error
 
 
-def _import_export(con, source: str, responses: pd.DataFrame, meta: dict,
+def _export_metadata(path: Path, text: bytes) -> dict:
+    """The run an export describes (``export_run``), checked enough to be used."""
+    try:
+        meta = json.loads(text)
+        run = meta["run"]
+        missing = [key for key in ("run_id", "model_id", "year") if run.get(key) is None]
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ResultsFormatError(f"{path}: the run export's description is unreadable "
+                                 f"({type(error).__name__}: {error})") from None
+    if missing:
+        raise ResultsFormatError(f"{path}: the run export's description has no "
+                                 f"{', '.join(missing)}")
+    return meta
+
+
+def _import_export(con, path: Path, parquet: pq.ParquetFile, meta: dict,
                    overrides: dict) -> ImportSummary:
+    """A run export: its answers go from the file to the store through DuckDB, and each
+    (year, booklet) of them is read back alone to be scored."""
+    missing = [c for c in RESPONSE_COLUMNS if c not in parquet.schema_arrow.names]
+    if missing:
+        raise ResultsFormatError(f"{path}: a run export without the column(s) "
+                                 f"{', '.join(missing)}")
     run, model = meta["run"], meta.get("model") or {"model_id": meta["run"]["model_id"]}
-    years = run_years(responses) or [int(run["year"])]
+    others = export_run_ids(con, path, run["run_id"])
+    if others:
+        raise ResultsFormatError(f"{path}: rows of run(s) {', '.join(others[:3])} in the export "
+                                 f"of {run['run_id']}")
+    groups = parquet_groups(con, path)
+    years = sorted({year for year, _ in groups}) or [int(run["year"])]
     options = run_scoring_options(con, years, overrides)
-    scores = score_imported(con, responses, options)
     published = _exported_published(meta)
-    if len(published):
-        scores = scores.merge(published, on=PATTERN_KEYS, how="left", validate="one_to_one")
     record = {**run, "areas": _split(run["areas"]), "languages": _split(run["languages"]),
               "shots": _split(run["shots"]), "years": years, "scoring": options.as_dict(),
               "origin": run.get("origin") or "imported",
               "options": json.loads(run["options"]) if run.get("options") else {}}
-    publish_run(con, record, model, responses[list(RESPONSE_COLUMNS)], scores)
-    stored = ImportedRun(run["run_id"], run.get("label") or run["model_id"],
-                         run.get("repetition") or "shuffle", len(scores))
-    summary = ImportSummary(source, [stored], years, booklet_count(responses), [options])
-    if len(published):
-        compare_published(summary, scores)
+    begin_run(con, record, model)
+    insert_responses_from_parquet(con, path)
+    rows = 0
+    summary = ImportSummary(path.name, [], years, len(groups), [options])
+    for year, booklet in groups:
+        scores = score_imported(con, parquet_group_rows(con, path, year, booklet), options)
+        if len(published):
+            scores = scores.merge(published, on=PATTERN_KEYS, how="left", validate="one_to_one")
+            fold_published(summary, scores)
+        append_run_rows(con, None, scores)
+        rows += len(scores)
+    summary.runs.append(ImportedRun(run["run_id"], run.get("label") or run["model_id"],
+                                    run.get("repetition") or "shuffle", rows))
     return summary
 
 
