@@ -20,7 +20,7 @@ from dashboard.paper_figures import (
 )
 from dashboard.state import Filters
 from dashboard.summaries import model_item_di
-from inference.min_k import DEFAULT_K_PERCENT
+from inference.min_k import DEFAULT_K_PERCENT, SEEN_DIRECTION
 from inference.protocol import PROMPT_LANGUAGES
 from store.paper_table_queries import ATTRIBUTE_COLUMNS
 from workflows.paper_tables import (
@@ -192,12 +192,15 @@ def min_k_section(filters: Filters) -> None:
                 key="paper.min_k.figure", file_stem=f"paper_min_k_{filters.year}",
                 image_format=filters.image_format, data=shown,
                 caption=(f"One marker per item and model run: Min-K% Prob (K = "
-                         f"{DEFAULT_K_PERCENT:g}) of the item's text in {filters.language} "
-                         f"against the share of the run's {MIN_K_SHOTS}-shot answers to it "
-                         "that were correct (over every repetition); lines are least-squares "
-                         "fits per run." + filters.provenance))
+                         f"{DEFAULT_K_PERCENT:g}; the paper's Eq. 4, −mean of the lowest "
+                         f"{DEFAULT_K_PERCENT:g}% token log-probabilities, ≥ 0) of the item's "
+                         f"text in {filters.language} against the share of the run's "
+                         f"{MIN_K_SHOTS}-shot answers to it that were correct (over every "
+                         f"repetition); lines are least-squares fits per run. Direction: "
+                         f"{SEEN_DIRECTION}." + filters.provenance))
     st.markdown(r_p_markdown(correlations, filters.areas))
     st.caption(f"Pearson's r (two-sided p) of Min-K% Prob against {MIN_K_SHOTS}-shot accuracy "
                f"over items, per model run, prompt language and area ({filters.year}); bold "
-               "where p < 0.05.")
+               f"where p < 0.05. Reading r: {SEEN_DIRECTION}; a positive r (the paper's Table "
+               "3 reports +0.45…+0.65 for 2022 English CN) is no such evidence.")
     download_csv(correlations, "Table 3 (CSV)", f"paper_table3_{filters.year}", "paper.t3.csv")

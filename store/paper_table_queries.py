@@ -93,7 +93,8 @@ def min_k_accuracy(
 ) -> pd.DataFrame:
     """Per run series, prompt language and item of an area: the share of its answers that were
     correct (all repetitions and runs of the series pooled, so the mean over repetitions) and
-    the Min-K% Prob of that item's text in that language under the series' model.
+    the Min-K% Prob (Eq. 4's sign, ≥ 0) of that item's text in that language under the series'
+    model.
 
     ``models`` are run labels; ``pooled`` names the series by model id (as every model query).
     Columns: model (the series), model_id, prompt_language, item_id, answers, accuracy, min_k.
@@ -110,7 +111,9 @@ def min_k_accuracy(
                 WHERE {MODEL_FILTER}
                 GROUP BY model, m.prompt_language, m.item_id),
             min_k AS (
-                SELECT model_id, item_id, language, avg(value) AS min_k FROM min_k_prob
+                -- abs: Eq. 4's sign (≥ 0) also for a file not yet written since the sign
+                -- was fixed (it held the mean itself, ≤ 0; store.schema turns it round).
+                SELECT model_id, item_id, language, avg(abs(value)) AS min_k FROM min_k_prob
                 WHERE year = $year AND k_percent = $k GROUP BY ALL)
             SELECT a.model, a.model_id, a.prompt_language, a.item_id, a.answers, a.accuracy,
                    k.min_k

@@ -131,6 +131,7 @@ TABLES: dict[str, str] = {
         year INTEGER, item_id BIGINT, has_image BOOLEAN, numbers_in_statement BOOLEAN,
         numbers_in_options BOOLEAN, source VARCHAR, PRIMARY KEY (year, item_id)
     """,
+    # Min-K% Prob (inference/min_k.py, Eq. 4): −mean of the lowest K% token log-probs, ≥ 0.
     "min_k_prob": """
         model_id VARCHAR, year INTEGER, item_id BIGINT, language VARCHAR, k_percent DOUBLE,
         value DOUBLE
@@ -190,6 +191,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         _add_missing_columns(con, name, columns)
     for name, body in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
+    # Min-K% Prob is −mean log p (≥ 0, Beyond accuracy's Eq. 4); files written before held the
+    # mean itself (≤ 0, same magnitude). Idempotent: a current value is never negative.
+    con.execute("UPDATE min_k_prob SET value = -value WHERE value < 0")
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
     )

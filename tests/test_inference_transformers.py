@@ -248,9 +248,9 @@ def test_min_k_percent_prob_matches_manual(llama: TransformersScorer):
             logprobs.append(float(torch.log_softmax(logits[t - 1], -1)[ids[t]]))
         k = min_k_count(len(logprobs), 20)
         assert k == max(1, int(len(logprobs) * 0.2))
-        assert value == pytest.approx(float(np.mean(sorted(logprobs)[:k])), abs=1e-6)
-    # "A" is BOS + one token: one scored token, so Min-K is that token's log-prob
-    assert np.isfinite(got[2]) and got[2] == pytest.approx(llama.token_logprobs("A")[0])
+        assert value == pytest.approx(-float(np.mean(sorted(logprobs)[:k])), abs=1e-6)
+    # "A" is BOS + one token: one scored token, so Min-K is minus that token's log-prob
+    assert np.isfinite(got[2]) and got[2] == pytest.approx(-llama.token_logprobs("A")[0])
     assert np.isnan(got[3])  # BOS only: nothing to score
     np.testing.assert_allclose(llama.min_k_percent_prob(texts[:2], batch_size=1), got[:2],
                                atol=1e-6)

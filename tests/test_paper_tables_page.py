@@ -59,8 +59,9 @@ def _add_min_k(path: Path) -> None:
         part = unrelated[rows]
         if centred @ centred > 0:  # remove the noise's projection on the accuracies
             unrelated[rows] = part - (part @ centred) / (centred @ centred) * centred
+    # Eq. 4's sign (≥ 0): lower Min-K% where the model answers better, as for seen texts.
     accuracy["value"] = np.where(accuracy["model_id"] == CORRELATED,
-                                 -4 + 2 * accuracy["accuracy"] + noise, -4 + unrelated)
+                                 4 - 2 * accuracy["accuracy"] + noise, 4 + unrelated)
     accuracy["year"], accuracy["k_percent"] = YEAR, 20.0
     con.register("incoming", accuracy[["model_id", "year", "item_id", "language",
                                        "k_percent", "value"]])
@@ -181,6 +182,16 @@ def test_table3_r_and_p_match_scipy_and_bold_marks_p_below_005(page_db):
     figure = next(c for c in charts(app) if any("least-squares" in (t.get("name") or "")
                                                 for t in c["data"]))
     assert any(t.get("name") == CORRELATED for t in figure["data"])
+    # The correlated model is the one the direction reads as contamination: r < 0.
+    assert lines[CORRELATED].split(" | ")[2].strip("* ").startswith("-")
+    # Figure and Table 3 say which way means "seen".
+    direction = ("lower Min-K% = the text's least likely tokens are likely to the model, as for "
+                 "a text it may have seen; the paper reads a negative r between accuracy and "
+                 "Min-K% as evidence of contamination")
+    captions = [c.value for c in app.caption]
+    assert any("Eq. 4" in c and direction in c for c in captions)  # the figure's
+    assert any(c.startswith("Pearson's r") and direction in c for c in captions)  # Table 3's
+    assert "lower: text more familiar" in figure["layout"]["xaxis"]["title"]["text"]
 
 
 def test_attribute_correction_survives_rederivation(tmp_path, paper_db):

@@ -40,7 +40,7 @@ from enem.scoring import ScoringOptions
 from inference.answer_methods import DEFAULT_ANSWER_METHOD
 from inference.backends import LetterScorer, check_backend, make_scorer
 from inference.backends.base import ScoringCancelled
-from inference.min_k import DEFAULT_K_PERCENT
+from inference.min_k import DEFAULT_K_PERCENT, signed_as_eq4
 from inference.plan import RunPlan, RunSpec, build_plan
 from inference.run_scoring import (
     NoLetterError,
@@ -213,6 +213,8 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
              "notes": f"backend {spec.backend}"}
     min_k_path = folder.root / "min_k.parquet"
     min_k = pd.read_parquet(min_k_path) if min_k_path.exists() else None
+    if min_k is not None:  # a folder written before Min-K% took Eq. 4's sign
+        min_k["value"] = signed_as_eq4(min_k["value"])
     with connected(Path(db_path)) as con:
         publish_run(con, run, model, responses, scores, min_k)
     return AnswerCounts(unparsed, no_letter, answers)

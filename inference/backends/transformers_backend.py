@@ -563,8 +563,9 @@ class TransformersScorer:
     ) -> np.ndarray:
         """Min-K% Prob of each text, float64 (n,); NaN for texts of fewer than two tokens.
 
-        Mean of the lowest ``k_percent`` % of the text's token log-probabilities (see
-        ``inference.min_k``). Texts are scored raw (no chat template, no prompt around them).
+        Minus the mean of the lowest ``k_percent`` % of the text's token log-probabilities
+        (Eq. 4 of *Beyond accuracy*, ``inference.min_k``). Texts are scored raw (no chat
+        template, no prompt around them).
         """
         logprobs = self._token_logprobs_batch(texts, batch_size)
         return np.array([min_k_from_logprobs(lp, k_percent) for lp in logprobs], dtype=np.float64)
