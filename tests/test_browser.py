@@ -84,6 +84,14 @@ def _serving(db: Path, log_name: str) -> Iterator[str]:
              "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
+    with running(process, base, log):
+        yield base
+
+
+@contextmanager
+def running(process: subprocess.Popen, base: str, log: Path) -> Iterator[None]:
+    """Wait until the Streamlit ``process`` answers its health check at ``base`` (a test
+    failure naming ``log`` when it does not within a minute); stop it on leaving."""
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -96,7 +104,7 @@ def _serving(db: Path, log_name: str) -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
             time.sleep(0.3)
-        yield base
+        yield
     finally:
         process.terminate()
         try:

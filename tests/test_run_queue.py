@@ -10,6 +10,7 @@ import time
 import pytest
 
 from inference.plan import RANDOM_BASELINE, RunSpec
+from tests.test_runs_page import wait_for
 from workflows import runs as service
 from workflows.run_slots import try_slot
 
@@ -22,13 +23,6 @@ def spec(area: str, seed: int = 0) -> RunSpec:
 def state_of(runs_dir, run_id: str) -> service.RunProgress:
     [run] = [run for run in service.list_runs(runs_dir) if run.run_id == run_id]
     return run
-
-
-def wait_for(predicate, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.2)
 
 
 def test_a_launch_waits_for_a_free_slot_then_runs(demo_db, tmp_path):

@@ -24,8 +24,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,7 +34,7 @@ import duckdb
 import pytest
 
 from inference.plan import RunSpec
-from tests.test_browser import BROWSER_ARGS, CHROMIUM, _free_port, _require_browser
+from tests.test_browser import BROWSER_ARGS, CHROMIUM, _free_port, _require_browser, running
 from workflows.question_import import import_questions
 from workflows.run_folder import RunFolder
 from workflows.runs import list_runs
@@ -127,26 +125,8 @@ def served(db: Path, name: str, *flags: str, env: dict[str, str] | None = None
             [sys.executable, "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats",
              "false", "--server.headless", "true", "--server.port", str(port), *flags],
             cwd=ROOT, env=environment, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                            timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
-            time.sleep(0.3)
+    with running(process, f"http://127.0.0.1:{port}", log):
         yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def websocket_status(port: int, host: str, origin: str) -> str:
