@@ -4,7 +4,9 @@ humans?
 The discrimination index of an item is the proportion correct in the top 25% minus the bottom
 25% of a population ranked by θ. For humans the population is every candidate; for models it is
 every model response pattern (model × run × shuffle) in the sidebar's selection, or each run's
-patterns on their own (the page's switch).
+patterns on their own (the page's switch). The random baseline (backend ``random``) is no model:
+its patterns are never pooled with the models', they are ranked on their own and drawn as a
+population of their own.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import queries
+from dashboard import paper_queries, queries
 from dashboard.figures import area_grid, panel, series_styles, show_figure
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, REFERENCE_COLOUR, with_alpha
 from dashboard.state import note_missing_runs, open_page
@@ -25,6 +27,9 @@ GROUP_FRACTION = 0.25
 BIN_WIDTH = 0.1
 # + 0.0 turns the -0.0 that rounding leaves into 0.0 (the picker would show "-0.0").
 BIN_EDGES = np.round(np.arange(-1.0, 1.0001, BIN_WIDTH), 6) + 0.0
+#: The population of the random-baseline runs' patterns, kept apart from the models.
+BASELINE = "random baseline"
+BASELINE_COLOUR = OKABE_ITO[1]
 
 filters = open_page("Discrimination: humans vs models, item by item")
 per_run = st.toggle("One model population per run", key="discrimination.per_run",
@@ -41,20 +46,26 @@ def bin_of(values: pd.Series) -> pd.Series:
 
 
 tables = []
-patterns_per_area = {}
-#: DI column of each population: humans, every selected run together, and each run.
-columns: dict[str, str] = {"humans": "human_di", "models": "model_di"}
+patterns_per_area, baseline_per_area = {}, {}
+#: DI column of each population: humans, every selected run together, each run, and the
+#: random baseline's runs together.
+columns: dict[str, str] = {"humans": "human_di", "models": "model_di", BASELINE: "random_di"}
+random_labels = set(paper_queries.random_series())
+model_labels = [m for m in filters.models if m not in random_labels]
+baseline_labels = [m for m in filters.models if m in random_labels]
 for area in filters.areas:
     items = queries.area_items(filters.year, area)
-    long = queries.model_pattern_matrix(filters.year, area, filters.booklet_for(area),
-                                        filters.language, filters.shots, filters.models,
-                                        filters.pooled)
+    args = (filters.year, area, filters.booklet_for(area), filters.language, filters.shots)
+    long = queries.model_pattern_matrix(*args, model_labels, filters.pooled)
     model_di, patterns_per_area[area] = model_item_di(long, GROUP_FRACTION)
+    baseline = queries.model_pattern_matrix(*args, baseline_labels, filters.pooled)
+    random_di, baseline_per_area[area] = model_item_di(baseline, GROUP_FRACTION)
     frame = pd.DataFrame({
         "area": area, "item_id": items["item_id"].to_numpy(), "skill": items["skill"].to_numpy(),
         "a": items["a"].to_numpy(), "b": items["b"].to_numpy(),
         "human_p_value": items["p_value"].to_numpy(), "human_di": items["di"].to_numpy(),
         "model_di": model_di.reindex(items["item_id"]).to_numpy(),
+        "random_di": random_di.reindex(items["item_id"]).to_numpy(),
     })
     if per_run:
         for series, rows in long.groupby("model", sort=True):
@@ -65,11 +76,27 @@ for area in filters.areas:
 table = pd.concat(tables, ignore_index=True)
 if not per_run:
     table = table[[c for c in table if not c.startswith("DI · ")]]
-populations = ["humans"] + ([s for s in columns if s not in ("humans", "models")]
-                            if per_run else ["models"])
-styles = series_styles(populations[1:], filters.series_order) if per_run else {}
-points_present = pd.DataFrame({"area": [a for a, n in patterns_per_area.items() if n]})
+populations = (["humans"] + ([s for s in columns if s not in ("humans", "models", BASELINE)]
+                             if per_run else ["models"]) + [BASELINE])
+styles = (series_styles([p for p in populations[1:] if p != BASELINE], filters.series_order)
+          if per_run else {})
+points_present = pd.DataFrame({"area": [a for a in filters.areas
+                                        if patterns_per_area[a] or baseline_per_area[a]]})
 note_missing_runs(filters, points_present)
+
+
+def population_colour(population: str) -> str:
+    """The bar colour of a population."""
+    if population == "humans":
+        return HUMAN_COLOUR
+    if population == BASELINE:
+        return BASELINE_COLOUR
+    return styles[population][0] if per_run else OKABE_ITO[0]
+
+
+def population_patterns(population: str, area: str) -> int:
+    """Patterns ranked in a model population of ``area`` (0: nothing to draw)."""
+    return baseline_per_area[area] if population == BASELINE else patterns_per_area[area]
 
 figure = area_grid(filters.areas, columns=2, row_height=300, vertical_spacing=0.2)
 trace_keys: list[tuple[str, str]] = []  # (area, population) of each trace, for clicks
@@ -78,11 +105,10 @@ for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
     part = table[table["area"] == area]
     for population in populations:
-        colour = (HUMAN_COLOUR if population == "humans" else
-                  styles[population][0] if per_run else OKABE_ITO[0])
+        colour = population_colour(population)
         values = part.get(columns[population])
-        if population != "humans" and (patterns_per_area[area] == 0 or values is None
-                                       or values.isna().all()):
+        if population != "humans" and (population_patterns(population, area) == 0
+                                       or values is None or values.isna().all()):
             continue
         counts = bin_of(values).value_counts().reindex(BIN_EDGES[:-1], fill_value=0)
         figure.add_trace(go.Bar(
@@ -108,10 +134,18 @@ event = show_figure(
     image_format=filters.image_format, data=table, on_select=True,
     caption=("Items per 0.1-wide DI bin: grey for humans (every candidate of the year), "
              + ("one colour per run, each run's patterns ranked by θ on their own"
-                if per_run else "blue for every selected run's patterns ranked by θ together")
-             + f" ({filters.prompt_label}). Right of the dashed line (DI > 0.2) an item "
-             "separates strong from weak; click a bar to list its items below."
-             + filters.provenance),
+                if per_run else "blue for every selected model run's patterns ranked by θ "
+                "together")
+             + f" ({filters.prompt_label}). "
+             + (f"The random baseline is no model: its runs' patterns "
+                f"({', '.join(baseline_labels)}) are not pooled with the models, they are "
+                f"ranked on their own and drawn as the orange \"{BASELINE}\" bars (answers "
+                "right at chance carry no ability, so its DI scatters around 0). "
+                if baseline_labels else
+                "No random-baseline run is selected (it would be its own population, not "
+                "pooled with the models). ")
+             + "Right of the dashed line (DI > 0.2) an item separates strong from weak; click "
+             "a bar to list its items below." + filters.provenance),
 )
 
 st.subheader("The items behind each bar")
@@ -120,13 +154,17 @@ summary = table.groupby("area").agg(
     human_good=("human_di", lambda v: int((v > GOOD_DI).sum())),
     model_good=("model_di", lambda v: int((v > GOOD_DI).sum())),
     model_missing=("model_di", lambda v: int(v.isna().sum())),
+    random_good=("random_di", lambda v: int((v > GOOD_DI).sum())),
     **{f"good · {s}": (columns[s], lambda v: int((v > GOOD_DI).sum()))
-       for s in populations[1:] if per_run},
+       for s in populations[1:] if per_run and s != BASELINE},
 ).reset_index()
 summary["patterns_ranked"] = summary["area"].map(patterns_per_area)
+summary["random_patterns_ranked"] = summary["area"].map(baseline_per_area)
 st.dataframe(summary, hide_index=True, column_config={
     "human_good": "humans: items with DI > 0.2", "model_good": "models: items with DI > 0.2",
-    "model_missing": "models: no DI", "patterns_ranked": "model patterns ranked"})
+    "model_missing": "models: no DI", "patterns_ranked": "model patterns ranked",
+    "random_good": "random baseline: items with DI > 0.2",
+    "random_patterns_ranked": "random-baseline patterns ranked"})
 
 selected = event.selection.points if event is not None and hasattr(event, "selection") else []
 bins = ["all"] + [f"{edge:.1f}" for edge in BIN_EDGES[:-1]]
@@ -152,6 +190,8 @@ st.dataframe(shown.sort_values("b", na_position="last"), hide_index=True, width=
              column_config={
                  "human_di": st.column_config.NumberColumn("human DI", format="%.3f"),
                  "model_di": st.column_config.NumberColumn("model DI", format="%.3f"),
+                 "random_di": st.column_config.NumberColumn("random-baseline DI",
+                                                            format="%.3f"),
                  "human_p_value": st.column_config.NumberColumn("human p", format="%.3f"),
                  "a": st.column_config.NumberColumn(format="%.3f"),
                  "b": st.column_config.NumberColumn(format="%.3f"),

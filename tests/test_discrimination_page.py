@@ -65,3 +65,34 @@ def test_bar_pickers_offer_each_run_and_filter_by_its_index(monkeypatch, pages_m
     shown = app.dataframe[1].value
     assert len(shown) and ((shown["DI · test-strong-it"] >= -1e-9)
                            & (shown["DI · test-strong-it"] < 0.1)).all()
+
+
+def test_random_baseline_is_its_own_population_not_a_model(monkeypatch, pages_models_db):
+    """The models' DI ranks the selected real models' patterns only; the random baseline
+    (backend random) gets its own DI and its own bars, and the caption says so."""
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    app = run_page(PAGE, {"area": "MT"})
+    assert_clean(app)
+    table = app.dataframe[1].value.set_index("item_id")
+    con = duckdb.connect(str(pages_models_db), read_only=True)
+    year = q.loaded_years(con)[-1]
+    labels = q.model_catalogue(con)["model"].tolist()
+    random = [row[0] for row in con.execute(
+        "SELECT coalesce(label, model_id) FROM model_runs WHERE backend = 'random'").fetchall()]
+    long = q.model_pattern_matrix(con, year, "MT", None, "pt", 0, labels)
+    con.close()
+    assert random and set(random) < set(long["model"])
+    models = _brute_force_di(long[~long["model"].isin(random)])
+    baseline = _brute_force_di(long[long["model"].isin(random)])
+    for item in models:
+        assert table.loc[item, "model_di"] == pytest.approx(models[item], abs=1e-12)
+        assert table.loc[item, "random_di"] == pytest.approx(baseline[item], abs=1e-12)
+    names = {t["name"] for t in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]}
+    assert {"humans", "models", "random baseline"} <= names
+    caption = " ".join(c.value for c in app.caption)
+    assert "random baseline" in caption and "not pooled with the models" in caption
+    # One population per run: the random run is still marked as the baseline, not a model.
+    app.toggle(key="discrimination.per_run").set_value(True).run()
+    assert_clean(app)
+    names = {t["name"] for t in json.loads(app.get("plotly_chart")[0].proto.spec)["data"]}
+    assert "random baseline" in names and not names & set(random)
