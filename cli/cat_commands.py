@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 
 from analytics.cat import CAT_ESTIMATORS, SELECTORS, CatSettings
 from cli.arguments import add_db, add_runs_dir, db_path, output_file, positive_int
@@ -15,7 +17,12 @@ from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.cat_comparison import comparison_lines, load_comparison
 from workflows.cat_live import CatRunSpec, execute_live_cat
 from workflows.cat_posthoc import needed_distribution, posthoc_cat
-from workflows.cat_simulation import load_area_bank, run_simulation
+from workflows.cat_simulation import (
+    load_area_bank,
+    memory_budget,
+    run_simulation,
+    simulation_bytes,
+)
 
 
 def add_cat_settings(parser: argparse.ArgumentParser) -> None:
@@ -32,15 +39,16 @@ def add_cat_settings(parser: argparse.ArgumentParser) -> None:
                             "EAP or MAP with a N(0, 1) prior (default ml)")
     group.add_argument("--max-items", type=positive_int, default=defaults.max_items,
                        help=f"test length cap (default {defaults.max_items})")
-    group.add_argument("--se-target", type=float,
+    group.add_argument("--se-target", type=positive_number,
                        help="stop once SE(θ̂) falls below this (default: fixed length)")
-    group.add_argument("--start-theta", type=float, default=defaults.start_theta,
+    group.add_argument("--start-theta", type=finite_number, default=defaults.start_theta,
                        help="θ̂ before the first item (default 0)")
-    group.add_argument("--theta-range", type=float, nargs=2, default=defaults.theta_range,
+    group.add_argument("--theta-range", type=finite_number, nargs=2,
+                       default=defaults.theta_range,
                        metavar=("LOW", "HIGH"),
                        help="ML/MAP search bounds and EAP grid range (default -6 6)")
-    group.add_argument("--grid-points", type=positive_int, default=defaults.grid_points,
-                       help=f"EAP quadrature points (default {defaults.grid_points})")
+    group.add_argument("--grid-points", type=grid_points, default=defaults.grid_points,
+                       help=f"EAP quadrature points, at least 2 (default {defaults.grid_points})")
 
 
 def cat_settings(args: argparse.Namespace) -> CatSettings:
@@ -51,7 +59,56 @@ def cat_settings(args: argparse.Namespace) -> CatSettings:
                            se_target=args.se_target, start_theta=args.start_theta,
                            theta_range=tuple(args.theta_range), grid_points=args.grid_points)
     except ValueError as error:
-        raise UsageError(str(error)) from error
+        # The settings name their fields (theta_range); the user typed flags (--theta-range).
+        message = re.sub(r"\b(randomesque_k|max_items|se_target|start_theta|theta_range|"
+                         r"grid_points)\b", lambda m: "--" + m.group(1).replace("_", "-"),
+                         str(error))
+        raise UsageError(message) from error
+
+
+def finite_number(text: str) -> float:
+    """An argparse type: a finite number (``inf`` and ``nan`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number above 0."""
+    value = finite_number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
+    return value
+
+
+def grid_points(text: str) -> int:
+    """An argparse type: a whole number of quadrature points, at least 2 (one point is no
+    grid: every θ̂ would be that point)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be at least 2, got {value}")
+    return value
+
+
+def _check_simulees(n_simulees: int, n_items: int, settings: CatSettings,
+                    random_items: int | None) -> None:
+    """UsageError when ``--simulees`` would need more memory than a simulation may take."""
+    need = simulation_bytes(n_simulees, n_items, settings, random_items)
+    budget = memory_budget()
+    if need <= budget:
+        return
+    each = simulation_bytes(1, n_items, settings, random_items)
+    raise UsageError(
+        f"--simulees {n_simulees:,} would need about {need / 2**30:,.1f} GiB of memory on this "
+        f"bank of {n_items} items ({each:,} bytes per simulee); the limit is "
+        f"{budget // each:,} simulees ({budget / 2**30:,.1f} GiB, half of this machine's memory)")
 
 
 def _probability(text: str) -> float:
@@ -67,9 +124,8 @@ def _probability(text: str) -> float:
 def cmd_cat_simulate(args: argparse.Namespace) -> int:
     output = output_file(args.output) if args.output else None
     settings = cat_settings(args)
-    if args.theta_sd <= 0:
-        raise UsageError("--theta-sd must be positive")
     bank = load_area_bank(db_path(args), args.area, args.years)
+    _check_simulees(args.simulees, bank.bank.n_items, settings, args.random_items)
     report = run_simulation(bank, settings, n_simulees=args.simulees, theta_mean=args.theta_mean,
                             theta_sd=args.theta_sd, random_items=args.random_items,
                             target_mse=args.target_mse, guess=args.guess, slip=args.slip,
@@ -135,11 +191,13 @@ def add_cat_parsers(commands) -> None:
                           help="years whose items form the bank (default: every stored year)")
     simulate.add_argument("--simulees", type=positive_int, default=100,
                           help="simulated examinees (default 100, as the paper)")
-    simulate.add_argument("--theta-mean", type=float, default=0.0, help="mean of θ₀ (default 0)")
-    simulate.add_argument("--theta-sd", type=float, default=1.0, help="SD of θ₀ (default 1)")
+    simulate.add_argument("--theta-mean", type=finite_number, default=0.0,
+                          help="mean of θ₀ (default 0)")
+    simulate.add_argument("--theta-sd", type=positive_number, default=1.0,
+                          help="SD of θ₀ (default 1)")
     simulate.add_argument("--random-items", type=positive_int,
                           help="length of the random forms (default 5 × --max-items)")
-    simulate.add_argument("--target-mse", type=float,
+    simulate.add_argument("--target-mse", type=positive_number,
                           help="MSE whose test length is reported (default: the CAT's MSE at "
                                "--max-items)")
     simulate.add_argument("--guess", type=_probability, default=0.0,

@@ -14,7 +14,8 @@ from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
-from store.dashboard_queries import loaded_years
+from store.dashboard_queries import human_groups, loaded_years, model_run_table
+from store.queries import year_booklets
 from workflows.report import Selection, build_report
 from workflows.report_capture import report_pages
 
@@ -69,6 +70,51 @@ def selection_from(args: argparse.Namespace) -> Selection:
         group=args.group or base.group, extra=base.extra)
 
 
+def _listed(values, most: int = 8) -> str:
+    values = [str(v) for v in values]
+    more = f", … ({len(values)} in all)" if len(values) > most else ""
+    return ", ".join(values[:most]) + more if values else "none"
+
+
+def check_selection(con, selection: Selection, path: Path, years: list[int]) -> None:
+    """UsageError naming the first part of ``selection`` the store does not hold (an area,
+    prompt language or shot setting the dashboard does not know, a booklet of another year, a
+    run or label not in the store, a human subgroup with no candidates): a report of it would
+    silently show the dashboard's default instead."""
+    year = selection.year if selection.year is not None else years[-1]
+    for area in selection.areas:
+        if area not in AREAS:
+            raise UsageError(f"area {area!r} is not one of {', '.join(AREAS)}")
+    if selection.language is not None and selection.language not in PROMPT_LANGUAGES:
+        raise UsageError(f"prompt language {selection.language!r} is not one of "
+                         f"{', '.join(PROMPT_LANGUAGES)}")
+    if selection.shots is not None and selection.shots not in SHOT_SETTINGS:
+        raise UsageError(f"shots {selection.shots} is not one of "
+                         f"{', '.join(map(str, SHOT_SETTINGS))}")
+    if selection.booklet is not None:
+        booklets = year_booklets(con, year)
+        valid = booklets.loc[booklets["valid"], "booklet_id"].astype(int).tolist()
+        if selection.booklet not in valid:
+            raise UsageError(f"booklet {selection.booklet} is not a scorable booklet of {year} "
+                             f"(those are {_listed(valid)})")
+    runs = model_run_table(con)
+    missing = [run for run in selection.runs if run not in set(runs["run_id"])]
+    if missing:
+        raise UsageError(f"no run {', '.join(missing)} in {path} (it holds "
+                         f"{_listed(runs['run_id'])}; `enem-llm runs` lists them)")
+    missing = [label for label in selection.models if label not in set(runs["series"])]
+    if missing:
+        raise UsageError(f"no run labelled {', '.join(map(repr, missing))} in {path} (labels: "
+                         f"{_listed(sorted(set(runs['series'])))})")
+    if selection.group and selection.group != "all:all":
+        groups = human_groups(con, year)
+        known = [f"{kind}:{value}" for kind, value in zip(groups["group_kind"],
+                                                          groups["group_value"])]
+        if selection.group not in known:
+            raise UsageError(f"group {selection.group!r} is not a human subgroup of {year} "
+                             f"(KIND:VALUE, e.g. {_listed(known, 4)})")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     path = db_path(args)
     if not path.exists():
@@ -81,6 +127,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if selection.year is not None and selection.year not in years:
         raise UsageError(f"year {selection.year} is not in {path} (it holds "
                          f"{', '.join(map(str, years))})")
+    with connected(path, read_only=True) as con:
+        check_selection(con, selection, path, years)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a folder")

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from enem.areas import AREAS
-from enem.csvfiles import UnusableFileError
+from enem.csvfiles import MAX_LINE_BYTES, SCAN_BLOCK_BYTES, UnusableFileError
 from enem.items import BookletForm, ItemsTable
 from enem.responses import (
     blank_rows,
@@ -59,6 +59,9 @@ PATTERN_ENCODINGS = ("auto", "utf-8", "latin-1")
 DELIMITERS = (",", ";", "\t", "|")
 #: How close to a bound of the θ range an ML/MAP estimate counts as on it.
 BOUND_TOLERANCE = 1e-6
+#: DuckDB's own line limit, above MAX_LINE_BYTES: lines are checked against that first (with a
+#: margin, as DuckDB counts a line end and quoting in its buffers).
+_READER_LINE_BYTES = 2 * MAX_LINE_BYTES + 1024
 #: A whole number, as CO_PROVA and TP_LINGUA must be: digits, optionally followed by ``.0``.
 _WHOLE_NUMBER = re.compile(r"\+?([0-9]{1,18})(?:\.0*)?")
 
@@ -147,13 +150,20 @@ def read_patterns(path: Path, encoding: str = "auto") -> pd.DataFrame:
         raise UnusableFileError(f"{path}: needs a CO_PROVA column (header: {header[:200]!r})")
     if "TX_RESPOSTAS" not in names and "RESPONSE_PATTERN" not in names:
         raise UnusableFileError(f"{path}: needs a TX_RESPOSTAS or a RESPONSE_PATTERN column")
+    long_line = _overlong_line(path)
+    if long_line:
+        raise UnusableFileError(
+            f"{path}: line {long_line:,} is longer than {MAX_LINE_BYTES:,} bytes, the limit of "
+            "a line (a patterns row is a few hundred bytes)")
     con = duckdb.connect()
     try:
         frame = con.execute(
             "SELECT * FROM read_csv($path, header=true, delim=$delim, quote='\"', escape='\"', "
-            "auto_detect=false, columns=$columns, encoding=$encoding)",
+            "auto_detect=false, columns=$columns, encoding=$encoding, "
+            "max_line_size=$max_line)",
             {"path": str(path), "delim": delimiter, "encoding": encoding,
-             "columns": {name: "VARCHAR" for name in names}},
+             "columns": {name: "VARCHAR" for name in names},
+             "max_line": _READER_LINE_BYTES},
         ).df()
     except duckdb.Error as error:
         raise UnusableFileError(f"{path}: {_csv_problem(str(error), encoding)}") from None
@@ -162,6 +172,29 @@ def read_patterns(path: Path, encoding: str = "auto") -> pd.DataFrame:
     if frame.empty:
         raise UnusableFileError(f"{path}: no rows to score (only a header)")
     return frame
+
+
+def _overlong_line(path: Path) -> int | None:
+    """The number of the first line longer than MAX_LINE_BYTES (without its line end), or
+    None. DuckDB's reader fails on such a line with a message about its
+    buffers ("Not implemented: … does not support a full read on this file"), or reads a file
+    of one as if it had no rows; scanned here first, in blocks, so memory stays flat."""
+    line, run = 1, 0
+    with open(path, "rb") as handle:
+        while block := handle.read(SCAN_BLOCK_BYTES):
+            ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)
+            starts = np.concatenate(([0], ends[:-1] + 1)) if len(ends) else np.empty(0, int)
+            lengths = ends - starts
+            if len(lengths):
+                lengths[0] += run
+            long = np.flatnonzero(lengths > MAX_LINE_BYTES)
+            if len(long):
+                return line + int(long[0])
+            line += len(ends)
+            run = (len(block) - (int(ends[-1]) + 1) if len(ends) else run + len(block))
+            if run > MAX_LINE_BYTES:
+                return line
+    return None
 
 
 def _csv_problem(message: str, encoding: str) -> str:
@@ -176,6 +209,11 @@ def _csv_problem(message: str, encoding: str) -> str:
         where = f" (line {line.group(1)})" if line else ""
         return (f"not {encoding} text{where}; read it as Latin-1 (--patterns-encoding latin-1) "
                 "or let the encoding be detected (auto)")
+    if "not implemented" in message.lower() or "maximum line size" in message.lower():
+        # A record DuckDB's reader cannot hold: a quoted field that never closes, joining
+        # lines into one longer than its buffers.
+        return (f"a record is longer than {MAX_LINE_BYTES:,} bytes (a quoted field that never "
+                "ends?); a patterns row is a few hundred bytes")
     return f"cannot be read as CSV ({message.splitlines()[0]})"
 
 

@@ -18,6 +18,8 @@ from typing import Literal
 
 from enem.areas import AREAS, ITEMS_PER_AREA, N_OPTIONS
 from enem.areas import OPTION_LETTERS as LETTERS
+from enem.items import ITEM_ID_MAX
+from enem.microdata import BOOKLET_ID_MAX
 from inference.protocol import PROMPT_LANGUAGES
 
 Language = Literal["pt", "en"]
@@ -86,6 +88,10 @@ class Question:
         return f"text:{digest[:16]}"
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _problems(q: Question) -> list[str]:
     """Everything wrong with a question, as readable phrases (empty when valid)."""
     out: list[str] = []
@@ -112,6 +118,11 @@ def _problems(q: Question) -> list[str]:
         value = getattr(q, name)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
             out.append(f"{name} must be an integer or null, got {value!r}")
+    if _is_int(q.booklet_id) and not 1 <= q.booklet_id <= BOOKLET_ID_MAX:
+        out.append(f"booklet_id must be a booklet number, 1 to {BOOKLET_ID_MAX:,}; "
+                   f"got {q.booklet_id}")
+    if _is_int(q.item_id) and not abs(q.item_id) <= ITEM_ID_MAX:
+        out.append(f"item_id must be an item number up to {ITEM_ID_MAX:,}; got {q.item_id}")
     if isinstance(q.position, int) and not 1 <= q.position <= ITEMS_PER_AREA:
         out.append(f"position must be 1..{ITEMS_PER_AREA}, got {q.position}")
     if q.item_language is not None and (q.item_language not in (0, 1) or q.area != "LC"):

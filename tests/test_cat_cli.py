@@ -56,7 +56,7 @@ def test_cat_simulate_bad_input_is_one_error_line(ingested_2023, capsys):
     assert main(["cat-simulate", "--db", db, "--area", "CN", "--slip", "-0.1"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["cat-simulate", "--db", db, "--area", "CN", "--theta-range", "2", "1"]) == 2
-    assert "theta_bounds" in capsys.readouterr().err
+    assert "--theta-range" in capsys.readouterr().err
 
 
 def test_cat_run_with_the_random_backend_prints_and_stores_paths(demo_db, tmp_path, capsys):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import subprocess
 import time
 import urllib.parse
@@ -67,10 +68,16 @@ class Selection:
         def first(key: str) -> str | None:
             return params[key][0] if key in params else None
 
-        return cls(year=int(first("year")) if first("year") else None,
-                   areas=tuple(params.get("area", ())),
-                   booklet=int(first("booklet")) if first("booklet") else None,
-                   language=first("lang"), shots=int(first("shots")) if first("shots") else None,
+        def whole(key: str) -> int | None:
+            value = first(key)
+            if not value:
+                return None
+            if not re.fullmatch(r"[+-]?[0-9]{1,9}", value.strip()):
+                raise ValueError(f"the address's {key}={value[:40]!r} is not a whole number")
+            return int(value)
+
+        return cls(year=whole("year"), areas=tuple(params.get("area", ())),
+                   booklet=whole("booklet"), language=first("lang"), shots=whole("shots"),
                    models=tuple(params.get("model", ())), runs=tuple(params.get("run", ())),
                    group=first("group"),
                    extra={k: tuple(v) for k, v in params.items() if k not in known})

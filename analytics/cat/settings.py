@@ -4,6 +4,7 @@ and the selector, estimator and stopping rule they make."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,9 @@ from analytics.cat.stopping import (
     StoppingRule,
 )
 
+#: θ bounds beyond ±this are refused: θ is in SDs of the calibration population, and the ML/MAP
+#: search grid (one point per 0.1) grows with the range.
+THETA_LIMIT = 20.0
 #: Estimator names, as ``analytics.ability.ESTIMATOR_METHODS`` spells them.
 CAT_ESTIMATORS: tuple[str, ...] = (CatML.name, CatEAP.name, CatMAP.name)
 
@@ -64,6 +68,17 @@ class CatSettings:
         if self.constant_patterns not in CONSTANT_PATTERN_RULES:
             raise ValueError(f"constant_patterns must be one of {CONSTANT_PATTERN_RULES}")
         object.__setattr__(self, "theta_range", tuple(float(x) for x in self.theta_range))
+        # Checked here for every estimator, not only where a grid is built: a value no rule
+        # accepts should fail when the set-up is made, with its own message.
+        low, high = self.theta_range
+        if not (-THETA_LIMIT <= low < high <= THETA_LIMIT):
+            raise ValueError(f"theta_range must be finite with {-THETA_LIMIT:g} ≤ low < high ≤ "
+                             f"{THETA_LIMIT:g}; got {self.theta_range}")
+        if not math.isfinite(self.start_theta):
+            raise ValueError(f"start_theta must be a finite number; got {self.start_theta!r}")
+        if isinstance(self.grid_points, bool) or int(self.grid_points) != self.grid_points \
+                or self.grid_points < 2:
+            raise ValueError(f"grid_points must be a whole number ≥ 2; got {self.grid_points!r}")
         # Build each role once so a bad value fails here, with its own message.
         self.make_selector(), self.make_estimator(), self.make_stopper()
 

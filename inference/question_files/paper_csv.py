@@ -98,7 +98,9 @@ def load_paper_csv(
     path = Path(path)
     rows = _read_rows(path)
     if booklet_id is None:
-        match = re.search(r"CO_PROVA_(\d+)", path.stem) or re.search(r"(\d{3,})(?!.*\d)", path.stem)
+        # At most 9 digits: a booklet id is a 32-bit CO_PROVA; longer digits are no booklet.
+        match = (re.search(r"CO_PROVA_(\d{1,9})(?!\d)", path.stem)
+                 or re.search(r"(?<!\d)(\d{3,9})(?!.*\d)", path.stem))
         booklet_id = int(match.group(1)) if match else None
     area_code = _resolve_paper_area(area, rows, path)
     positions = _paper_positions(rows, area_code, path)
@@ -145,6 +147,7 @@ def load_paper_csv(
 
 def _read_rows(path: Path) -> Rows:
     """The data rows of a paper CSV with their line numbers; checks the header."""
+    reader = None
     try:
         with path.open(encoding="utf-8-sig", newline="") as fh:
             reader = csv.DictReader(fh)
@@ -157,6 +160,14 @@ def _read_rows(path: Path) -> Rows:
     except UnicodeDecodeError:
         raise QuestionFormatError("not UTF-8 text; is this one of the paper's CSV files?",
                                   path) from None
+    except csv.Error as error:
+        # The csv module refuses a field over its limit (128 KiB), far beyond any question's
+        # text, and malformed quoting; either means this is not one of the paper's files.
+        where = f"line {reader.line_num + 1}" if reader is not None else None
+        problem = (f"a field is longer than {csv.field_size_limit():,} characters, far more "
+                   "than any question text" if "field limit" in str(error) else str(error))
+        raise QuestionFormatError(f"{problem}; is this one of the paper's CSV files?", path,
+                                  where) from None
     if not rows:
         raise QuestionFormatError("no rows", path)
     return rows
