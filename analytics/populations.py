@@ -8,6 +8,8 @@ percentiles and ranks, on plain numpy arrays.
 - :func:`percentile_in`: where a value falls inside a population described by its quantile
   function (the quantiles at equally spaced levels, as stored per population).
 - :func:`rank_changes`: ranks of the same entries under two scores and how they move.
+- :func:`bootstrap_mean_ci`: the percentile-bootstrap confidence interval of a mean, the
+  interval plotting libraries draw around a mean by default (seaborn's ``errorbar="ci"``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from analytics.irt import FloatArray
 
 #: Normal quantile of a two-sided 95% interval, rounded as the papers do.
 Z_95 = 1.96
+#: Resamples of :func:`bootstrap_mean_ci` (seaborn's default ``n_boot``).
+BOOTSTRAP_RESAMPLES = 1000
 #: Levels (in %) of the stored quantile functions: 0 (minimum), 1, …, 99, 100 (maximum).
 QUANTILE_LEVELS: FloatArray = np.arange(0.0, 101.0)
 
@@ -38,6 +42,26 @@ class PooledEstimate:
     ci_low: float
     ci_high: float
     n: int
+
+
+def bootstrap_mean_ci(values: ArrayLike, rng: np.random.Generator, level: float = 95.0,
+                      n_resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+    """Percentile-bootstrap ``level``% confidence interval of the mean of ``values`` (n,).
+
+    ``n_resamples`` resamples of n values drawn with replacement (the indices are
+    ``rng.integers(0, n, (n_resamples, n))``, one row per resample); the interval is the
+    (100 − level)/2 and (100 + level)/2 percentiles (``numpy.percentile``, linear) of their
+    means. NaN values are left out first; (NaN, NaN) with fewer than two values left (one value
+    says nothing about how its mean varies).
+    """
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size < 2:
+        return float("nan"), float("nan")
+    means = finite[rng.integers(0, finite.size, (n_resamples, finite.size))].mean(axis=1)
+    tail = (100.0 - level) / 2
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return float(low), float(high)
 
 
 def pool_inverse_variance(theta: ArrayLike, se: ArrayLike) -> PooledEstimate:

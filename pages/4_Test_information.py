@@ -3,8 +3,10 @@ where the models' θ fall.
 
 An exam is built for the human population: its information I(θ) peaks where most candidates
 are. A model whose θ lies where I(θ) is low gets a wide interval — its score says little. Each
-model row shows its θ over repetitions (faint markers), their 5th–95th percentile spread (a
-light bar) and the 95% CI of its mean θ (mean ± 1.96·SD/√n, the paper's "IRT scores, 95% CI").
+model row shows its θ over repetitions (faint markers) and its mean θ with one of three 95%
+intervals the user picks (``dashboard.information_data``): the bootstrap CI of the mean, the
+central 95% of the repetitions' θ, or each pattern's own SE(θ). The paper's "IRT scores, 95%
+CI" does not say which it drew; the caption says which is drawn.
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from analytics.populations import Z_95
 from dashboard import queries
 from dashboard.figures import THETA_TITLE, area_title, legend_above, series_styles, show_figure
-from dashboard.information_data import theta_intervals
+from dashboard.information_data import (
+    DEFAULT_INTERVAL,
+    INTERVAL_BOUNDS,
+    INTERVALS,
+    PAPER_AMBIGUITY,
+    theta_intervals,
+)
 from dashboard.palette import HUMAN_COLOUR, INFORMATIVE_FILL, REFERENCE_COLOUR, with_alpha
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import (
@@ -36,17 +45,25 @@ PANEL_PX, MODELS_PX = 300, 240
 #: Pixels between a panel and its model rows (they share the θ axis), and between a block's
 #: θ-axis title and the next block's panel titles.
 INNER_GAP_PX, BLOCK_GAP_PX = 14, 110
-SPREAD_NAME = "spread over repetitions (5th–95th percentile)"
-CI_NAME = "mean θ, 95% CI (IRT scores, 95% CI)"
+REPETITIONS_NAME = "θ of each repetition"
 
 filters = open_page("Test information: where the exam can measure, and where the models are")
 
-left, right = st.columns(2)
+left, middle, right = st.columns(3)
 max_se = left.slider("Call the exam informative where SE(θ) is at most", 0.2, 1.0,
                      INFORMATIVE_SE, 0.05, key="information.max_se",
                      help=f"SE(θ) = 1/√I(θ); {INFORMATIVE_SE:g} means I(θ) ≥ "
                           f"{1 / INFORMATIVE_SE ** 2:g} (the Person fit page's trust verdict "
                           "uses this default)")
+interval = middle.radio("95% interval around each model's θ", list(INTERVALS),
+                        index=list(INTERVALS).index(DEFAULT_INTERVAL), key="information.interval",
+                        format_func=lambda key: INTERVALS[key][0],
+                        help="The paper's Fig. 4 draws a \"95% CI computed using the shuffles\" "
+                             "without saying which: the CI of the mean (as plotting libraries "
+                             "draw by default), the central 95% of the shuffles' θ, or neither "
+                             "(a pattern's own SE(θ) is in none of them).")
+interval_name, interval_words = INTERVALS[interval]
+low_column, high_column = INTERVAL_BOUNDS[interval]
 points = selected_model_points(filters)
 lc_models = points.loc[points["area"] == "LC", "item_language"].dropna() if len(points) else []
 lc_default = int(pd.Series(lc_models).mode().iloc[0]) if len(lc_models) else 0
@@ -121,24 +138,20 @@ for index, area in enumerate(filters.areas):
     for model, group in (in_area.groupby("model", sort=True) if len(in_area) else []):
         colour, symbol = styles[model]
         summary = intervals_table.loc[(model, area)]
-        mean_theta, low, high = summary["mean_theta"], summary["ci_low"], summary["ci_high"]
-        figure.add_trace(go.Scatter(
-            x=[summary["p5"], summary["p95"]], y=[model, model], mode="lines",
-            name=f"{model}: {SPREAD_NAME}", legendgroup=model, showlegend=False,
-            line={"color": with_alpha(colour, 0.3), "width": 8},
-            hovertemplate=(f"<b>{model}</b><br>θ over {int(summary['repetitions'])} "
-                           f"repetitions: 5th–95th percentile [{summary['p5']:.2f}, "
-                           f"{summary['p95']:.2f}]<extra></extra>")), row=top + 1, col=col)
+        mean_theta, low, high = summary["mean_theta"], summary[low_column], summary[high_column]
+        own = Z_95 * group["theta_se"].to_numpy(float)
         figure.add_trace(go.Scatter(
             x=group["theta"], y=[model] * len(group), mode="markers", showlegend=False,
             marker={"color": with_alpha(colour, 0.45), "size": 5, "symbol": symbol},
+            error_x=({"type": "data", "array": own, "color": with_alpha(colour, 0.35),
+                      "thickness": 1, "width": 0} if interval == "pattern_se" else None),
             legendgroup=model, customdata=group[["shuffle", "theta_se", "lz", "ctt"]]
-            .to_numpy(object), name=model,
+            .to_numpy(object), name=f"{model}: {REPETITIONS_NAME}",
             hovertemplate=(f"<b>{model}</b> shuffle %{{customdata[0]}}<br>θ = %{{x:.3f}} "
                            "(SE %{customdata[1]:.3f})<br>l_z %{customdata[2]:.2f} · CTT "
                            "%{customdata[3]}<extra></extra>")), row=top + 1, col=col)
-        ci_words = (f"95% CI of the mean [{low:.3f}, {high:.3f}]" if np.isfinite(low)
-                    else "one repetition: no CI")
+        ci_words = (f"{interval_name} [{low:.3f}, {high:.3f}]" if np.isfinite(low)
+                    else f"one repetition: no {interval_name}")
         figure.add_trace(go.Scatter(
             x=[mean_theta], y=[model], mode="markers", name=model, legendgroup=model,
             showlegend=model not in legend_shown,
@@ -155,8 +168,9 @@ for index, area in enumerate(filters.areas):
         se_here = float(np.interp(mean_theta, THETA_GRID, se))
         verdicts.append({"model": model, "area": area, "booklet": booklet,
                          "repetitions": int(summary["repetitions"]), "mean_theta": mean_theta,
-                         "ci_low": low, "ci_high": high, "p5": summary["p5"],
-                         "p95": summary["p95"], "exam_se_at_theta": se_here,
+                         **{column: summary[column] for pair in INTERVAL_BOUNDS.values()
+                            for column in pair},
+                         "exam_se_at_theta": se_here,
                          "verdict": information_verdict(mean_theta, low, high, intervals,
                                                         se_here)})
     # Every series named, even when plotly would thin out crowded category labels.
@@ -164,10 +178,10 @@ for index, area in enumerate(filters.areas):
                         col=col, type="category", tickmode="array",
                         tickvals=sorted(in_area["model"].unique()) if len(in_area) else [])
 # The two glyphs of every model row, explained once in the legend.
-figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=SPREAD_NAME,
-                            line={"color": with_alpha(HUMAN_COLOUR, 0.35), "width": 8},
-                            legendgroup="spread", showlegend=len(points) > 0), row=2, col=1)
-figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=CI_NAME,
+figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=REPETITIONS_NAME,
+                            marker={"color": with_alpha(HUMAN_COLOUR, 0.45), "size": 5},
+                            legendgroup="repetitions", showlegend=len(points) > 0), row=2, col=1)
+figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"mean θ, {interval_name}",
                             marker={"color": HUMAN_COLOUR, "size": 8,
                                     "line": {"color": "black", "width": 1}},
                             error_x={"type": "constant", "value": 0.2, "color": HUMAN_COLOUR,
@@ -183,12 +197,9 @@ show_figure(
     caption=(f"Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
              f"each area's booklet (the sidebar's, else the one the models answered most, else "
              f"the one most candidates took). Bottom, per model ({filters.prompt_label}): its "
-             f"θ in each repetition (faint markers), the {SPREAD_NAME} (light bar) and its "
-             f"mean θ with the 95% CI of that mean, mean ± 1.96·SD/√n over its n repetitions "
-             f"(the paper's Fig. 4, IRT scores, 95% CI; with 30 repetitions often no wider "
-             f"than the marker, see the table). Green "
-             f"shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."
-             + filters.provenance),
+             f"θ in each repetition (faint markers) and its mean θ with {interval_words}. "
+             f"Drawn: {interval_name}. {PAPER_AMBIGUITY} Green shading: where SE(θ) ≤ "
+             f"{max_se:.2f}, i.e. where the exam measures well." + filters.provenance),
 )
 
 st.subheader("Verdict per model")
@@ -196,17 +207,21 @@ if verdicts:
     table = pd.DataFrame(verdicts)
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
-        "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
-        "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-        "p5": st.column_config.NumberColumn("θ 5th pct", format="%.2f"),
-        "p95": st.column_config.NumberColumn("θ 95th pct", format="%.2f"),
+        "boot_low": st.column_config.NumberColumn("mean's CI low (bootstrap)", format="%.3f"),
+        "boot_high": st.column_config.NumberColumn("mean's CI high (bootstrap)",
+                                                   format="%.3f"),
+        "central_low": st.column_config.NumberColumn("θ 2.5th pct", format="%.3f"),
+        "central_high": st.column_config.NumberColumn("θ 97.5th pct", format="%.3f"),
+        "se_low": st.column_config.NumberColumn("mean θ − 1.96·mean SE", format="%.3f"),
+        "se_high": st.column_config.NumberColumn("mean θ + 1.96·mean SE", format="%.3f"),
         "exam_se_at_theta": st.column_config.NumberColumn("exam SE at mean θ", format="%.3f"),
         "verdict": st.column_config.TextColumn("in plain words", width="large"),
     })
-    st.caption("95% CI: the confidence interval of the model's mean θ, mean ± 1.96·SD/√n over "
-               "its n repetitions; 5th–95th percentile: the spread of its θ over those "
-               "repetitions. The exam's SE at the mean θ comes from the information curve "
-               "above.")
+    st.caption("All three 95% intervals per model: the bootstrap CI of its mean θ over its "
+               "repetitions, the central 95% of its repetitions' θ (2.5th–97.5th percentile), "
+               "and mean θ ± 1.96 × its patterns' mean SE(θ). The verdict's interval is the "
+               f"one drawn ({interval_name}). The exam's SE at the mean θ comes from the "
+               "information curve above.")
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"information_verdicts_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="information.table.csv")

@@ -1,6 +1,7 @@
-"""Test information page, model rows (the paper's Fig. 4, "IRT scores, 95% CI"): per model the
-spread of θ over repetitions (5th–95th percentile) and the 95% CI of its mean θ
-(mean ± 1.96·SD/√n), checked against numpy on the stored ``model_scores``."""
+"""Test information page, model rows (the paper's Fig. 4, "IRT scores, 95% CI"): three 95%
+intervals around each model's θ — the bootstrap CI of the mean over repetitions, the central 95%
+of the repetitions' θ, and each pattern's own SE(θ) — computed by hand and with scipy, drawn
+as the picker says, and named exactly in the caption."""
 
 from __future__ import annotations
 
@@ -12,52 +13,74 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from dashboard.information_data import theta_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/4_Test_information.py"
+AMBIGUITY = ("its text does not settle whether that is the CI of the mean or the central 95% of "
+             "the shuffles' θ, and neither includes a pattern's own SE(θ)")
 
 
-def stored_theta(db: Path) -> dict[tuple[str, str], np.ndarray]:
-    """θ of every pt, 0-shot repetition of 2023 per (series, area), straight from the store."""
+def stored_patterns(db: Path) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """(θ, SE) of every pt, 0-shot repetition of 2023 per (series, area), from the store."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.execute(
-            """SELECT coalesce(r.label, r.model_id), m.area, list(m.theta)
+            """SELECT coalesce(r.label, r.model_id), m.area, list(m.theta ORDER BY m.run_id,
+                      m.shuffle), list(m.theta_se ORDER BY m.run_id, m.shuffle)
                FROM model_scores m JOIN model_runs r USING (run_id)
-               WHERE m.year = 2023 AND m.prompt_language = 'pt'
-                 AND (m.shots = 0 OR m.shots IS NULL) AND m.theta IS NOT NULL
+               WHERE m.year = 2023 AND m.prompt_language = 'pt' AND m.shots = 0
+                 AND m.theta IS NOT NULL
                GROUP BY ALL""").fetchall()
     finally:
         con.close()
-    return {(model, area): np.asarray(theta, float) for model, area, theta in rows}
+    return {(model, area): (np.asarray(theta, float), np.asarray(se, float))
+            for model, area, theta, se in rows}
 
 
-def numpy_summary(theta: np.ndarray) -> dict[str, float]:
-    """p5, p95, mean and the 95% CI of the mean (1.96·SD/√n, SD with ddof 1)."""
-    half = 1.96 * np.std(theta, ddof=1) / np.sqrt(len(theta))
-    return {"p5": np.percentile(theta, 5), "p95": np.percentile(theta, 95),
-            "mean_theta": theta.mean(), "ci_low": theta.mean() - half,
-            "ci_high": theta.mean() + half}
+def by_hand(theta: np.ndarray, se: np.ndarray) -> dict[str, float]:
+    """The three intervals written out: 1,000 bootstrap resamples of the repetitions drawn with
+    a fresh default_rng(0) (indices one resample per row), their means' 2.5th and 97.5th
+    percentiles; the 2.5th and 97.5th percentiles of θ (scipy); mean θ ± 1.96 · mean SE."""
+    rng = np.random.default_rng(0)
+    means = [theta[row].mean() for row in rng.integers(0, len(theta), (1000, len(theta)))]
+    central = stats.scoreatpercentile(theta, [2.5, 97.5])
+    return {"mean_theta": theta.mean(),
+            "boot_low": np.percentile(means, 2.5), "boot_high": np.percentile(means, 97.5),
+            "central_low": central[0], "central_high": central[1],
+            "se_low": theta.mean() - 1.96 * se.mean(), "se_high": theta.mean() + 1.96 * se.mean()}
 
 
-def test_theta_intervals_match_numpy():
+def test_three_intervals_match_hand_computations_and_scipy():
     rng = np.random.default_rng(11)
     a, b = rng.normal(-1.2, 0.4, 30), rng.normal(0.5, 0.1, 7)
     points = pd.DataFrame({"model": ["a"] * 30 + ["b"] * 7 + ["c"], "area": "MT",
-                           "theta": np.r_[a, b, 0.25]})
+                           "theta": np.r_[a, b, 0.25],
+                           "theta_se": np.r_[rng.uniform(0.2, 0.5, 37), 0.3]})
     points.loc[3, "theta"] = np.nan          # a missing θ is not a repetition
     table = theta_intervals(points).set_index("model")
-    for name, theta in (("a", np.delete(a, 3)), ("b", b)):
-        expected = numpy_summary(theta)
+    for name, rows in (("a", points.iloc[:30].drop(index=3)), ("b", points.iloc[30:37])):
+        theta, se = rows["theta"].to_numpy(), rows["theta_se"].to_numpy()
         assert table.loc[name, "repetitions"] == len(theta)
-        for column, value in expected.items():
+        for column, value in by_hand(theta, se).items():
             assert table.loc[name, column] == pytest.approx(value, rel=1e-12), (name, column)
+        # The bootstrap CI of the mean agrees with scipy's percentile bootstrap (another
+        # generator, 20,000 resamples) to within the resampling noise, and is much narrower
+        # than the central 95% of the repetitions.
+        reference = stats.bootstrap((theta,), np.mean, method="percentile", n_resamples=20_000,
+                                    random_state=np.random.default_rng(5)).confidence_interval
+        sd = theta.std(ddof=1)
+        assert table.loc[name, "boot_low"] == pytest.approx(reference.low, abs=0.06 * sd)
+        assert table.loc[name, "boot_high"] == pytest.approx(reference.high, abs=0.06 * sd)
+        assert (table.loc[name, "boot_high"] - table.loc[name, "boot_low"]
+                < 0.6 * (table.loc[name, "central_high"] - table.loc[name, "central_low"]))
     single = table.loc["c"]
-    assert single["repetitions"] == 1 and single["p5"] == single["p95"] == 0.25
-    assert np.isnan(single["ci_low"]) and np.isnan(single["ci_high"])
+    assert single["repetitions"] == 1 and single["central_low"] == single["central_high"] == 0.25
+    assert np.isnan(single["boot_low"]) and np.isnan(single["boot_high"])
+    assert single["se_low"] == pytest.approx(0.25 - 1.96 * 0.3)
     assert theta_intervals(points.iloc[:0]).empty
 
 
@@ -70,43 +93,45 @@ def information_app(monkeypatch, pages_models_db) -> AppTest:
     return app
 
 
-def test_page_draws_spread_and_ci_from_model_scores(information_app, pages_models_db):
-    stored = stored_theta(pages_models_db)
-    table = information_app.dataframe[0].value.set_index(["model", "area"])
+@pytest.mark.parametrize("choice, low, high, words", [
+    ("bootstrap", "boot_low", "boot_high", ("95% confidence interval of its mean θ over its "
+     "repetitions (percentile bootstrap, 1,000 resamples")),
+    ("central", "central_low", "central_high", ("central 95% of its repetitions' θ (their 2.5th "
+     "to 97.5th percentile)")),
+    ("pattern_se", "se_low", "se_high", "each repetition's own 95% interval θ ± 1.96·SE(θ)"),
+])
+def test_page_draws_the_chosen_interval_and_its_caption_names_it(information_app,
+                                                                 pages_models_db, choice, low,
+                                                                 high, words):
+    app = information_app
+    if choice != "bootstrap":  # the default
+        app.radio(key="information.interval").set_value(choice).run()
+        assert not app.exception
+    stored = stored_patterns(pages_models_db)
+    table = app.dataframe[0].value.set_index(["model", "area"])
     assert len(table) == len(stored) and len(stored) >= 12
-    figure = json.loads(information_app.get("plotly_chart")[0].proto.spec)
-    spreads = [trace for trace in figure["data"]
-               if trace["name"].endswith(": spread over repetitions (5th–95th percentile)")]
-    means = [trace for trace in figure["data"] if "error_x" in trace
-             and trace.get("legendgroup") not in ("ci", None)]
-    assert len(spreads) == len(means) == len(stored)
-    for (model, area), theta in stored.items():
-        expected = numpy_summary(theta)
+    figure = json.loads(app.get("plotly_chart")[0].proto.spec)
+    means = [trace for trace in figure["data"] if trace.get("error_x", {}).get("type") == "data"
+             and len(trace["x"]) == 1 and trace.get("legendgroup") not in ("ci", None)]
+    assert len(means) == len(stored)
+    drawn = {(round(t["x"][0], 9), round(t["x"][0] - t["error_x"]["arrayminus"][0], 9),
+              round(t["x"][0] + t["error_x"]["array"][0], 9)) for t in means}
+    for (model, area), (theta, se) in stored.items():
+        expected = by_hand(theta, se)
         row = table.loc[(model, area)]
         assert row["repetitions"] == len(theta)
         for column, value in expected.items():
             assert row[column] == pytest.approx(value, rel=1e-9, abs=1e-12), (model, area, column)
-    # Figure: per (model, area) one spread bar and one mean with its CI whiskers; match them
-    # to the stored numbers by their x values.
-    drawn_spreads = {(round(t["x"][0], 9), round(t["x"][1], 9)) for t in spreads}
-    drawn_means = {(round(t["x"][0], 9), round(t["x"][0] - t["error_x"]["arrayminus"][0], 9),
-                    round(t["x"][0] + t["error_x"]["array"][0], 9)) for t in means}
-    for theta in stored.values():
-        expected = numpy_summary(theta)
-        assert (round(expected["p5"], 9), round(expected["p95"], 9)) in drawn_spreads
-        assert (round(expected["mean_theta"], 9), round(expected["ci_low"], 9),
-                round(expected["ci_high"], 9)) in drawn_means
-
-
-def test_caption_and_legend_name_both_intervals(information_app):
-    figure = json.loads(information_app.get("plotly_chart")[0].proto.spec)
+        assert (round(expected["mean_theta"], 9), round(expected[low], 9),
+                round(expected[high], 9)) in drawn
+    own = [t for t in figure["data"] if t["name"].endswith(": θ of each repetition")]
+    assert own and all(("error_x" in t and t["error_x"].get("array") is not None)
+                       is (choice == "pattern_se") for t in own)
+    captions = " ".join(c.value for c in app.caption)
+    assert words in captions and AMBIGUITY in captions
     legend = {t["name"] for t in figure["data"] if t.get("showlegend", True)}
-    assert "spread over repetitions (5th–95th percentile)" in legend
-    assert "mean θ, 95% CI (IRT scores, 95% CI)" in legend
-    captions = " ".join(c.value for c in information_app.caption)
-    assert "5th–95th percentile" in captions
-    assert "mean ± 1.96·SD/√n" in captions and "IRT scores, 95% CI" in captions
-    assert "root-mean-square" not in captions
+    assert any(name.startswith("mean θ, ") for name in legend)
+    assert "5th–95th" not in captions and "SD/√n" not in captions
 
 
 def test_panel_and_model_rows_share_an_axis_and_columns_keep_apart(monkeypatch, pages_models_db):
