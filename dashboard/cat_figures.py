@@ -12,37 +12,53 @@ from analytics.cat import (
     SELECTORS,
     CatSettings,
     jaccard_matrix,
-    mean_by_step,
+    median_by_step,
     nearest_curve,
     noise_curves,
     noise_grid,
 )
-from analytics.irt import ItemBank
 from dashboard.data import current_path, version_token
 from dashboard.figures import THETA_TITLE, series_styles, show_figure
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR
 from workflows.cat_posthoc import needed_distribution, posthoc_cat
-from workflows.cat_simulation import AreaBank, run_simulation
+from workflows.cat_simulation import (
+    SE_TARGETS,
+    AreaBank,
+    load_area_bank,
+    run_simulation,
+    simulee_thetas,
+    variable_length,
+)
 
 #: The (guess, slip) grid of the noise study (the paper: 0%–30%).
 NOISE_VALUES = (0.0, 0.1, 0.2, 0.3)
 #: The simulated curves sit behind the models in a light grey.
 GRID_COLOUR = "#BBBBBB"
+#: The SE chart's axis ends here when a curve goes higher (an ML θ̂ at its bound has an SE in
+#: the thousands): 2 logits is twice the prior SD, no measurement at all.
+NOISE_SE_CAP = 2.0
 
 
 def sidebar_settings() -> tuple[CatSettings, int, int]:
-    """The simulation's settings from the sidebar: (CAT settings, simulees, seed)."""
+    """The simulation's settings from the sidebar: (CAT settings, simulees, seed). Every
+    default is ``CatSettings``'s, as the command line's are."""
     side = st.sidebar
     side.subheader("Adaptive test")
+    defaults = CatSettings()
     selector = side.selectbox("Item selection", tuple(SELECTORS), key="cat.selector",
+                              index=tuple(SELECTORS).index(defaults.selector),
                               help="max-info: the most informative unused item (the paper); "
                                    "random: random fixed forms; randomesque: a random one of "
                                    "the k most informative")
-    k = side.number_input("k (randomesque)", 1, 20, 5, key="cat.k")
+    k = side.number_input("k (randomesque)", 1, 20, defaults.randomesque_k, key="cat.k")
     estimator = side.selectbox("θ estimator", CAT_ESTIMATORS, key="cat.estimator",
-                               help="ml: bounded ML on [−6, 6], Dodd's rule while all answers "
-                                    "agree (the paper); eap / map: N(0, 1) prior")
-    max_items = side.slider("Items per test", 5, 45, 20, key="cat.max_items")
+                               index=CAT_ESTIMATORS.index(defaults.estimator),
+                               help="eap (default): posterior mean with a N(0, 1) prior on 121 "
+                                    "points over [−6, 6], finite from the first answer; ml: "
+                                    "bounded ML on [−6, 6] with Dodd's rule while all answers "
+                                    "agree (the paper's), which under the 3PL runs to its bound "
+                                    "for low scorers; map: posterior mode")
+    max_items = side.slider("Items per test", 5, 45, defaults.max_items, key="cat.max_items")
     simulees = side.number_input("Simulees", 10, 5000, 100, step=10, key="cat.simulees",
                                  help="θ₀ ~ N(0, 1); the paper used 100")
     seed = side.number_input("Seed", 0, 10_000, 0, key="cat.seed")
@@ -51,17 +67,17 @@ def sidebar_settings() -> tuple[CatSettings, int, int]:
     return settings, int(simulees), int(seed)
 
 
-def area_bank(year: int, area: str, items: pd.DataFrame) -> AreaBank:
-    """The page's bank: the year's distinct items of ``area`` with parameters (D = 1)."""
-    bank = ItemBank.from_arrays(items["a"], items["b"], items["c"])
-    return AreaBank(area, items["item_id"].to_numpy(), items["skill"].to_numpy(),
-                    np.full(len(items), year), bank)
+@st.cache_data(show_spinner="Loading the item bank…", max_entries=32)
+def area_bank(area: str, years: tuple[int, ...], token: tuple) -> AreaBank:
+    """The bank ``enem-llm cat-simulate --area AREA --years …`` uses: the distinct items with
+    parameters of ``years``, D from their scoring settings (cached by the data's ``token``)."""
+    return load_area_bank(current_path(), area, list(years))
 
 
 @st.cache_data(show_spinner="Simulating…", max_entries=32)
 def simulation(_bank: AreaBank, key: tuple, settings: CatSettings, simulees: int,
                seed: int) -> tuple[pd.DataFrame, list[str]]:
-    """The study table and its summary lines (cached by ``key`` = year, area, token)."""
+    """The study table and its summary lines (cached by ``key`` = years, area, token)."""
     report = run_simulation(_bank, settings, n_simulees=simulees, seed=seed)
     return report.table, report.lines()
 
@@ -73,15 +89,59 @@ def mse_figure(table: pd.DataFrame, area: str) -> go.Figure:
     figure.add_scatter(x=table["items"], y=table["mse_random"], mode="lines",
                        name="random fixed forms", line={"color": REFERENCE_COLOUR, "dash": "dash"})
     figure.update_layout(title=f"{area}: mean squared error of θ̂ by test length", height=380,
-                         xaxis_title="items administered", yaxis_title="MSE of θ̂ (logits²)")
+                         xaxis_title="items administered", yaxis_title="MSE of θ̂ (logits²)",
+                         yaxis_rangemode="tozero")
     return figure
+
+
+@st.cache_data(show_spinner="Simulating variable-length tests…", max_entries=32)
+def variable_table(_bank: AreaBank, key: tuple, settings: CatSettings, simulees: int,
+                   seed: int) -> pd.DataFrame:
+    """The variable-length CAT for each of SE_TARGETS (``workflows.cat_simulation``)."""
+    return variable_length(_bank, settings, SE_TARGETS, n_simulees=simulees, seed=seed)
+
+
+def variable_figure(variable: pd.DataFrame, table: pd.DataFrame, area: str,
+                    max_items: int) -> go.Figure:
+    """Final MSE against the mean number of items, one point per SE target, over the
+    fixed-length CAT's and random forms' MSE by length."""
+    figure = go.Figure()
+    fixed = table[table["items"] <= max_items]
+    figure.add_scatter(x=fixed["items"], y=fixed["mse_cat"], mode="lines",
+                       name="fixed-length CAT", line={"color": HUMAN_COLOUR, "width": 1})
+    figure.add_scatter(x=fixed["items"], y=fixed["mse_random"], mode="lines",
+                       name="random fixed forms",
+                       line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1})
+    figure.add_scatter(x=variable["mean_items"], y=variable["mse"], mode="markers+text",
+                       name=f"SE < target or {max_items} items",
+                       text=[f"SE < {t:g}" for t in variable["se_target"]],
+                       textposition="top right",
+                       marker={"color": HUMAN_COLOUR, "size": 11, "symbol": "diamond"},
+                       customdata=np.column_stack([variable["se_target"],
+                                                   100 * variable["reached"]]),
+                       hovertemplate="SE < %{customdata[0]:g}: %{x:.1f} items on average, "
+                                     "MSE %{y:.3f}, %{customdata[1]:.0f}% reached the target"
+                                     "<extra></extra>")
+    figure.update_layout(title=f"{area}: variable length, stop once SE(θ̂) < target "
+                               f"(at most {max_items} items)", height=380,
+                         xaxis_title="items administered (mean over simulees for the targets)",
+                         yaxis_title="MSE of θ̂ (logits²)", yaxis_rangemode="tozero",
+                         xaxis_range=[0, max_items + 1])
+    return figure
+
+
+def variable_frame(variable: pd.DataFrame) -> pd.DataFrame:
+    """The variable-length study with the page's column names."""
+    return variable.assign(reached=100 * variable["reached"]).rename(columns={
+        "se_target": "SE target", "mean_items": "mean items", "median_items": "median items",
+        "reached": "% reached the target", "mse": "final MSE"})
 
 
 @st.cache_data(show_spinner="Simulating guess/slip…", max_entries=16)
 def noise_table(_bank: AreaBank, key: tuple, settings: CatSettings, simulees: int,
                 seed: int) -> pd.DataFrame:
-    """Mean SE by step for every (guess, slip) of the grid, long: guess, slip, step, se."""
-    curves = noise_curves(_bank.bank, np.random.default_rng([seed, 1]).normal(size=simulees),
+    """Median SE by step for every (guess, slip) of the grid, long: guess, slip, step, se."""
+    curves = noise_curves(_bank.bank, simulee_thetas(simulees, seed=seed),
                           settings.make_selector(), settings.make_estimator(),
                           noise_grid(NOISE_VALUES), max_items=settings.max_items, seed=seed)
     return pd.DataFrame([{"guess": g, "slip": s, "step": t, "se": value}
@@ -98,18 +158,20 @@ def with_series(paths: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_se_curves(paths: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Each live run's mean SE by step over its paths (index 0: before the first item)."""
+    """Each live run's median SE by step over its paths (index 0: before the first item)."""
     curves = {}
     for label, rows in paths.groupby("series", sort=True):
         wide = rows.pivot_table(index="path", columns="step", values="theta_se")
         wide = wide.reindex(columns=range(1, int(wide.columns.max()) + 1)).ffill(axis=1)
-        curves[label] = mean_by_step(np.column_stack([np.full(len(wide), np.inf), wide]))
+        curves[label] = median_by_step(np.column_stack([np.full(len(wide), np.inf), wide]))
     return curves
 
 
-def noise_figure(noise: pd.DataFrame, models: dict[str, np.ndarray]) -> tuple[go.Figure, list]:
-    """SE curves of the (guess, slip) grid in grey, models' curves in colour; the nearest
-    (guess, slip) of each model."""
+def noise_figure(noise: pd.DataFrame, models: dict[str, np.ndarray]
+                 ) -> tuple[go.Figure, list, bool]:
+    """Median SE curves of the (guess, slip) grid in grey and the models' in colour, on a
+    linear axis that ends at NOISE_SE_CAP when a curve goes higher; returns the figure, the
+    nearest (guess, slip) of each model, and whether a value lies above the cap."""
     figure = go.Figure()
     grid = {}
     for (guess, slip), rows in noise.groupby(["guess", "slip"]):
@@ -117,17 +179,24 @@ def noise_figure(noise: pd.DataFrame, models: dict[str, np.ndarray]) -> tuple[go
         figure.add_scatter(x=rows["step"], y=rows["se"], mode="lines", showlegend=False,
                            line={"color": GRID_COLOUR, "width": 1},
                            hovertemplate=f"guess {guess:g}, slip {slip:g}<br>step %{{x}}: "
-                                         "SE %{y:.3f}<extra></extra>")
+                                         "median SE %{y:.3f}<extra></extra>")
     styles = series_styles(models)
     nearest = []
     for label, curve in models.items():
         figure.add_scatter(x=np.arange(1, len(curve)), y=curve[1:], mode="lines+markers",
                            name=label, line={"color": styles[label][0], "width": 3})
         nearest.append((label, nearest_curve(curve, grid)))
+    values = np.concatenate([noise["se"].to_numpy(np.float64),
+                             *[np.asarray(curve[1:], dtype=np.float64)
+                               for curve in models.values()]])
+    values = values[~np.isnan(values)]
+    top = float(values.max()) if values.size else 1.0
+    clipped = top > NOISE_SE_CAP
     figure.update_layout(title="SE(θ̂) by step: simulated guess/slip grid (grey) and models",
                          height=380, xaxis_title="items administered",
-                         yaxis_title="mean SE(θ̂) (logits, log scale)", yaxis_type="log")
-    return figure, nearest
+                         yaxis_title="median SE(θ̂) (logits)",
+                         yaxis_range=[0, NOISE_SE_CAP if clipped else 1.05 * top])
+    return figure, nearest, clipped
 
 
 def paths_figure(paths: pd.DataFrame) -> go.Figure:
@@ -180,9 +249,10 @@ def posthoc_figure(frame: pd.DataFrame, area: str) -> go.Figure:
     return figure
 
 
-def cache_key(year: int, area: str) -> tuple:
-    """What a cached simulation depends on besides its settings: the data's version."""
-    return (year, area, version_token())
+def cache_key(years: tuple[int, ...], area: str) -> tuple:
+    """What a cached simulation depends on besides its settings: the bank's years and area,
+    and the data's version."""
+    return (tuple(years), area, version_token())
 
 
 def show(figure: go.Figure, key: str, caption: str, data: pd.DataFrame, image_format: str):

@@ -1,20 +1,46 @@
-"""The Adaptive testing page's diagnostic report by skill (``workflows.cat_skills``): its data
-from the cached queries, its figure and its table."""
+"""The Adaptive testing page's diagnostic report by skill (``workflows.cat_skills``): the
+levels report (θ̂ per group of skills for the models beside the top 20% and 50% of humans, the
+CAT paper's Table 1 / Fig. 5) and the accuracy-against-expectation report, their data from the
+cached queries, their figures and tables."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
+import streamlit as st
 
 from dashboard import queries
 from dashboard.cat_queries import area_item_icc
+from dashboard.data import current_path, version_token
 from dashboard.figures import series_styles
 from dashboard.palette import HUMAN_COLOUR
 from dashboard.state import Filters
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
-from workflows.cat_skills import mean_theta, skill_diagnostics
+from workflows.cat_skills import (
+    GROUPINGS,
+    HUMAN_LEVELS,
+    HUMAN_SAMPLE,
+    group_title,
+    human_group_levels,
+    level_table,
+    markdown_table,
+    marked_cells,
+    mean_theta,
+    model_group_theta,
+    rank_line,
+    skill_diagnostics,
+)
+
+#: The groupings (``workflows.cat_skills.GROUPINGS``) as the page's switch names them.
+GROUPING_TITLES = dict(zip(GROUPINGS, ("by competência (default)", "one by one"), strict=True))
+
+#: The human levels' names on the page.
+LEVEL_TITLES = {level: f"{level} (top {share:.0%})" for level, share in HUMAN_LEVELS.items()}
+#: The human levels' markers: darker for the higher level.
+LEVEL_STYLES = {"High": ("#444444", "triangle-up"), "Mid": ("#999999", "triangle-down")}
 
 #: The report's columns as the page names them.
 SKILL_HEADERS = {
@@ -25,11 +51,136 @@ SKILL_HEADERS = {
 }
 
 
+def year_options(filters: Filters) -> ScoringOptions:
+    """The year's stored scoring settings (INEP's when none)."""
+    stored = filters.profile.get("scoring")
+    return ScoringOptions.from_dict(json.loads(stored)) if stored else DEFAULT_OPTIONS
+
+
 def year_scaling(filters: Filters) -> float:
     """The year's D (its stored scoring settings; INEP's when none)."""
-    stored = filters.profile.get("scoring")
-    options = ScoringOptions.from_dict(json.loads(stored)) if stored else DEFAULT_OPTIONS
-    return options.scaling
+    return year_options(filters).scaling
+
+
+@dataclass(frozen=True)
+class LevelReport:
+    """The levels report of one area: the models' θ̂ per group (``models``), the human levels
+    (``humans``, empty without candidates), their ``description`` (None without candidates)
+    and the ``table`` of θ̂ by group and entry (``workflows.cat_skills.level_table``)."""
+
+    models: pd.DataFrame
+    humans: pd.DataFrame
+    description: str | None
+    table: pd.DataFrame
+
+
+@st.cache_data(show_spinner="Scoring sampled candidates by skill…", max_entries=16)
+def human_levels(token: tuple, year: int, area: str, grouping: str,
+                 seed: int) -> tuple[pd.DataFrame, str]:
+    """``workflows.cat_skills.human_group_levels`` (frame, description), cached by the data's
+    ``token``."""
+    levels = human_group_levels(current_path(), year, area, grouping, seed=seed)
+    return levels.frame, levels.description
+
+
+def level_report(filters: Filters, area: str, grouping: str, seed: int) -> LevelReport:
+    """The selected model series' θ̂ per group on ``area`` and the year's human levels."""
+    patterns = queries.model_pattern_matrix(filters.year, area, None, filters.language,
+                                            filters.shots, filters.models, filters.pooled)
+    models = model_group_theta(patterns, queries.area_items(filters.year, area), area,
+                               grouping, year_options(filters))
+    humans, description = pd.DataFrame(), None
+    if filters.has_humans:
+        humans, description = human_levels(version_token(), filters.year, area, grouping,
+                                           seed)
+    order = [name for name in filters.series_order if name in set(models["model"])]
+    return LevelReport(models, humans, description, level_table(models, humans, order))
+
+
+def level_figure(report: LevelReport, area: str, grouping: str,
+                 catalogue: list[str]) -> go.Figure:
+    """θ̂ per group: a line of markers per model, the human levels as grey triangles."""
+    figure = go.Figure()
+    for level, rows in report.humans.groupby("level", sort=False):
+        colour, symbol = LEVEL_STYLES[level]
+        figure.add_scatter(x=rows["group"], y=rows["theta"], mode="lines+markers",
+                           name=LEVEL_TITLES[level],
+                           line={"color": colour, "dash": "dot", "width": 1},
+                           marker={"color": colour, "symbol": symbol, "size": 11},
+                           customdata=rows["people"],
+                           hovertemplate=f"{LEVEL_TITLES[level]}<br>%{{x}}: θ̂ %{{y:.2f}} "
+                                         "(mean of %{customdata} candidates)<extra></extra>")
+    styles = series_styles(sorted(report.models["model"].unique()), catalogue)
+    for model, rows in report.models.groupby("model", sort=True):
+        colour, symbol = styles[model]
+        figure.add_scatter(x=rows["group"], y=rows["theta"], mode="lines+markers", name=model,
+                           line={"color": colour, "width": 2},
+                           marker={"color": colour, "symbol": symbol, "size": 10},
+                           customdata=rows[["patterns", "n_items"]],
+                           hovertemplate=f"{model}<br>%{{x}}: θ̂ %{{y:.2f}} (mean of "
+                                         "%{customdata[0]} patterns, %{customdata[1]} items)"
+                                         "<extra></extra>")
+    groups = list(report.table.index)
+    word = "competência" if grouping == "competency" else "skill"
+    figure.update_layout(
+        title=f"{area}: θ̂ by {word}, models and the top 20% / 50% of humans", height=440,
+        xaxis={"title": ("competência de área (its skills: hover the table)"
+                         if grouping == "competency" else "skill (CO_HABILIDADE)"),
+               "categoryorder": "array", "categoryarray": groups,
+               "tickvals": groups, "ticktext": [group_title(area, g) for g in groups]},
+        yaxis={"title": "θ̂ on the group's items (logits)", "zeroline": True},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0})
+    return figure
+
+
+def level_captions(report: LevelReport, filters: Filters, grouping: str,
+                   seed: int) -> tuple[str, str]:
+    """The figure's caption and the table's: what each θ̂ is, which humans, the marks."""
+    word = "competência" if grouping == "competency" else "skill"
+    options = year_options(filters)
+    low, high = options.theta_range
+    estimator = (f"EAP with a N(0, 1) prior on {options.n_quadrature} points over "
+                 f"[{low:g}, {high:g}], D = {options.scaling:g}")
+    humans = (f"Grey triangles: the mean θ̂, computed the same way from their own booklet's "
+              f"answers, of the top 20% (High) and top 50% (Mid) of {HUMAN_SAMPLE:,} candidates "
+              f"sampled from the area's scored candidates (seed {seed}): a candidate belongs to "
+              "a level when their full-test θ is at or above the sample's 80th (50th) "
+              "percentile; the sidebar's human filters do not apply. "
+              if report.description else
+              f"No human levels: {filters.year} holds no candidates (item file only). ")
+    figure = (f"θ̂ of each selected model series on each {word}'s items alone: for each of "
+              f"its response patterns ({filters.prompt_label}), the {estimator} from its "
+              "answers to those items, then the mean over its patterns. " + humans
+              + "A θ̂ from a handful of items is pulled toward 0 by the prior, for models and "
+              "humans alike: compare the entries with each other, not with the area's θ."
+              + filters.provenance)
+    table = ("The same θ̂ as a table. Bold: the best model on the group; ‡: above the High "
+             "level (top 20%); †: above the Mid level (top 50%) only. The rank line orders "
+             "the entries by their mean θ̂ over the groups every entry has; '>' where the "
+             "mean of the paired differences over those groups is at least twice its standard "
+             "error (SD of the differences / √groups), '≈' otherwise.")
+    return figure, table
+
+
+def level_markdown(report: LevelReport, area: str) -> str:
+    """The table of θ̂ by group with its marks (``workflows.cat_skills.marked_cells``), the
+    human levels named as the figure names them."""
+    return markdown_table(marked_cells(report.table), area, LEVEL_TITLES)
+
+
+def level_rank(report: LevelReport) -> str:
+    """The rank line of the report's entries (``workflows.cat_skills.rank_line``), the human
+    levels by their short names (High, Mid)."""
+    return rank_line(report.table)
+
+
+def level_frame(report: LevelReport) -> pd.DataFrame:
+    """The report's numbers, long: entry (a model or a human level), group, θ̂ and what it
+    rests on."""
+    humans = report.humans.rename(columns={"level": "entry"}).assign(
+        entry=lambda frame: frame["entry"].map(LEVEL_TITLES))
+    models = report.models.rename(columns={"model": "entry"})
+    return pd.concat([humans, models], ignore_index=True)
 
 
 def skill_report(filters: Filters, area: str) -> pd.DataFrame:

@@ -1,9 +1,11 @@
 """Adaptive testing (CAT): how few items give θ, for simulees, real candidates and live models.
 
-The simulation study (MSE of θ̂ by test length, CAT against random fixed forms), SE curves of
-careless or lucky simulees (guess/slip) with the models' live curves, the live CAT paths
-against the same models' full exams, the overlap of the items given to each model, the
-models' diagnostic report by skill, and the post-hoc CAT of real candidates.
+The simulation study (MSE of θ̂ by test length, CAT against random fixed forms) on an item bank
+of one year or several, the variable-length CAT (stop at an SE target), SE curves of careless
+or lucky simulees (guess/slip) with the models' live curves, the live CAT paths against the
+same models' full exams, the overlap of the items given to each model, the models' diagnostic
+report by skill (θ̂ per competência beside the top 20% and 50% of humans), and the post-hoc CAT
+of real candidates.
 """
 
 from __future__ import annotations
@@ -14,41 +16,74 @@ from dashboard import cat_figures as cat
 from dashboard import cat_launch as launch
 from dashboard import cat_skills as skills
 from dashboard import cat_tables as tables
-from dashboard.cat_queries import area_bank_items, cat_paths
+from dashboard import queries
+from dashboard.cat_queries import cat_paths
 from dashboard.state import open_page
 
 filters = open_page("Adaptive testing (CAT)")
 settings, simulees, seed = cat.sidebar_settings()
-area = st.selectbox("Area", filters.areas, key="cat.area",
-                    help="the item bank: the year's distinct items of this area")
-items = area_bank_items(area, [filters.year])
+left, right = st.columns([1, 2])
+area = left.selectbox("Area", filters.areas, key="cat.area",
+                      help="the item bank's area (and of every section below)")
+years = right.multiselect("Item bank: years", queries.loaded_years(), default=[filters.year],
+                          key="cat.years",
+                          help="the distinct items with parameters of these years form the "
+                               "bank of the simulations (INEP's scale is common across years; "
+                               "an item in several years counts once)")
 paths = cat.with_series(cat_paths(filters.year, area))
-key = cat.cache_key(filters.year, area)
 
 st.subheader("Simulation: CAT against random fixed forms")
-if items.empty:
-    st.info(f"No {area} items with parameters in {filters.year}: nothing to simulate.")
+bank = None
+if not years:
+    st.info("Choose at least one year for the item bank.")
 else:
-    bank = cat.area_bank(filters.year, area, items)
+    try:
+        bank = cat.area_bank(area, tuple(sorted(years)), cat.version_token())
+    except ValueError as error:
+        st.info(f"{error}: nothing to simulate.")
+if bank is not None:
+    key = cat.cache_key(tuple(sorted(years)), area)
     table, lines = cat.simulation(bank, key, settings, simulees, seed)
-    st.write(" ".join(lines[1:]))
+    st.write(lines[1])
     cat.show(cat.mse_figure(table, area), "cat.mse",
              f"Mean squared error E[(θ̂ − θ₀)²] over {simulees} simulees (θ₀ ~ N(0, 1)) after "
              f"each item: CAT ({settings.describe()}) against random fixed forms of the same "
-             f"length, same estimator; bank: {bank.describe()}. {lines[0]}.", table,
+             "length (the first t items of a random order), same simulees and estimator. MSE is "
+             "in logits² (θ's unit squared); its square root is the typical distance of θ̂ from "
+             f"the true θ. {lines[0]}; `enem-llm cat-simulate --area {area} --years "
+             f"{' '.join(map(str, sorted(years)))}` prints the same table.", table,
              filters.image_format)
+
+    st.subheader("Variable length: stop at an SE target")
+    variable = cat.variable_table(bank, key, settings, simulees, seed)
+    cat.show(cat.variable_figure(variable, table, area, settings.max_items), "cat.variable",
+             f"Each diamond: the same simulees take a CAT that stops once SE(θ̂) falls below the "
+             f"target, or at {settings.max_items} items; x is the mean number of items they "
+             "used, y the MSE of their final θ̂. The lines are the fixed-length CAT and random "
+             "forms from the figure above: a diamond under the CAT line measures as well with "
+             "fewer items on average. SE is the posterior SD for EAP (1/√information for ML "
+             "and MAP), in logits. `enem-llm cat-simulate … --se-target SE` prints one target's "
+             "row.", cat.variable_frame(variable), filters.image_format)
+    tables.show_table(cat.variable_frame(variable), "cat.variable_table",
+                      "Per SE target: mean and median items used, the share of simulees whose "
+                      f"SE reached the target (the rest stopped at {settings.max_items} items), "
+                      "and the MSE of the final θ̂.")
 
     st.subheader("Guess and slip: SE curves of noisy simulees, with the models")
     noise = cat.noise_table(bank, key, settings, simulees, seed)
     models = cat.model_se_curves(paths) if not paths.empty else {}
-    figure, nearest = cat.noise_figure(noise, models)
+    figure, nearest, clipped = cat.noise_figure(noise, models)
     cat.show(figure, "cat.noise",
-             "Grey: mean SE(θ̂) by step of simulees whose right answers are scored wrong with "
-             "probability slip and wrong answers right with probability guess, for guess and "
-             f"slip in {', '.join(f'{v:g}' for v in cat.NOISE_VALUES)}; coloured: each live "
-             "CAT run's mean SE over its paths. Log scale: in the first steps an all-right or "
-             "all-wrong pattern leaves a maximum-likelihood θ̂ at its bound, where the SE runs "
-             "into the thousands.", noise, filters.image_format)
+             "Grey: the median SE(θ̂) over the simulees after each item, for simulees whose "
+             "right answers are scored wrong with probability slip and wrong answers right with "
+             f"probability guess, guess and slip in {', '.join(f'{v:g}' for v in cat.NOISE_VALUES)}"
+             "; coloured: each live CAT run's median SE over its paths. The median, not the "
+             "mean: one θ̂ at an ML bound has an SE in the thousands and would carry a mean with "
+             "it. SE is in logits, θ's unit (INEP's items put their calibration population at "
+             "mean 0, SD 1): an SE of 0.3 means θ̂ is typically within ±0.3 of the θ it "
+             "estimates. With EAP it is the posterior SD and cannot exceed the prior's 1."
+             + (f" The axis ends at {cat.NOISE_SE_CAP:g} logits; values above it are off the "
+                "chart." if clipped else ""), noise, filters.image_format)
     if nearest:
         st.write("; ".join(f"**{label}** is nearest guess {g:g}, slip {s:g}"
                            for label, (g, s) in nearest))
@@ -83,23 +118,43 @@ launch.launch_form(filters, settings, area)
 launch.launched_progress()
 
 st.subheader("Diagnostic report by skill")
-report = skills.skill_report(filters, area)
-if report.empty:
+grouping = st.radio("Skills", list(skills.GROUPING_TITLES), horizontal=True, key="cat.grouping",
+                    format_func=skills.GROUPING_TITLES.get,
+                    help="ENEM's Matriz de Referência groups the 30 skills (CO_HABILIDADE) of "
+                         "an area into 6–9 competências; a booklet holds 1–3 items per skill, "
+                         "3–8 per competência")
+levels = skills.level_report(filters, area, grouping, seed)
+if levels.models.empty:
     st.info(filters.no_runs_message(area))
 else:
-    order = skills.skill_order(report)
-    cat.show(skills.skill_figure(report, area, order, filters.series_order), "cat.skills",
-             "For each selected model's full-exam answers on the area's items, per skill "
-             "(CO_HABILIDADE): its accuracy (mean over the skill's items of its fraction "
-             "correct; filled), the 3PL expectation at its θ (mean over the items of P(θ), θ "
-             "the mean over its response patterns; open diamond) and the accuracy of humans of "
-             "that θ (mean over the items of the humans' fraction correct in the item's θ bin "
-             "of width 0.25 holding it; grey cross). Skills sorted from the largest mean "
-             f"accuracy − expectation (strengths) to the smallest; {filters.prompt_label}."
-             + filters.provenance, report, filters.image_format)
-    tables.show_table(skills.skill_table(report), "cat.skills_table",
-                      "The report by model and skill: items, the model's θ, its accuracy, the "
-                      "3PL expectation, the humans of its θ bin and how many they are.")
+    figure_caption, table_caption = skills.level_captions(levels, filters, grouping, seed)
+    if levels.description is None:
+        st.info(f"{filters.year} holds no candidates (item file only): the models are shown "
+                "without the human levels.")
+    cat.show(skills.level_figure(levels, area, grouping, filters.series_order), "cat.levels",
+             figure_caption, skills.level_frame(levels), filters.image_format)
+    st.markdown(skills.level_markdown(levels, area))
+    st.markdown(f"**{area}:** {skills.level_rank(levels)}")
+    st.caption(table_caption)
+
+with st.expander("Accuracy against the 3PL expectation by skill"):
+    report = skills.skill_report(filters, area)
+    if report.empty:
+        st.info(filters.no_runs_message(area))
+    else:
+        order = skills.skill_order(report)
+        cat.show(skills.skill_figure(report, area, order, filters.series_order), "cat.skills",
+                 "For each selected model's full-exam answers on the area's items, per skill "
+                 "(CO_HABILIDADE): its accuracy (mean over the skill's items of its fraction "
+                 "correct; filled), the 3PL expectation at its θ (mean over the items of P(θ), "
+                 "θ the mean over its response patterns; open diamond) and the accuracy of "
+                 "humans of that θ (mean over the items of the humans' fraction correct in the "
+                 "item's θ bin of width 0.25 holding it; grey cross). Skills sorted from the "
+                 "largest mean accuracy − expectation (strengths) to the smallest; "
+                 f"{filters.prompt_label}." + filters.provenance, report, filters.image_format)
+        tables.show_table(skills.skill_table(report), "cat.skills_table",
+                          "The report by model and skill: items, the model's θ, its accuracy, "
+                          "the 3PL expectation, the humans of its θ bin and how many they are.")
 
 st.subheader("Post-hoc CAT on real candidates")
 if not filters.has_humans:
@@ -114,7 +169,8 @@ else:
         st.caption("Switch on to replay a fixed pseudo-random sample of the year's "
                    f"{area} candidates (the sidebar's seed) as adaptive tests.")
     else:
-        frame, summary = cat.posthoc(key, filters.year, area, int(n), seed)
+        frame, summary = cat.posthoc(cat.cache_key((filters.year,), area), filters.year, area,
+                                     int(n), seed)
         st.write(summary[1])
         cat.show(cat.posthoc_figure(frame, area), "cat.posthoc",
                  "Each sampled candidate's recorded answers replayed as a maximum-information "

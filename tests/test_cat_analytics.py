@@ -332,4 +332,7 @@ def test_noise_grid_and_curves():
     curves = noise_curves(bank, theta0, MaxInformation(), CatEAP(), [(0.0, 0.0)], max_items=5,
                           seed=1)
     paths = simulate_cat(bank, theta0, MaxInformation(), CatEAP(), FixedLength(5), seed=1)
-    np.testing.assert_allclose(curves[(0.0, 0.0)][1:], paths.se[:, 1:].mean(axis=0))
+    np.testing.assert_allclose(curves[(0.0, 0.0)][1:], np.median(paths.se[:, 1:], axis=0))
+    means = noise_curves(bank, theta0, MaxInformation(), CatEAP(), [(0.0, 0.0)], max_items=5,
+                         seed=1, statistic=mean_by_step)
+    np.testing.assert_allclose(means[(0.0, 0.0)][1:], paths.se[:, 1:].mean(axis=0))

@@ -34,7 +34,7 @@ def test_cat_simulate_prints_and_writes_the_study(ingested_2023, tmp_path, capsy
                  "--random-items", "30", "--seed", "5", "--output", str(output)])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "CN:" in printed and "items needed for MSE" in printed
+    assert "CN:" in printed and "After its 12 items the CAT's MSE is" in printed
     table = pd.read_csv(output)
     assert table.columns.tolist() == ["items", "mse_cat", "mse_random"]
     assert table["items"].tolist() == list(range(1, 31))

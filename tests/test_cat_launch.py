@@ -58,7 +58,7 @@ def test_page_launches_a_cat_and_draws_its_path(monkeypatch, tmp_path, pages_dem
     [command] = [code.value for code in app.code if "cat-run" in code.value]
     assert command == (f"{enem_llm} --db {db} cat-run --backend random --year 2023 --areas CN "
                        "--language pt --shots 0 --paths 2 --seed 0 --selector max-info "
-                       "--estimator ml --max-items 20")
+                       "--estimator eap --max-items 20")
     spec = CatRunSpec(model="", backend="random", year=2023, areas=("CN",), n_paths=2)
     assert f"Live CAT **{spec.run_id}**" in messages(app)
 

@@ -1,5 +1,6 @@
-"""The Adaptive testing page under AppTest: simulation, noise curves, live paths, overlap and
-post-hoc sections on the demo, with and without live CAT runs."""
+"""The Adaptive testing page under AppTest: simulation, variable length, noise curves, live
+paths, overlap, the report by skill and post-hoc sections on the demo, with and without live CAT
+runs."""
 
 from __future__ import annotations
 
@@ -31,13 +32,14 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     monkeypatch.setenv("ENEM_DB", str(cat_db))
     app = run_page(PAGE)
     assert_clean(app)
-    # The post-hoc replay runs only when asked: then its figure joins the others.
-    assert len(charts(app)) == 5
+    # The post-hoc replay runs only when asked: then its figure joins the others (simulation,
+    # variable length, noise, paths, overlap, levels by skill, accuracy by skill).
+    assert len(charts(app)) == 7
     assert not any("items a CAT needed" in f["layout"]["title"]["text"] for f in charts(app))
     app.toggle(key="cat.replay").set_value(True).run()
     assert_clean(app)
     figures = {f["layout"]["title"]["text"]: f for f in charts(app)}
-    assert len(figures) == 6, list(figures)
+    assert len(figures) == 8, list(figures)
     replayed = next(f for t, f in figures.items() if "items a CAT needed" in t)
     assert decoded(replayed["data"][0]["y"]).sum() == pytest.approx(100.0)
     mse = next(f for t, f in figures.items() if "mean squared error" in t)
@@ -74,7 +76,7 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     np.testing.assert_allclose(table["full-exam θ"], full[0])
     np.testing.assert_allclose(table["full-exam SE"], full[1])
     assert sorted(table["CAT θ̂"]) == sorted(theta for (theta,) in last)
-    assert len(app.get("download_button")) == 14
+    assert len(app.get("download_button")) == 19
     assert json.dumps(figures)  # every figure serialises
 
 
@@ -84,5 +86,6 @@ def test_page_explains_missing_live_runs(monkeypatch, pages_demo_db):
     assert_clean(app)
     text = " | ".join(i.value for i in app.info)
     assert "No live CAT of a model" in text and "enem-llm cat-run" in text
-    # The demo's own full runs still get their report by skill (the replay waits to be asked).
-    assert len(charts(app)) == 3
+    # The demo's own full runs still get their reports by skill (the replay waits to be asked):
+    # simulation, variable length, noise, levels by skill, accuracy by skill.
+    assert len(charts(app)) == 5

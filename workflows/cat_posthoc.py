@@ -17,6 +17,7 @@ import pandas as pd
 
 from analytics.cat import CatSettings, FixedLength, LockstepCat, steps_within
 from enem.areas import check_area
+from enem.items import BookletForm
 from enem.responses import correctness, select_language_block, strings_to_chars
 from enem.scoring import ScoringOptions
 from store.cat_queries import candidate_sample
@@ -70,39 +71,56 @@ def posthoc_cat(db_path: Path, year: int, area: str, *, n_candidates: int = 1000
                 randomesque_k: int = 5) -> PostHocResult:
     """Replay ``n_candidates`` sampled candidates of ``area`` in ``year`` adaptively."""
     area = check_area(area)
-    with connected(Path(db_path), read_only=True) as con:
-        sample = candidate_sample(con, year, area, n_candidates, seed)
-        options = year_scoring_options(con, year)
-        languages = sample["language"] if area == "LC" else pd.Series(None, index=sample.index)
-        keys = sorted({(int(b), None if pd.isna(lang) else int(lang))
-                       for b, lang in zip(sample["booklet_id"], languages)},
-                      key=lambda key: (key[0], -1 if key[1] is None else key[1]))
-        forms = {key: load_form(con, year, key[0], key[1]) for key in keys}
-    if sample.empty:
-        raise ValueError(f"no scored {area} candidates in {year}")
+    sample, forms, options = load_candidates(db_path, year, area, n_candidates, seed)
     settings = year_cat_settings(options, selector, randomesque_k)
-    frames = []
-    for (booklet, language), form in forms.items():
-        rows = sample[(sample["booklet_id"] == booklet)
-                      & ((languages == language) if language is not None else True)]
-        frames.append(_replay_form(rows, form, options, settings, seed))
+    frames = [_replay_form(rows, forms[index], options, settings, seed)
+              for index, rows in sample.groupby("form", sort=True)]
     frame = pd.concat(frames, ignore_index=True)
     description = (f"{area} {year}: {len(frame)} candidates replayed on their own booklets; "
                    f"{settings.describe().split(' · ')[0]}, θ by {options.describe()}")
     return PostHocResult(frame, description)
 
 
-def _replay_form(rows: pd.DataFrame, form, options: ScoringOptions, settings: CatSettings,
-                 seed: int) -> pd.DataFrame:
-    """The CAT of every candidate of one form, all in lockstep."""
-    usable = form.bank.usable
-    bank = options.item_bank(form.bank).subset(usable)
+def load_candidates(db_path: Path, year: int, area: str, n_candidates: int, seed: int
+                    ) -> tuple[pd.DataFrame, list[BookletForm], ScoringOptions]:
+    """A seeded sample of up to ``n_candidates`` scored candidates of ``area``
+    (``store.cat_queries.candidate_sample``) with a ``form`` column, the index in the returned
+    list of the booklet form each answered (LC: their language's); the forms, by booklet then
+    language; the year's scoring settings. ValueError when the area has no scored candidate."""
+    area = check_area(area)
+    with connected(Path(db_path), read_only=True) as con:
+        sample = candidate_sample(con, year, area, n_candidates, seed)
+        options = year_scoring_options(con, year)
+        languages = (sample["language"] if area == "LC"
+                     else pd.Series(None, index=sample.index, dtype=object))
+        keys = [(int(b), None if pd.isna(lang) else int(lang))
+                for b, lang in zip(sample["booklet_id"], languages)]
+        order = sorted(set(keys), key=lambda key: (key[0], -1 if key[1] is None else key[1]))
+        forms = [load_form(con, year, booklet, language) for booklet, language in order]
+    if sample.empty:
+        raise ValueError(f"no scored {area} candidates in {year}")
+    position = {key: index for index, key in enumerate(order)}
+    return sample.assign(form=[position[key] for key in keys]), forms, options
+
+
+def candidate_answers(rows: pd.DataFrame, form: BookletForm) -> np.ndarray:
+    """1.0 / 0.0 for every item of ``form`` (string order) and candidate of ``rows`` (their
+    ``responses`` and ``language``), shape (n, form.n_items); blank and multiple marks are
+    wrong, and a 50-character LC string keeps its candidate's language block."""
     strings = rows["responses"].tolist()
     width = len(strings[0])
     chars = strings_to_chars(strings, width)
     if form.language is not None and width == form.n_items + form.language_items:
         chars = select_language_block(chars, rows["language"].to_numpy(), form.language_items)
-    answers = correctness(chars, form.keys)[:, usable] == 1.0
+    return correctness(chars, form.keys)
+
+
+def _replay_form(rows: pd.DataFrame, form: BookletForm, options: ScoringOptions,
+                 settings: CatSettings, seed: int) -> pd.DataFrame:
+    """The CAT of every candidate of one form, all in lockstep."""
+    usable = form.bank.usable
+    bank = options.item_bank(form.bank).subset(usable)
+    answers = candidate_answers(rows, form)[:, usable] == 1.0
     cat = LockstepCat(bank, len(rows), settings.make_selector(), settings.make_estimator(),
                       FixedLength(bank.n_items), start_theta=settings.start_theta,
                       rng=np.random.default_rng([seed, form.booklet_id]))

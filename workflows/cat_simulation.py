@@ -1,5 +1,6 @@
 """The CAT simulation study on a stored item bank: an area's calibrated items, simulees of
-known θ, MSE by test length for CAT and random fixed forms (``analytics.cat.study``)."""
+known θ, MSE by test length for CAT and random fixed forms, and the variable-length CAT that
+stops at an SE target (``analytics.cat.study``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analytics.cat import CatSettings, simulation_study, study_table
+from analytics.cat import CatSettings, simulation_study, study_table, variable_length_study
 from analytics.cat.study import RANDOM_LENGTH_FACTOR
 from analytics.irt import ItemBank
 from enem.areas import check_area
 from store.cat_queries import area_bank_items
 from store.connection import connected
 from store.model_runs import year_scoring_options
+
+#: SE targets of the page's variable-length study (θ units). An EAP's SE is the posterior SD,
+#: at most the prior's 1; on INEP's banks 20 items bring most simulees to 0.25–0.6.
+SE_TARGETS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,27 +93,84 @@ def memory_budget() -> int:
 
 @dataclass(frozen=True, eq=False)
 class SimulationReport:
-    """MSE by test length (``table``: items, mse_cat, mse_random) and the length each method
-    needs for ``target_mse``."""
+    """MSE by test length (``table``: items, mse_cat, mse_random), the length each method
+    needs for ``target_mse`` (``target_given``: the caller chose it; otherwise it is the CAT's
+    MSE at its full length), and the variable-length CAT (``variable``, one row per SE target,
+    columns of ``analytics.cat.variable_length_study``) when the settings have an SE target."""
 
     table: pd.DataFrame
     target_mse: float
     cat_length: int | None
     random_length: int | None
     description: str
+    target_given: bool = False
+    variable: pd.DataFrame | None = None
 
     def lines(self) -> list[str]:
-        def length(value: int | None, of: int) -> str:
-            return f"{value} items" if value else f"not within {of} items"
+        """The description, then the study in words (and the variable-length CAT's line)."""
+        return [self.description, self.summary()] + (
+            [variable_length_line(self.variable.iloc[0], self.table)]
+            if self.variable is not None and len(self.variable) else [])
 
-        n_random = int(self.table["items"].max())
-        n_cat = int(self.table["mse_cat"].notna().sum())
-        share = (f" ({100 * self.cat_length / self.random_length:.0f}% of the random forms' "
-                 "length)" if self.cat_length and self.random_length else "")
-        return [self.description,
-                (f"items needed for MSE ≤ {self.target_mse:.4f}: CAT "
-                f"{length(self.cat_length, n_cat)}, random forms "
-                f"{length(self.random_length, n_random)}{share}")]
+    def summary(self) -> str:
+        """What the MSE is, where the CAT ends, and what random forms need to match it."""
+        cat = self.table["mse_cat"].dropna()
+        n_cat, n_random = len(cat), int(self.table["items"].max())
+        final = float(cat.iloc[-1])
+        random_there = float(self.table["mse_random"].iloc[n_cat - 1])
+        text = ("MSE is the mean over the simulees of (θ̂ − θ₀)², the squared distance of the "
+                f"estimate from the simulee's true θ. After its {n_cat} items the CAT's MSE is "
+                f"{final:.3f} (θ̂ off by {np.sqrt(final):.2f} logits, root mean square); random "
+                f"fixed forms of {n_cat} items: {random_there:.3f}.")
+
+        def needs(length: int | None, of: int, who: str) -> str:
+            return (f"{who} {length} items" if length
+                    else f"{who} do not within {of} items" if who.endswith("forms")
+                    else f"{who} does not within its {of} items")
+
+        share = (f": the CAT needs {100 * self.cat_length / self.random_length:.0f}% of their "
+                 "length" if self.cat_length and self.random_length else "")
+        if self.target_given:
+            return (f"{text} To reach MSE ≤ {self.target_mse:.3f} and stay there: "
+                    f"{needs(self.cat_length, n_cat, 'the CAT needs')}, "
+                    f"{needs(self.random_length, n_random, 'random forms')}{share}.")
+        random = (f"Random forms need {self.random_length} items to reach that MSE and stay at "
+                  f"or below it{share}." if self.random_length else
+                  f"Random forms do not reach that MSE within {n_random} items.")
+        return f"{text} {random}"
+
+
+def variable_length_line(row: pd.Series, table: pd.DataFrame) -> str:
+    """One variable-length CAT in words, beside the fixed-length CAT of the study."""
+    fixed = table["mse_cat"].dropna()
+    cap = len(fixed)
+    return (f"variable length (SE < {row['se_target']:g} or {cap} items): "
+            f"{row['mean_items']:.1f} items on average (median {row['median_items']:g}); "
+            f"{100 * row['reached']:.0f}% reached SE < {row['se_target']:g}, the rest stopped "
+            f"at {cap} items; MSE {row['mse']:.3f} (the fixed-length CAT after {cap} items: "
+            f"{float(fixed.iloc[-1]):.3f})")
+
+
+def simulee_thetas(n_simulees: int, theta_mean: float = 0.0, theta_sd: float = 1.0,
+                   seed: int = 0) -> np.ndarray:
+    """θ₀ of the study's simulees, shape (n,): N(mean, sd²) drawn from ``default_rng([seed,
+    1])``, the same draws for every part of a study (CAT, random forms, variable length)."""
+    if n_simulees < 1 or theta_sd <= 0:
+        raise ValueError("n_simulees must be ≥ 1 and theta_sd > 0")
+    return np.random.default_rng([seed, 1]).normal(theta_mean, theta_sd, n_simulees)
+
+
+def variable_length(area_bank: AreaBank, settings: CatSettings, se_targets: Sequence[float], *,
+                    n_simulees: int = 100, theta_mean: float = 0.0, theta_sd: float = 1.0,
+                    seed: int = 0) -> pd.DataFrame:
+    """The variable-length CAT for each SE target (stop once SE < target, at most
+    ``settings.max_items``) on the study's simulees: se_target, mean_items, median_items,
+    reached, mse."""
+    theta0 = simulee_thetas(n_simulees, theta_mean, theta_sd, seed)
+    return pd.DataFrame(variable_length_study(
+        area_bank.bank, theta0, settings.make_estimator(), se_targets,
+        max_items=settings.max_items, selector=settings.make_selector(), seed=seed,
+        start_theta=settings.start_theta))
 
 
 def run_simulation(area_bank: AreaBank, settings: CatSettings, *, n_simulees: int = 100,
@@ -116,11 +178,10 @@ def run_simulation(area_bank: AreaBank, settings: CatSettings, *, n_simulees: in
                    random_items: int | None = None, target_mse: float | None = None,
                    guess: float = 0.0, slip: float = 0.0, seed: int = 0) -> SimulationReport:
     """The paper's simulation: ``n_simulees`` with θ₀ ~ N(mean, sd²), a fixed-length CAT of
-    ``settings.max_items`` (the SE target is not used: the study compares lengths) against
-    random forms. ``target_mse`` defaults to the CAT's MSE at its full length."""
-    if n_simulees < 1 or theta_sd <= 0:
-        raise ValueError("n_simulees must be ≥ 1 and theta_sd > 0")
-    theta0 = np.random.default_rng([seed, 1]).normal(theta_mean, theta_sd, n_simulees)
+    ``settings.max_items`` against random forms; with ``settings.se_target`` also the
+    variable-length CAT that stops there (noiseless). ``target_mse`` defaults to the CAT's MSE
+    at its full length."""
+    theta0 = simulee_thetas(n_simulees, theta_mean, theta_sd, seed)
     result = simulation_study(area_bank.bank, theta0, settings.make_estimator(),
                               max_items=settings.max_items, random_items=random_items,
                               selector=settings.make_selector(), seed=seed,
@@ -128,7 +189,13 @@ def run_simulation(area_bank: AreaBank, settings: CatSettings, *, n_simulees: in
     target = float(result.mse_cat[-1]) if target_mse is None else float(target_mse)
     cat_length, random_length = result.lengths_to_reach(target)
     noise = f", guess {guess:g}, slip {slip:g}" if guess or slip else ""
+    fixed = CatSettings.from_dict({**settings.as_dict(), "se_target": None})
     description = (f"{area_bank.describe()}; {n_simulees} simulees θ ~ N({theta_mean:g}, "
-                   f"{theta_sd:g}²); {settings.describe()}{noise}; seed {seed}")
+                   f"{theta_sd:g}²); {fixed.describe()}{noise}; seed {seed}")
+    variable = None
+    if settings.se_target is not None:
+        variable = variable_length(area_bank, settings, [settings.se_target],
+                                   n_simulees=n_simulees, theta_mean=theta_mean,
+                                   theta_sd=theta_sd, seed=seed)
     return SimulationReport(pd.DataFrame(study_table(result)), target, cat_length,
-                            random_length, description)
+                            random_length, description, target_mse is not None, variable)

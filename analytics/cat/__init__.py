@@ -21,6 +21,7 @@ from analytics.cat.metrics import (
     jaccard_matrix,
     length_to_reach,
     mean_by_step,
+    median_by_step,
     mse_by_step,
     nearest_curve,
     steps_within,
@@ -47,6 +48,7 @@ from analytics.cat.study import (
     noise_grid,
     simulation_study,
     study_table,
+    variable_length_study,
 )
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "jaccard_matrix",
     "length_to_reach",
     "mean_by_step",
+    "median_by_step",
     "mse_by_step",
     "nearest_curve",
     "noise_curves",
@@ -86,4 +89,5 @@ __all__ = [
     "simulation_study",
     "steps_within",
     "study_table",
+    "variable_length_study",
 ]

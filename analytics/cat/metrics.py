@@ -3,6 +3,7 @@ the guess/slip setting whose SE curve is nearest a model's."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -63,6 +64,22 @@ def mean_by_step(values: FloatArray) -> FloatArray:
     total = np.where(finite, values, 0.0).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def median_by_step(values: FloatArray) -> FloatArray:
+    """Column medians of an (n, T + 1) path array (e.g. SE), shape (T + 1,).
+
+    A robust summary where a few values are huge: an ML estimate at its bound has an SE in the
+    thousands, which drags a mean anywhere. NaN entries are left out; an infinite SE (no
+    information yet) counts as the largest value, so an infinite median says that most
+    simulees had no finite SE. A column without any finite value (column 0 of every path, the
+    SE before the first item) gives NaN.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
+        median = np.nanmedian(values, axis=0)
+    return np.where(np.isfinite(values).any(axis=0), median, np.nan)
 
 
 def nearest_curve(curve: ArrayLike, candidates: Mapping[object, ArrayLike]) -> object:

@@ -34,8 +34,13 @@ class CatSettings:
     selector : {"max-info", "random", "randomesque"}
     randomesque_k : int
         Items the randomesque rule draws among.
-    estimator : {"ml", "eap", "map"}
-        ML and MAP search ``theta_range``; EAP integrates ``grid_points`` points over it.
+    estimator : {"eap", "ml", "map"}
+        EAP integrates ``grid_points`` points over ``theta_range``; ML and MAP search it.
+        Default EAP with a N(0, 1) prior: finite from the first answer and never at a bound.
+        The CAT seed's ML has no finite estimate until a pattern holds a right and a wrong
+        answer, and under the 3PL its maximum runs to the lower bound for many low scorers
+        (the likelihood flattens at the guessing floor), so on INEP's real banks its MSE rises
+        and falls with the test length (docs/adaptive_testing.md, "Defaults").
     max_items : int
         Test length cap (the paper: 20).
     se_target : float or None
@@ -50,7 +55,7 @@ class CatSettings:
 
     selector: str = MaxInformation.name
     randomesque_k: int = 5
-    estimator: str = CatML.name
+    estimator: str = CatEAP.name
     max_items: int = DEFAULT_MAX_ITEMS
     se_target: float | None = None
     start_theta: float = 0.0

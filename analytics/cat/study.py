@@ -1,19 +1,20 @@
-"""The paper's simulation studies: CAT against random fixed forms (MSE by test length) and the
-standard-error curves of noisy simulees over a grid of guess and slip rates."""
+"""The paper's simulation studies: CAT against random fixed forms (MSE by test length), the
+variable-length CAT (stop once SE(θ̂) falls below a target) and the standard-error curves of
+noisy simulees over a grid of guess and slip rates."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from analytics.cat.estimators import CatEstimator
-from analytics.cat.metrics import length_to_reach, mean_by_step, mse_by_step
+from analytics.cat.metrics import length_to_reach, median_by_step, mse_by_step
 from analytics.cat.selectors import ItemSelector, MaxInformation, RandomItems
 from analytics.cat.simulation import CatPaths, simulate_cat
-from analytics.cat.stopping import FixedLength
+from analytics.cat.stopping import FixedLength, StandardErrorTarget
 from analytics.irt import FloatArray, ItemBank
 
 #: How many times the CAT length the random forms run to, so their length to reach the CAT's
@@ -84,14 +85,70 @@ def noise_curves(
     *,
     max_items: int = 20,
     seed: int = 0,
+    statistic: Callable[[FloatArray], FloatArray] = median_by_step,
 ) -> dict[tuple[float, float], FloatArray]:
-    """Mean SE(θ̂) by step (T + 1,) for simulees whose labels flip with each (guess, slip)."""
+    """SE(θ̂) by step, shape (T + 1,), summarised over the simulees by ``statistic`` (default
+    the median: robust to the few estimates at a bound whose SE runs into the thousands), for
+    simulees whose labels flip with each (guess, slip)."""
     return {
-        (guess, slip): mean_by_step(simulate_cat(
+        (guess, slip): statistic(simulate_cat(
             bank, true_theta, selector, estimator, FixedLength(max_items), seed=seed,
             guess=guess, slip=slip).se)
         for guess, slip in pairs
     }
+
+
+def variable_length_study(
+    bank: ItemBank,
+    true_theta: ArrayLike,
+    estimator: CatEstimator,
+    se_targets: Sequence[float],
+    *,
+    max_items: int = 20,
+    selector: ItemSelector | None = None,
+    seed: int = 0,
+    start_theta: float = 0.0,
+) -> dict[str, NDArray]:
+    """Variable-length CATs: for each SE target, every simulee's test stops once SE(θ̂) falls
+    below it (catsim's ``MinErrorStopper``) or at ``max_items``.
+
+    Parameters
+    ----------
+    bank : ItemBank
+        Usable items only.
+    true_theta : array of shape (n,)
+        θ₀ of each simulee.
+    estimator : CatEstimator
+    se_targets : sequence of m floats
+    max_items : int
+        The cap (the paper: 20).
+    selector : ItemSelector, optional
+        Default maximum information.
+    seed, start_theta
+        As ``simulate_cat``; with the same seed a simulee's path is the fixed-length CAT's up to
+        the step where it stops.
+
+    Returns
+    -------
+    dict of arrays of shape (m,)
+        ``se_target``; ``mean_items`` and ``median_items`` (test length over the simulees);
+        ``reached`` (the share whose final SE is below the target, the rest stopped at the
+        cap); ``mse`` (E[(θ̂_final − θ₀)²]).
+    """
+    true_theta = np.asarray(true_theta, dtype=np.float64)
+    selector = selector or MaxInformation()
+    columns: dict[str, list[float]] = {"se_target": [], "mean_items": [], "median_items": [],
+                                       "reached": [], "mse": []}
+    for target in se_targets:
+        paths = simulate_cat(bank, true_theta, selector, estimator,
+                             StandardErrorTarget(float(target), max_items), seed=seed,
+                             start_theta=start_theta)
+        columns["se_target"].append(float(target))
+        columns["mean_items"].append(float(paths.length.mean()))
+        columns["median_items"].append(float(np.median(paths.length)))
+        columns["reached"].append(float(np.mean(paths.final_se < target)))
+        columns["mse"].append(float(np.mean((paths.final_theta - true_theta) ** 2)))
+    return {key: np.asarray(values) for key, values in columns.items()}
 
 
 def study_table(result: StudyResult) -> dict[str, NDArray]:
