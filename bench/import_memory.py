@@ -24,6 +24,14 @@ peak, which a child inherits across fork and exec) and wall time:
 Prints the numbers and the import's peak as a multiple of the baseline; there are no
 thresholds here or in the unit tests (``tests/test_import_streaming.py`` checks that streaming
 gives the same stored rows as one batch).
+
+Measured (2-core Linux box, 23 GB, DuckDB 2.0.0, 1,000,000 rows, 63.5 MB file; baseline: read
+668–685 MB peak):
+
+    before (whole file in pandas)   valid 12,278 MB, 196 s   last-bad 8,320 MB, 100 s
+                                    garbage 2,255 MB, 26 s
+    after (batches of 20,000 rows)  valid  1,359 MB, 111 s   last-bad   449 MB,  15 s
+                                    garbage   368 MB, 0.2 s
 """
 
 from __future__ import annotations
