@@ -14,7 +14,14 @@ from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
-from store.dashboard_queries import human_groups, loaded_years, model_run_table
+from store.dashboard_queries import (
+    UNCOUNTED_SHOTS,
+    UNCOUNTED_SHOTS_URL,
+    human_groups,
+    loaded_years,
+    model_run_table,
+    shots_from_url,
+)
 from store.queries import year_booklets
 from workflows.report import Selection, build_report
 from workflows.report_capture import report_pages
@@ -36,8 +43,11 @@ def add_report_parser(commands) -> None:
     selection.add_argument("--areas", nargs="+", choices=AREAS, help="areas (default: all)")
     selection.add_argument("--booklet", type=int, help="one booklet (CO_PROVA)")
     selection.add_argument("--lang", choices=PROMPT_LANGUAGES, help="prompt language (default pt)")
-    selection.add_argument("--shots", type=int, choices=SHOT_SETTINGS,
-                           help="prompt shots (default 0)")
+    selection.add_argument("--shots", type=shots_from_url,
+                           choices=[*SHOT_SETTINGS, UNCOUNTED_SHOTS], metavar="{0,1,4,published}",
+                           help="prompt shots (default 0, or the runs' setting when none has "
+                                "0); 'published': runs imported with a prompt type that gives "
+                                "no count (the paper's few-shot)")
     selection.add_argument("--models", nargs="+", metavar="LABEL",
                            help="runs by their label as the sidebar lists them (default: all)")
     selection.add_argument("--runs", nargs="+", metavar="RUN_ID",
@@ -88,9 +98,9 @@ def check_selection(con, selection: Selection, path: Path, years: list[int]) -> 
     if selection.language is not None and selection.language not in PROMPT_LANGUAGES:
         raise UsageError(f"prompt language {selection.language!r} is not one of "
                          f"{', '.join(PROMPT_LANGUAGES)}")
-    if selection.shots is not None and selection.shots not in SHOT_SETTINGS:
+    if selection.shots is not None and selection.shots not in (*SHOT_SETTINGS, UNCOUNTED_SHOTS):
         raise UsageError(f"shots {selection.shots} is not one of "
-                         f"{', '.join(map(str, SHOT_SETTINGS))}")
+                         f"{', '.join(map(str, SHOT_SETTINGS))}, {UNCOUNTED_SHOTS_URL}")
     if selection.booklet is not None:
         booklets = year_booklets(con, year)
         valid = booklets.loc[booklets["valid"], "booklet_id"].astype(int).tolist()

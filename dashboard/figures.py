@@ -24,6 +24,7 @@ from plotly.subplots import make_subplots
 from dashboard import queries
 from dashboard.contours import DensityRegion, density_region
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, with_alpha
+from dashboard.run_picker import shots_words
 from enem.areas import AREA_NAMES
 
 THETA_TITLE = "θ (ability, logits)"
@@ -39,7 +40,7 @@ REGION_RULE = ("the line encloses the highest-density region holding 90% of the 
                "repetitions, from a Gaussian KDE (Scott's bandwidth)")
 
 _POINT_HOVER = (
-    "<b>%{customdata[0]}</b><br>run %{customdata[1]} · %{customdata[2]}, %{customdata[3]}-shot"
+    "<b>%{customdata[0]}</b><br>run %{customdata[1]} · %{customdata[2]}, %{customdata[3]}"
     "<br>shuffle %{customdata[4]}<br>θ = %{customdata[5]:.3f} (SE %{customdata[6]:.3f})"
     "<br>l_z = %{customdata[7]:.2f}<br>CTT = %{customdata[8]}<extra></extra>"
 )
@@ -156,7 +157,8 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
             showlegend=model not in legend_shown,
             marker={"color": with_alpha(colour, 0.75), "symbol": symbol, "size": size,
                         "line": {"color": "white", "width": 0.5}},
-            customdata=group[list(_POINT_COLUMNS)].to_numpy(dtype=object),
+            customdata=group[list(_POINT_COLUMNS)].assign(
+                shots=group["shots"].map(shots_words)).to_numpy(dtype=object),
             hovertemplate=_POINT_HOVER,
         ))
         legend_shown.add(model)

@@ -417,9 +417,10 @@ def booklet_sentence(panel: PatternPanel) -> str:
             + dropped)
 
 
-def panel_caption(panel: PatternPanel, shots: int, shared_tail: str, provenance: str,
+def panel_caption(panel: PatternPanel, shots: str, shared_tail: str, provenance: str,
                   humans_note: str = "") -> str:
-    """The caption under one area's figure, ending with the page's provenance sentence."""
+    """The caption under one area's figure, ending with the page's provenance sentence;
+    ``shots`` is the shots setting in words ('0-shot', 'few-shot (no count given)')."""
     languages = " and ".join(PROMPT_LANGUAGE_NAMES.get(lang, lang) for lang in panel.languages)
     tail = f" (every series: {shared_tail})" if shared_tail else ""
     unit = ("Rows: one per repetition (a shuffle or seed of one run); cell black = answered "
@@ -434,7 +435,7 @@ def panel_caption(panel: PatternPanel, shots: int, shared_tail: str, provenance:
     unanswered = " Grey: not answered." if np.isnan(panel.share).any() else ""
     no_b = int(panel.items["b"].isna().sum())
     abandoned = f"; {no_b} without b (abandoned) at the right end" if no_b else ""
-    return (f"{panel.area}, {shots}-shot, {languages} prompts{tail}. {unit}. Columns: the "
+    return (f"{panel.area}, {shots}, {languages} prompts{tail}. {unit}. Columns: the "
             f"{len(panel.items)} items of booklet {panel.booklet} sorted by IRT difficulty b "
             f"(curve above), easiest left{abandoned}. {lz}{unanswered}{humans} "
             f"{booklet_sentence(panel)} Click a cell to open its item." + provenance)

@@ -25,6 +25,7 @@ from analytics.ability import MLEstimator
 from analytics.irt import ItemBank
 from analytics.populations import Z_95, pool_inverse_variance
 from dashboard import queries
+from dashboard.run_picker import shots_words
 from enem.patterns import BOUND_TOLERANCE
 
 #: What may tell variants apart → the pattern columns that carry it.
@@ -101,7 +102,7 @@ def _variant_label(key: tuple, dimensions: tuple[str, ...]) -> str:
         parts.append(str(values["prompt_language"]))
     if "shots" in values:
         shots = values["shots"]
-        parts.append("shots as published" if pd.isna(shots) else f"{int(shots)}-shot")
+        parts.append(shots_words(shots))
     if "shuffle" in values:
         parts.append(f"repetition {int(values['shuffle'])} of {values['run_id']}")
     return " · ".join(parts) or "every pattern"

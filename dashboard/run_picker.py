@@ -11,6 +11,20 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from store.dashboard_queries import UNCOUNTED_SHOTS
+
+#: The prompt type named for a shots setting without a count when no run says otherwise.
+UNCOUNTED_PROMPT_TYPE = "few-shot"
+
+
+def shots_words(shots, prompt_types: str = UNCOUNTED_PROMPT_TYPE) -> str:
+    """A shots setting in words: '4-shot'; for runs whose prompt type gives no count (shots
+    :data:`UNCOUNTED_SHOTS`, None or NaN) their prompt type, '``prompt_types`` (no count
+    given)', e.g. 'few-shot (no count given)'."""
+    if shots is None or pd.isna(shots) or int(shots) == UNCOUNTED_SHOTS:
+        return f"{prompt_types or UNCOUNTED_PROMPT_TYPE} (no count given)"
+    return f"{int(shots)}-shot"
+
 #: Catalogue columns that can tell two runs of one model apart, in the order they are shown.
 DISTINGUISHING: tuple[str, ...] = ("prompt_type", "repetition", "n_shuffles", "seed",
                                    "temperature", "backend", "source", "created_at")

@@ -11,7 +11,8 @@ How the state works:
   is drawn the persistent value is updated from it.
 - On the first run of a browser session the persistent values are read from the URL's query
   parameters; after every run the current filters are written back to the URL, so copying the
-  address shares the view (e.g. ``?year=2023&area=CN&area=MT&lang=en&shots=4&run=<run id>``).
+  address shares the view (e.g. ``?year=2023&area=CN&area=MT&lang=en&shots=4&run=<run id>``;
+  ``shots=published`` is the setting of runs imported without a shot count).
 - A *run* is what the sidebar selects (the URL carries run ids; links naming a run by its
   label with ``model=`` still open). Each run is its own series on every page unless the pool
   switch is on: then the selected runs of each model form one series, named by the model id,
@@ -32,10 +33,16 @@ from streamlit.navigation.page import StreamlitPage
 from dashboard import queries
 from dashboard.data import DatabaseState, database_state
 from dashboard.navigation import navigation
-from dashboard.run_picker import pooling_sentence, run_choice_labels
+from dashboard.run_picker import (
+    UNCOUNTED_PROMPT_TYPE,
+    pooling_sentence,
+    run_choice_labels,
+    shots_words,
+)
 from dashboard.summaries import scoring_words
 from enem.areas import AREA_NAMES, AREAS
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES, SHOT_SETTINGS
+from store.dashboard_queries import UNCOUNTED_SHOTS, shots_from_url, shots_to_url
 
 TUNING: dict[str, str] = {"all": "all", "instruct": "instruction-tuned", "base": "base"}
 SCHOOL_TYPES: dict[str, str] = {"1": "not answered", "2": "public", "3": "private",
@@ -83,6 +90,8 @@ class Filters:
     profile: dict = field(default_factory=dict, compare=False, repr=False)
     #: (area, why) for each chosen area where the human filters leave no candidate to draw.
     no_humans: tuple[tuple[str, str], ...] = ()
+    #: The prompt types of the year's runs stored without a shot count ('few-shot').
+    uncounted_prompt_types: str = UNCOUNTED_PROMPT_TYPE
 
     @property
     def series(self) -> tuple[str, ...]:
@@ -158,9 +167,16 @@ class Filters:
         return group_label(self.group_kind, self.group_value)
 
     @property
+    def shots_words(self) -> str:
+        """The shots setting in words: '0-shot', or 'few-shot (no count given)' for runs
+        imported with a prompt type that names no count."""
+        return shots_words(self.shots, self.uncounted_prompt_types)
+
+    @property
     def prompt_label(self) -> str:
-        """Words for the prompt variant, e.g. 'pt, 0-shot'."""
-        return f"{self.language}, {self.shots}-shot"
+        """Words for the prompt variant, e.g. 'pt, 0-shot' or 'pt, few-shot (no count
+        given)'."""
+        return f"{self.language}, {self.shots_words}"
 
     def no_runs_message(self, area: str | None = None, language: str | None = None) -> str:
         """The empty-state sentence for a selection without model runs."""
@@ -178,8 +194,8 @@ class Filters:
                 return (f"The selected models took booklet {took}, which holds other items than "
                         f"booklet {self.booklet}: pick booklet {took}, or every booklet, to see "
                         "them.")
-        return (f"No model runs for {where} ({lang}, {self.shots}-shot) yet — launch one on the "
-                "Runs page or pick another prompt language or number of shots.")
+        return (f"No model runs for {where} ({lang}, {self.shots_words}) yet — launch one on "
+                "the Runs page or pick another prompt language or number of shots.")
 
 
 def selected_model_points(filters: Filters) -> pd.DataFrame:
@@ -397,13 +413,7 @@ def _sidebar() -> Filters:
     language = side.radio("Prompt language", PROMPT_LANGUAGES, key=key, horizontal=True,
                           format_func=PROMPT_LANGUAGE_NAMES.get)
     _keep("lang")
-    key = _seed("shots", SHOT_SETTINGS, SHOT_SETTINGS[0], lambda v: int(v[0]))
-    shots = int(side.radio("Prompt shots", SHOT_SETTINGS, key=key, horizontal=True,
-                           format_func=lambda s: f"{s}-shot",
-                           help="Imported runs whose prompt type gives no count (e.g. the "
-                                "paper's few-shot) are shown under every setting; their name "
-                                "says the prompt type"))
-    _keep("shots")
+    shots, uncounted = _shots_filter(side, year)
 
     models, pooled = _run_filters(side, year)
     group_kind, group_value = _group_filter(side, year)
@@ -427,7 +437,32 @@ def _sidebar() -> Filters:
                    include_blank=include_blank, audit=audit, profile=profile,
                    no_humans=() if profile.get("items_only") else _empty_human_areas(
                        year, areas, booklet, booklet_area, group_kind, group_value, excluded,
-                       include_blank, audit))
+                       include_blank, audit),
+                   uncounted_prompt_types=uncounted)
+
+
+def _shots_filter(side, year: int) -> tuple[int, str]:
+    """The shots picker: 0, 1 and 4, and, when the year has runs imported with a prompt type
+    that names no count (the paper's few-shot), a setting of their own named after it; returns
+    (the setting, those prompt types). The default is 0 unless the year's runs have none."""
+    settings = queries.shot_settings(year)
+    answered = {int(s) for s in settings["shots"]} if len(settings) else set()
+    uncounted_rows = settings[settings["shots"] == UNCOUNTED_SHOTS] if len(settings) else settings
+    uncounted = (str(uncounted_rows["prompt_types"].iloc[0] or UNCOUNTED_PROMPT_TYPE)
+                 if len(uncounted_rows) else UNCOUNTED_PROMPT_TYPE)
+    options = list(SHOT_SETTINGS) + ([UNCOUNTED_SHOTS] if UNCOUNTED_SHOTS in answered else [])
+    # 0-shot, unless the year's runs answered none at 0 shots: then the first they answered.
+    first = next((s for s in options if s in answered), SHOT_SETTINGS[0])
+    default = SHOT_SETTINGS[0] if SHOT_SETTINGS[0] in answered else first
+    key = _seed("shots", options, default, lambda v: shots_from_url(v[0]))
+    shots = int(side.radio(
+        "Prompt shots", options, key=key, horizontal=True,
+        format_func=lambda s: shots_words(s, uncounted),
+        help="Runs imported with a prompt type that gives no count (the paper's few-shot) "
+             "have a setting of their own, named after that prompt type; they are never shown "
+             "as 0-, 1- or 4-shot."))
+    _keep("shots")
+    return shots, uncounted
 
 
 def _empty_human_areas(year: int, areas: Sequence[str], booklet: int | None,
@@ -583,7 +618,7 @@ def _write_url() -> None:
         "booklet": ([] if state["filter.booklet"] == ALL_BOOKLETS
                     else [str(state["filter.booklet"])]),
         "lang": [state["filter.lang"]],
-        "shots": [str(state["filter.shots"])],
+        "shots": [shots_to_url(state["filter.shots"])],
         "family": list(state.get("filter.family") or []),
         "tuning": [] if state.get("filter.tuning", "all") == "all" else [state["filter.tuning"]],
         "model": [],

@@ -47,7 +47,7 @@ for area in filters.areas:
     if missing:
         st.info(f"No model run answered {filters.year} {area} with "
                 f"{' or '.join(PROMPT_LANGUAGE_NAMES[lang] for lang in missing)} prompts "
-                f"({filters.shots}-shot): the figure has no rows in that language.")
+                f"({filters.shots_words}): the figure has no rows in that language.")
     humans_note = ""
     if filters.has_humans and panel.human is None:
         humans_note = f" No human row: no item statistics are stored for {area}."
@@ -56,7 +56,8 @@ for area in filters.areas:
         patterns.pattern_figure(panel), key=f"patterns.{area}",
         file_stem=f"response_patterns_{filters.year}_{area}", image_format=filters.image_format,
         on_select=True, data=patterns.panel_table(panel),
-        caption=patterns.panel_caption(panel, filters.shots, shared_tail, filters.provenance,
+        caption=patterns.panel_caption(panel, filters.shots_words, shared_tail,
+                                       filters.provenance,
                                        humans_note),
     )
     drawn.append(area)

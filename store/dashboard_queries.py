@@ -21,9 +21,9 @@ Conventions for the filter arguments:
   of one model form one series named by the model id (only on request: the sidebar's pool
   switch, whose captions say what was pooled);
 - ``language``: the prompt language of model runs ('pt' or 'en'), None for both;
-- ``shots``: 0, 1 or 4, None for every number of shots. Imported runs whose prompt type names
-  no count (the paper's ``few-shot``) have no shots and match every setting; their series label
-  names the prompt type.
+- ``shots``: 0, 1 or 4, :data:`UNCOUNTED_SHOTS` for the runs whose prompt type names no count
+  (imported as the paper's ``few-shot``, stored with no shots: they match this setting and no
+  other), None for every run whatever its shots.
 """
 
 from __future__ import annotations
@@ -45,6 +45,24 @@ RUN_LABEL = "coalesce(r.label, r.model_id)"
 #: selection pools the runs of each model (``$pooled``, bound by :func:`model_params`).
 SERIES = f"CASE WHEN $pooled THEN r.model_id ELSE {RUN_LABEL} END"
 
+#: The shots setting of runs whose prompt type names no count (the paper's ``few-shot``; their
+#: rows have shots NULL): a filter value of its own, so they are never shown as 0-shot.
+UNCOUNTED_SHOTS = -1
+#: How a dashboard address (``shots=``) names :data:`UNCOUNTED_SHOTS`.
+UNCOUNTED_SHOTS_URL = "published"
+
+
+def shots_to_url(shots: int) -> str:
+    """The ``shots=`` value of a shots setting in a dashboard address."""
+    return UNCOUNTED_SHOTS_URL if int(shots) == UNCOUNTED_SHOTS else str(int(shots))
+
+
+def shots_from_url(value: str) -> int:
+    """The shots setting a dashboard address's ``shots=`` value names (ValueError when it is
+    neither a whole number nor ``published``)."""
+    value = value.strip()
+    return UNCOUNTED_SHOTS if value == UNCOUNTED_SHOTS_URL else int(value)
+
 #: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
 MODEL_FILTER = """
     m.year = $year
@@ -56,7 +74,7 @@ MODEL_FILTER = """
             SELECT list_sort(list(DISTINCT item_id)) FROM items
             WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL)))
     AND ($language IS NULL OR m.prompt_language = $language)
-    AND ($shots IS NULL OR m.shots = $shots OR m.shots IS NULL)
+    AND ($shots IS NULL OR coalesce(m.shots, """ + str(UNCOUNTED_SHOTS) + """) = $shots)
     AND list_contains($models, """ + RUN_LABEL + ")\n"
 
 
@@ -370,6 +388,21 @@ def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | 
         {"year": int(year), "area": area},
     ).fetchall()
     return int(row[0][0]) if row else None
+
+
+def shot_settings(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
+    """The shots settings the year's runs were answered under: shots (:data:`UNCOUNTED_SHOTS`
+    for rows stored without a count), prompt_types (the distinct prompt types of their runs,
+    '/'-joined), patterns."""
+    return con.execute(
+        f"""SELECT coalesce(m.shots, {UNCOUNTED_SHOTS})::INTEGER AS shots,
+                   string_agg(DISTINCT r.prompt_type, '/' ORDER BY r.prompt_type)
+                       AS prompt_types,
+                   count(*)::BIGINT AS patterns
+            FROM model_scores m JOIN model_runs r USING (run_id)
+            WHERE m.year = $year GROUP BY 1 ORDER BY 1""",
+        {"year": int(year)},
+    ).df()
 
 
 def model_booklet(

@@ -23,7 +23,13 @@ import pandas as pd
 
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store.connection import PROJECT_ROOT, connected
-from store.dashboard_queries import ingest_history, model_run_table
+from store.dashboard_queries import (
+    UNCOUNTED_SHOTS,
+    UNCOUNTED_SHOTS_URL,
+    ingest_history,
+    model_run_table,
+    shots_to_url,
+)
 from workflows.report_capture import PageCapture, capture_pages
 from workflows.report_export import figure_images, print_pdf
 from workflows.report_html import ReportText, presentation_document, report_document
@@ -52,7 +58,7 @@ class Selection:
                  "area": list(self.areas),
                  "booklet": [str(self.booklet)] if self.booklet is not None else [],
                  "lang": [self.language] if self.language else [],
-                 "shots": [str(self.shots)] if self.shots is not None else [],
+                 "shots": [shots_to_url(self.shots)] if self.shots is not None else [],
                  "model": list(self.models), "run": list(self.runs),
                  "group": [self.group] if self.group else []}
         given.update({key: list(values) for key, values in self.extra.items()})
@@ -76,6 +82,8 @@ class Selection:
                 raise ValueError(f"the address's {key}={value[:40]!r} is not a whole number")
             return int(value)
 
+        if (first("shots") or "").strip() == UNCOUNTED_SHOTS_URL:
+            params["shots"] = [str(UNCOUNTED_SHOTS)]  # runs imported without a shot count
         return cls(year=whole("year"), areas=tuple(params.get("area", ())),
                    booklet=whole("booklet"), language=first("lang"), shots=whole("shots"),
                    models=tuple(params.get("model", ())), runs=tuple(params.get("run", ())),
