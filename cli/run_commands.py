@@ -23,9 +23,14 @@ from cli.arguments import (
 )
 from cli.errors import UsageError
 from enem.areas import AREAS
-from inference.answer_methods import ANSWER_METHOD_BACKENDS, ANSWER_METHODS
+from inference.answer_methods import (
+    ANSWER_METHOD_BACKENDS,
+    ANSWER_METHODS,
+    DEFAULT_MAX_NEW_TOKENS,
+    TEMPERATURE_SOURCES,
+)
 from inference.backends import available_backends
-from inference.plan import RunSpec, model_or_default
+from inference.plan import PAPER_SHOT_YEAR, RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
 from workflows import runs as runs_service
@@ -62,8 +67,16 @@ def add_run_parser(commands) -> None:
     run.add_argument("--year", type=int, required=True)
     run.add_argument("--areas", nargs="+", default=list(AREAS), choices=AREAS)
     run.add_argument("--languages", nargs="+", default=["pt"], choices=PROMPT_LANGUAGES)
-    run.add_argument("--shots", nargs="+", type=int, default=[0], choices=SHOT_SETTINGS)
-    run.add_argument("--shuffles", type=int, default=30, help="option permutations per item")
+    run.add_argument("--shots", nargs="+", type=int, default=[0], choices=SHOT_SETTINGS,
+                     help="solved examples per prompt (default 0). As the paper (Beyond "
+                          "accuracy, A.4): 1-shot shows the easiest (lowest b) item of the "
+                          f"asked subject from the {PAPER_SHOT_YEAR} exam, 4-shot the four "
+                          "subjects' examples with their options shuffled so the keys fall on "
+                          f"different letters; without {PAPER_SHOT_YEAR} in the store, the "
+                          "latest earlier exam, then a later one, then the asked exam itself "
+                          "(the run records which as its shots_source)")
+    run.add_argument("--shuffles", type=int, default=30,
+                     help="option permutations per item (default 30, the paper's)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--lc-language", type=int, choices=(0, 1), default=1,
                      help="foreign language of the LC form (1 Spanish, as in the paper)")
@@ -80,11 +93,13 @@ def add_run_parser(commands) -> None:
                           "(openai: a server that returns prompt log-probabilities); "
                           "generate: a sampled completion, its letter parsed)")
     run.add_argument("--temperature", type=non_negative_float,
-                     help="sampling temperature of --answer-method generate (default 0.6; "
-                          "0 = greedy)")
+                     help="sampling temperature of --answer-method generate ("
+                          + TEMPERATURE_SOURCES + "; 0 = greedy). letter-prob and "
+                          "full-answer-prob read probabilities and sample nothing")
     run.add_argument("--max-new-tokens", type=positive_int,
                      help="tokens generated per answer with --answer-method generate "
-                          "(default 24)")
+                          f"(default {DEFAULT_MAX_NEW_TOKENS}, the project's own: no seed "
+                          "paper fixes one)")
     run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend; default "
                                         "the OpenAI API). A key is sent only when the "
                                         "operator's operator.toml pairs this endpoint with the "

@@ -35,8 +35,20 @@ ANSWER_METHODS: tuple[str, ...] = ("letter-prob", "full-answer-prob", "generate"
 DEFAULT_ANSWER_METHOD = "letter-prob"
 #: Backends that read an answer in any of the three ways (the others: letter-prob only).
 ANSWER_METHOD_BACKENDS: tuple[str, ...] = ("transformers", "openai")
-#: ``generate``'s defaults: the paper's sampling temperature, and tokens per answer.
+#: ``generate``'s default sampling temperature: *Beyond accuracy*'s (its published results
+#: files give TEMPERATURE 0.6 for every run).
 DEFAULT_TEMPERATURE = 0.6
+#: The other seeds' temperatures, offered in help texts: PATCH samples multiple-choice answers
+#: at 0.3 (0.6 for open answers); Khayyam decodes greedily, at 0.
+PATCH_TEMPERATURE = 0.3
+KHAYYAM_TEMPERATURE = 0.0
+#: Where the temperature default comes from and what the other seeds use (``--help``, Runs page).
+TEMPERATURE_SOURCES = (
+    f"default {DEFAULT_TEMPERATURE:g}: Beyond accuracy's (TEMPERATURE {DEFAULT_TEMPERATURE:g} in "
+    f"its published results); PATCH samples multiple choice at {PATCH_TEMPERATURE:g}, Khayyam "
+    f"at {KHAYYAM_TEMPERATURE:g} (greedy): pass that value to follow them")
+#: ``generate``'s tokens per answer: the project's own default (no seed fixes one; Khayyam
+#: sets no limit), enough for a letter and a short phrase around it.
 DEFAULT_MAX_NEW_TOKENS = 24
 #: The parsed letter of a completion that matches no pattern.
 UNPARSED = -1

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +28,11 @@ from inference.shuffles import apply_permutation, option_permutations
 
 #: The model name of the random-choice baseline (the random backend's default model).
 RANDOM_BASELINE = "random-baseline"
+#: The exam *Beyond accuracy* takes its solved examples from (A.4: the easiest item of each
+#: subject of the 2021 exam, for its 2022 and 2023 exams).
+PAPER_SHOT_YEAR = 2021
+#: ``shots_source`` when no other exam in the store has the texts the examples need.
+SAME_EXAM_SOURCE = "same exam (no other exam with question texts in the store)"
 
 
 def model_or_default(backend: str, model: str | None) -> str:
@@ -143,6 +149,30 @@ def question_from_row(row: pd.Series, year: int, area: str, language: str) -> Qu
                     annulled=annulled, item_id=int(row["item_id"]), source="store")
 
 
+def shot_exam(years: Iterable[int], asked: int) -> tuple[int | None, str]:
+    """The exam a run asking ``asked`` takes its solved examples from, among ``years`` (the
+    other exams of the store with question texts for every area the examples need), and the
+    words its ``shots_source`` records.
+
+    The paper's choice, :data:`PAPER_SHOT_YEAR` (2021), whenever the store has it and it is not
+    the exam asked; else the latest earlier exam; else the earliest later one; else none
+    (None: the examples come from the asked exam itself, :data:`SAME_EXAM_SOURCE`).
+    """
+    others = sorted({int(y) for y in years} - {int(asked)})
+    if PAPER_SHOT_YEAR in others:
+        return PAPER_SHOT_YEAR, (f"the {PAPER_SHOT_YEAR} exam (the paper's choice, Beyond "
+                                 "accuracy A.4)")
+    earlier = [y for y in others if y < asked]
+    if earlier:
+        return earlier[-1], (f"the {earlier[-1]} exam (the latest earlier exam in the store; "
+                             f"the paper takes {PAPER_SHOT_YEAR}'s, not in the store"
+                             + (" or the exam asked" if asked == PAPER_SHOT_YEAR else "") + ")")
+    if others:
+        return others[0], (f"the {others[0]} exam (a later exam: the store holds neither "
+                           f"{PAPER_SHOT_YEAR}'s, the paper's choice, nor an earlier one)")
+    return None, SAME_EXAM_SOURCE
+
+
 def shot_examples(candidates: pd.DataFrame, area: str, shots: int, language: str,
                   seed: int) -> tuple[Question, ...]:
     """The paper's solved examples from candidate rows (year, area, item_id, b, texts)."""
@@ -184,14 +214,20 @@ def build_plan(source: ExamSource, spec: RunSpec) -> RunPlan:
                                        spec.lc_language if area == "LC" else None)
     units: list[WorkUnit] = []
     skipped: list[str] = []
-    shots_source = "another exam" if any(s > 0 for s in spec.shots) else "no shots (0-shot)"
+    sources: dict[str, str] = {}
+    # 1-shot needs an example of each asked area; 4-shot one of every area.
+    needed = set(AREAS) if 4 in spec.shots else set(spec.areas)
     for language in spec.languages:
         candidates = source.easiest_items(language, exclude_year=spec.year)
-        if any(s > 0 for s in spec.shots) and set(candidates["area"]) < set(AREAS):
-            # No earlier exam with texts for every area: fall back to this exam's easiest items.
+        covering = [year for year, rows in candidates.groupby("year")
+                    if needed <= set(rows["area"])]
+        year, sources[language] = shot_exam(covering, spec.year)
+        if year is None:
+            # No other exam with texts for every area needed: this exam's easiest items.
             candidates = source.easiest_items(language, exclude_year=None)
             candidates = candidates[candidates["year"] == spec.year]
-            shots_source = "same exam (no other exam with question texts in the store)"
+        else:
+            candidates = candidates[candidates["year"] == year]
         candidates = candidates.groupby("area").head(3)
         for area, form in forms.items():
             texts = source.question_texts(spec.year, [int(i) for i in form.item_ids], language)
@@ -216,6 +252,12 @@ def build_plan(source: ExamSource, spec: RunSpec) -> RunPlan:
                         continue
                     units.append(WorkUnit(area, form.booklet_id, form.language, position,
                                           int(item_id), language, shots, question, unit_examples))
+    if not any(s > 0 for s in spec.shots):
+        shots_source = "no shots (0-shot)"
+    elif len(set(sources.values())) == 1:
+        shots_source = next(iter(sources.values()))
+    else:
+        shots_source = "; ".join(f"{language}: {words}" for language, words in sources.items())
     return RunPlan(units=units, forms=forms, skipped=sorted(set(skipped)),
                    shots_source=shots_source)
 

@@ -202,7 +202,8 @@ def choose_shot_examples(
 ) -> list[Question]:
     """The solved examples of a k-shot prompt, as the paper chooses them.
 
-    ``candidates`` are questions of an *earlier* exam (the caller passes another year's items;
+    ``candidates`` are questions of another exam (the caller passes the items of the exam
+    ``inference.plan.shot_exam`` chooses, 2021 as in the paper when the store has it;
     ``before_year`` additionally drops candidates of that year or later) with their IRT
     difficulties ``difficulties`` (b, same length; NaN = abandoned, skipped). Annulled candidates
     and, when ``language`` is given, other languages are skipped. Ties in b are broken by
