@@ -115,7 +115,9 @@ def variable_figure(variable: pd.DataFrame, table: pd.DataFrame, area: str,
     figure.add_scatter(x=variable["mean_items"], y=variable["mse"], mode="markers+text",
                        name=f"SE < target or {max_items} items",
                        text=[f"SE < {t:g}" for t in variable["se_target"]],
-                       textposition="top right",
+                       # Alternating above and below: neighbouring targets can sit an item apart.
+                       textposition=["top center" if i % 2 else "bottom center"
+                                     for i in range(len(variable))],
                        marker={"color": HUMAN_COLOUR, "size": 11, "symbol": "diamond"},
                        customdata=np.column_stack([variable["se_target"],
                                                    100 * variable["reached"]]),
@@ -126,7 +128,7 @@ def variable_figure(variable: pd.DataFrame, table: pd.DataFrame, area: str,
                                f"(at most {max_items} items)", height=380,
                          xaxis_title="items administered (mean over simulees for the targets)",
                          yaxis_title="MSE of θ̂ (logits²)", yaxis_rangemode="tozero",
-                         xaxis_range=[0, max_items + 1])
+                         xaxis_range=[0, max_items + 1.5])
     return figure
 
 

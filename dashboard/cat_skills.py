@@ -21,6 +21,7 @@ from dashboard.state import Filters
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from workflows.cat_skills import (
     GROUPINGS,
+    HUMAN_LEVEL_COLUMNS,
     HUMAN_LEVELS,
     HUMAN_SAMPLE,
     group_title,
@@ -89,7 +90,7 @@ def level_report(filters: Filters, area: str, grouping: str, seed: int) -> Level
                                             filters.shots, filters.models, filters.pooled)
     models = model_group_theta(patterns, queries.area_items(filters.year, area), area,
                                grouping, year_options(filters))
-    humans, description = pd.DataFrame(), None
+    humans, description = pd.DataFrame(columns=HUMAN_LEVEL_COLUMNS), None
     if filters.has_humans:
         humans, description = human_levels(version_token(), filters.year, area, grouping,
                                            seed)
@@ -123,8 +124,10 @@ def level_figure(report: LevelReport, area: str, grouping: str,
     groups = list(report.table.index)
     word = "competência" if grouping == "competency" else "skill"
     figure.update_layout(
-        title=f"{area}: θ̂ by {word}, models and the top 20% / 50% of humans", height=440,
-        xaxis={"title": ("competência de área (its skills: hover the table)"
+        title=(f"{area}: θ̂ by {word}, models and the top 20% / 50% of humans"
+               if len(report.humans) else f"{area}: θ̂ by {word}, models (no human levels)"),
+        height=440,
+        xaxis={"title": ("competência de área (the skills, CO_HABILIDADE, it groups)"
                          if grouping == "competency" else "skill (CO_HABILIDADE)"),
                "categoryorder": "array", "categoryarray": groups,
                "tickvals": groups, "ticktext": [group_title(area, g) for g in groups]},
@@ -151,8 +154,9 @@ def level_captions(report: LevelReport, filters: Filters, grouping: str,
     figure = (f"θ̂ of each selected model series on each {word}'s items alone: for each of "
               f"its response patterns ({filters.prompt_label}), the {estimator} from its "
               "answers to those items, then the mean over its patterns. " + humans
-              + "A θ̂ from a handful of items is pulled toward 0 by the prior, for models and "
-              "humans alike: compare the entries with each other, not with the area's θ."
+              + "A θ̂ from a handful of items is pulled toward 0 by the prior"
+              + (", for models and humans alike" if report.description else "")
+              + ": compare the entries with each other, not with the area's θ."
               + filters.provenance)
     table = ("The same θ̂ as a table. Bold: the best model on the group; ‡: above the High "
              "level (top 20%); †: above the Mid level (top 50%) only. The rank line orders "

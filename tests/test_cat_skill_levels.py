@@ -6,11 +6,13 @@ grid), the rank line and the table's marks on worked numbers, and the page that 
 from __future__ import annotations
 
 import math
+import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from cli.main import main
 from store.cat_queries import candidate_sample
 from store.connection import connected
 from store.dashboard_queries import area_items, model_pattern_matrix
@@ -215,3 +217,47 @@ def model_pattern_matrix_for(db, labels):
 def area_items_for(db):
     with connected(db, read_only=True) as con:
         return area_items(con, YEAR, AREA)
+
+
+@pytest.fixture(scope="module")
+def paper_runs_store(tmp_path_factory, real_items_db, real_data):
+    """INEP's real 2019–2022 items (no candidates) with the paper's published runs imported."""
+    path = tmp_path_factory.mktemp("cat_levels_real") / "real.duckdb"
+    shutil.copyfile(real_items_db, path)
+    results = real_data / "paper-results" / "enem-experiments-results-processed-with-irt-lz.parquet"
+    assert main(["import-results", "--db", str(path), str(results)]) == 0
+    return path
+
+
+def test_page_draws_the_models_without_human_levels_on_an_items_only_year(
+        monkeypatch, paper_runs_store, capsys):
+    capsys.readouterr()
+    monkeypatch.setenv("ENEM_DB", str(paper_runs_store))
+    app = run_page("pages/9_Adaptive_testing.py", {"year": "2022", "area": "CN", "lang": "en"})
+    assert_clean(app)
+    assert "holds no candidates (item file only): the models are shown without the human " \
+           "levels" in " ".join(i.value for i in app.info)
+    [figure] = [f for f in charts(app) if "θ̂ by competência" in f["layout"]["title"]["text"]]
+    names = {trace["name"] for trace in figure["data"]}
+    assert not any(name.startswith(("High", "Mid")) for name in names)
+    # Each series is the mean over its 30 seeds of the EAP on the competência's items, by hand.
+    with connected(paper_runs_store, read_only=True) as con:
+        label, run_id = con.execute(
+            "SELECT label, run_id FROM model_runs WHERE label LIKE 'gpt-3.5%'").fetchone()
+        rows = con.execute(
+            "SELECT m.shuffle, m.item_id, m.correct, i.a, i.b, i.c, i.skill FROM model_responses m "
+            "JOIN (SELECT DISTINCT item_id, a, b, c, skill FROM items WHERE year = 2022 "
+            "      AND a IS NOT NULL AND NOT coalesce(abandoned, false)) i USING (item_id) "
+            "WHERE m.run_id = ? AND m.area = 'CN' AND m.prompt_language = 'en'",
+            [run_id]).fetchall()
+    patterns: dict[int, dict[str, list]] = {}
+    for shuffle, _, correct, a, b, c, skill in rows:
+        patterns.setdefault(shuffle, {}).setdefault(_group(int(skill)), []).append(
+            (a, b, c, bool(correct)))
+    expected = pd.DataFrame([{g: _eap(items) for g, items in groups.items()}
+                             for groups in patterns.values()]).mean()
+    assert len(patterns) == 30
+    trace = next(t for t in figure["data"] if t["name"] == label)
+    np.testing.assert_allclose(decoded(trace["y"]), expected[list(trace["x"])], atol=1e-10)
+    text = " ".join(m.value for m in app.markdown)
+    assert "**CN:**" in text and label in text
