@@ -20,7 +20,7 @@ from cli.run_commands import add_run_parser
 from enem.items import load_items
 from enem.patterns import PATTERN_ENCODINGS, score_pattern_file
 from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
-from store.connection import connected, database_path
+from store.connection import connected, database_path, set_writer_name
 from store.queries import overview, year_booklets
 from workflows.demo_build import build_demo_database
 from workflows.ingest import SHRINK_LIMIT, ingest_items, ingest_year
@@ -181,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     non-zero exit code (``cli.errors``)."""
     try:
         args = build_parser().parse_args(argv)
+        set_writer_name(f"enem-llm {args.command}")
         return args.run(args)
     except Exception as error:
         code = exit_code(error)

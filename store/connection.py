@@ -122,6 +122,15 @@ def _retry_on_lock(action: Callable[[], object], wait_seconds: float):
 
 #: Databases this process is writing (a second, nested write of one of them is refused).
 _TURNS_HELD: set[str] = set()
+#: How this process names itself to writers that wait for it (``set_writer_name``).
+_WRITER_NAME: list[str] = []
+
+
+def set_writer_name(name: str) -> None:
+    """Name this process to the writers that wait for it, e.g. ``enem-llm ingest-enem`` (the
+    default is the interpreter's first two arguments, which for ``python -m cli --db …`` says
+    nothing useful)."""
+    _WRITER_NAME[:] = [name]
 
 
 def _say_waiting(message: str) -> None:
@@ -167,8 +176,9 @@ def _locked(path: Path, on_wait: Callable[[str], None], holder: str | None) -> I
             fcntl.flock(lock, fcntl.LOCK_EX)
         lock.seek(0)
         lock.truncate()
-        lock.write(holder or f"{' '.join(Path(a).name for a in sys.argv[:2])} "
-                             f"(process {os.getpid()})")
+        name = _WRITER_NAME[0] if _WRITER_NAME else " ".join(Path(a).name
+                                                             for a in sys.argv[:2])
+        lock.write(holder or f"{name} (process {os.getpid()})")
         lock.flush()
         try:
             yield

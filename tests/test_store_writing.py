@@ -164,3 +164,16 @@ def test_a_shared_reader_serves_threads_at_once(store):
 def test_a_shared_reader_of_a_missing_file_says_so(tmp_path):
     with pytest.raises(FileNotFoundError, match="no database at"):
         SharedReader(tmp_path / "absent.duckdb")
+
+
+def test_a_waiting_writer_is_told_the_command_that_holds_the_store(store, capsys):
+    """``python -m cli --db X ingest-enem`` used to be named ``__main__.py --db``: the command
+    line names itself by its command."""
+    from cli.main import main
+
+    assert main(["info", "--db", str(store)]) in (0, 1, 2)
+    capsys.readouterr()
+    with writing(store) as con:
+        con.execute("INSERT INTO t VALUES (5)")
+        named = store.with_name(store.name + ".writer-lock").read_text()
+    assert named == f"enem-llm info (process {os.getpid()})"
