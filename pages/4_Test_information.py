@@ -166,13 +166,14 @@ for index, area in enumerate(filters.areas):
                            "<extra></extra>")), row=top + 1, col=col)
         legend_shown.add(model)
         se_here = float(np.interp(mean_theta, THETA_GRID, se))
+        # The drawn interval and the verdict first; the other two intervals after them.
         verdicts.append({"model": model, "area": area, "booklet": booklet,
                          "repetitions": int(summary["repetitions"]), "mean_theta": mean_theta,
-                         **{column: summary[column] for pair in INTERVAL_BOUNDS.values()
-                            for column in pair},
-                         "exam_se_at_theta": se_here,
+                         low_column: low, high_column: high, "exam_se_at_theta": se_here,
                          "verdict": information_verdict(mean_theta, low, high, intervals,
-                                                        se_here)})
+                                                        se_here),
+                         **{column: summary[column] for pair in INTERVAL_BOUNDS.values()
+                            for column in pair if pair != (low_column, high_column)}})
     # Every series named, even when plotly would thin out crowded category labels.
     figure.update_yaxes(title_text="model" if longest <= SHORT_NAME else "", row=top + 1,
                         col=col, type="category", tickmode="array",

@@ -29,7 +29,9 @@ BIN_WIDTH = 0.1
 BIN_EDGES = np.round(np.arange(-1.0, 1.0001, BIN_WIDTH), 6) + 0.0
 #: The population of the random-baseline runs' patterns, kept apart from the models.
 BASELINE = "random baseline"
-BASELINE_COLOUR = OKABE_ITO[1]
+#: Hatched, in the reference colour: no model's colour (each run has one in the per-run view).
+BASELINE_MARKER = {"color": "white", "pattern": {"shape": "/", "fgcolor": REFERENCE_COLOUR},
+                   "line": {"color": REFERENCE_COLOUR, "width": 1}}
 
 filters = open_page("Discrimination: humans vs models, item by item")
 per_run = st.toggle("One model population per run", key="discrimination.per_run",
@@ -85,13 +87,13 @@ points_present = pd.DataFrame({"area": [a for a in filters.areas
 note_missing_runs(filters, points_present)
 
 
-def population_colour(population: str) -> str:
-    """The bar colour of a population."""
-    if population == "humans":
-        return HUMAN_COLOUR
+def population_marker(population: str) -> dict:
+    """The bars' marker of a population: its colour, or the baseline's hatching."""
     if population == BASELINE:
-        return BASELINE_COLOUR
-    return styles[population][0] if per_run else OKABE_ITO[0]
+        return BASELINE_MARKER
+    colour = (HUMAN_COLOUR if population == "humans" else
+              styles[population][0] if per_run else OKABE_ITO[0])
+    return {"color": with_alpha(colour, 0.75)}
 
 
 def population_patterns(population: str, area: str) -> int:
@@ -105,7 +107,6 @@ for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
     part = table[table["area"] == area]
     for population in populations:
-        colour = population_colour(population)
         values = part.get(columns[population])
         if population != "humans" and (population_patterns(population, area) == 0
                                        or values is None or values.isna().all()):
@@ -114,7 +115,7 @@ for index, area in enumerate(filters.areas):
         figure.add_trace(go.Bar(
             x=counts.index + BIN_WIDTH / 2, y=counts.to_numpy(),
             name=population, legendgroup=population, showlegend=population not in shown_legend,
-            marker_color=with_alpha(colour, 0.75), offsetgroup=population,
+            marker=population_marker(population), offsetgroup=population,
             customdata=np.column_stack([counts.index, counts.index + BIN_WIDTH]),
             hovertemplate=(f"{population}: %{{y}} items with DI in "
                            "[%{customdata[0]:.1f}, %{customdata[1]:.1f})<extra></extra>"),
@@ -139,8 +140,9 @@ event = show_figure(
              + f" ({filters.prompt_label}). "
              + (f"The random baseline is no model: its runs' patterns "
                 f"({', '.join(baseline_labels)}) are not pooled with the models, they are "
-                f"ranked on their own and drawn as the orange \"{BASELINE}\" bars (answers "
-                "right at chance carry no ability, so its DI scatters around 0). "
+                f"ranked on their own and drawn as the hatched \"{BASELINE}\" bars: a "
+                "reference for how discriminating items look when patterns of pure chance are "
+                "ranked by the θ their own answers give. "
                 if baseline_labels else
                 "No random-baseline run is selected (it would be its own population, not "
                 "pooled with the models). ")
