@@ -19,8 +19,8 @@ from workflows.paper_tables import r_p_text
 
 #: Significance level of Table 3's bold cells.
 ALPHA = 0.05
-MIN_K_TITLE = ("Min-K% Prob, K = 20: −mean log-probability of the 20% least likely tokens "
-               "(← lower: text more familiar, as if seen)")
+#: Short enough for a panel of two columns; the caption defines it (Eq. 4).
+MIN_K_TITLE = "Min-K% Prob, K = 20 (← lower: text more familiar, as if seen)"
 ACCURACY_TITLE = "accuracy over repetitions (share correct)"
 #: Table 1's panels: (column stem, axis title).
 BASELINE_PANELS = (("ctt_percent", "CTT accuracy (%)"), ("theta", "θ (ability, logits)"),
