@@ -33,8 +33,8 @@ def test_without_2021_the_latest_earlier_exam_then_a_later_one():
     assert year == 2024 and "later exam" in words
     # Asked 2021 itself: the paper's exam is the one asked, so the latest earlier one.
     assert shot_exam([2019, 2020, 2021, 2022], asked=2021)[0] == 2020
-    assert shot_exam([], asked=2022) == (None, "same exam (no other exam with question texts "
-                                               "in the store)")
+    assert shot_exam([], asked=2022) == (None, ("same exam (no other exam with question texts "
+                                               "in the store)"))
 
 
 @pytest.fixture(scope="module")
