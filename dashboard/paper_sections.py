@@ -138,32 +138,32 @@ def attribute_section(filters: Filters, db_path: Path) -> None:
 
 def attribute_editor(filters: Filters, db_path: Path, attributes: dict[str, pd.DataFrame]
                      ) -> None:
-    """Derive attributes from the texts, or correct an item's attributes by hand."""
+    """Derive attributes from the texts, or correct an item's attributes by hand (the
+    operator); a viewer reads the same table."""
     with st.expander("Item attributes: derive or correct"):
         role = access.session_access()
-        if not role.may_operate:
-            access.viewer_note(role, "Deriving and correcting item attributes")
-            download_csv(attributes[filters.areas[0]], "Attributes (CSV)",
-                         f"item_attributes_{filters.year}_{filters.areas[0]}",
-                         "paper.attributes.csv")
-            return
-        if st.button("Derive attributes from the stored question texts", key="paper.derive"):
+        if role.may_operate and st.button("Derive attributes from the stored question texts",
+                                          key="paper.derive"):
             written, kept = derive_year_attributes(db_path, filters.year)
             st.success(f"Derived the attributes of {written} items of {filters.year}; "
                        f"{kept} corrected by hand were kept.")
         area = st.selectbox("Area", list(filters.areas), key="paper.attribute_area")
         original = attributes[area]
-        edited = st.data_editor(
-            original, hide_index=True, width="stretch", key=f"paper.editor.{area}",
-            disabled=["item_id", "first_position", "has_text", "source"],
-            column_config={column: st.column_config.CheckboxColumn(column)
-                           for column in ATTRIBUTE_COLUMNS})
-        st.caption("Tick or untick an attribute, then save: a saved row is marked 'user' and "
-                   "no later derivation from the texts overwrites it.")
-        if st.button("Save corrections", key="paper.save"):
-            changes = changed_attributes(original, edited)
-            saved = save_attribute_corrections(db_path, filters.year, changes)
-            st.success(f"Saved {saved} corrected item(s)." if saved else "Nothing changed.")
+        if role.may_operate:
+            edited = st.data_editor(
+                original, hide_index=True, width="stretch", key=f"paper.editor.{area}",
+                disabled=["item_id", "first_position", "has_text", "source"],
+                column_config={column: st.column_config.CheckboxColumn(column)
+                               for column in ATTRIBUTE_COLUMNS})
+            st.caption("Tick or untick an attribute, then save: a saved row is marked 'user' "
+                       "and no later derivation from the texts overwrites it.")
+            if st.button("Save corrections", key="paper.save"):
+                changes = changed_attributes(original, edited)
+                saved = save_attribute_corrections(db_path, filters.year, changes)
+                st.success(f"Saved {saved} corrected item(s)." if saved else "Nothing changed.")
+        else:
+            st.dataframe(original, hide_index=True, width="stretch")
+            access.viewer_note(role, "Deriving and correcting item attributes")
         download_csv(original, "Attributes (CSV)", f"item_attributes_{filters.year}_{area}",
                      "paper.attributes.csv")
 
