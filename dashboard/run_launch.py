@@ -20,6 +20,7 @@ from inference.answer_methods import (
     DEFAULT_ANSWER_METHOD,
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_TEMPERATURE,
+    TEMPERATURE_SOURCES,
     method_options,
 )
 from inference.backends import available_backends
@@ -46,9 +47,15 @@ def launch_panel(filters: Filters, db_path: Path, runs_dir: Path,
     areas = middle.multiselect("Areas", AREAS, default=list(AREAS), key="runs.areas")
     languages = middle.multiselect("Prompt languages", PROMPT_LANGUAGES,
                                    default=[PROMPT_LANGUAGES[0]], key="runs.languages")
-    shots = middle.multiselect("Shots", SHOT_SETTINGS, default=[SHOT_SETTINGS[0]],
-                               key="runs.shots")
-    shuffles = right.number_input("Option shuffles per item", 1, 120, 30, key="runs.shuffles")
+    shots = middle.multiselect(
+        "Shots", SHOT_SETTINGS, default=[SHOT_SETTINGS[0]], key="runs.shots",
+        help="1-shot: the easiest (lowest b) item of the asked subject from the 2021 exam, as "
+             "in the paper (Beyond accuracy A.4), when the store holds it; else the latest "
+             "earlier exam, then a later one, then the asked exam itself (recorded as the run's "
+             "shots_source). 4-shot: the four subjects' examples, their keys on different "
+             "letters.")
+    shuffles = right.number_input("Option shuffles per item", 1, 120, 30, key="runs.shuffles",
+                                  help="Option permutations per item (default 30, the paper's)")
     seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="runs.seed")
     family = right.text_input("Model family (for grouping)", key="runs.family")
     options |= _answer_method(right, backend)
@@ -124,10 +131,11 @@ def _answer_method(column, backend: str) -> dict[str, object]:
     temperature = column.number_input("Temperature", 0.0, 2.0, DEFAULT_TEMPERATURE, step=0.1,
                                       key="runs.temperature",
                                       help="Sampling temperature of generated answers "
-                                           "(0 = greedy)")
+                                           f"(0 = greedy). {TEMPERATURE_SOURCES}.")
     max_new_tokens = column.number_input("Max new tokens", 1, 512, DEFAULT_MAX_NEW_TOKENS,
                                          key="runs.max_new_tokens",
-                                         help="Tokens generated per answer")
+                                         help="Tokens generated per answer (default 24, the "
+                                              "project's own: no seed paper fixes one)")
     return method_options(backend, method, float(temperature), int(max_new_tokens))
 
 
