@@ -37,9 +37,7 @@ Measured (2-core Linux box, 23 GB, DuckDB 2.0.0, 1,000,000 rows, 63.5 MB file; b
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -47,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.rejects import child_measurement
 from demo import generate_demo_files
 from enem.areas import AREAS
 from enem.items import BookletForm
@@ -199,11 +198,7 @@ def measure(mode: str, path: Path, db: Path, batch_rows: int | None) -> dict:
     command = [sys.executable, "-c", _CHILD, mode, str(path), str(work)]
     if batch_rows:
         command.append(str(batch_rows))
-    done = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True)
-    if done.returncode:
-        return {"seconds": float("nan"), "peak_mb": float("nan"),
-                "result": f"child failed ({done.returncode}): {done.stderr.strip()[-300:]}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return child_measurement(command)
 
 
 def main() -> None:

@@ -105,9 +105,16 @@ def write_file(source: Path, target: Path, megabytes: float, malformed: bool) ->
 def measure(mode: str, path: Path, items: Path) -> dict:
     db = OUT / "bench.duckdb"
     db.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path), str(items), str(db)],
-                          check=False, cwd=ROOT, capture_output=True, text=True)
+    measured = child_measurement([sys.executable, "-c", _CHILD, mode, str(path), str(items),
+                                  str(db)])
     db.unlink(missing_ok=True)
+    return measured
+
+
+def child_measurement(command: list[str]) -> dict:
+    """Run a measuring child process; its last stdout line is a JSON object of what it
+    measured (a failed child gives NaN timings and its error as the result)."""
+    done = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True)
     if done.returncode:
         return {"seconds": float("nan"), "peak_mb": float("nan"),
                 "result": f"child failed ({done.returncode}): {done.stderr.strip()[-300:]}"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from analytics import ESTIMATOR_METHODS
@@ -28,15 +29,23 @@ def db_path(args: argparse.Namespace) -> Path:
     return database_path(getattr(args, "db", None))
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number above 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def whole_number_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``."""
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return whole_number
+
+
+#: An argparse type: a whole number above 0.
+positive_int = whole_number_at_least(1)
 
 
 def positive_seconds(text: str) -> float:

@@ -9,7 +9,14 @@ import math
 import re
 
 from analytics.cat import CAT_ESTIMATORS, SELECTORS, CatSettings
-from cli.arguments import add_db, add_runs_dir, db_path, output_file, positive_int
+from cli.arguments import (
+    add_db,
+    add_runs_dir,
+    db_path,
+    output_file,
+    positive_int,
+    whole_number_at_least,
+)
 from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.backends import available_backends
@@ -95,16 +102,9 @@ def positive_number(text: str) -> float:
     return value
 
 
-def grid_points(text: str) -> int:
-    """An argparse type: a whole number of quadrature points, at least 2 (one point is no
-    grid: every θ̂ would be that point)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be at least 2, got {value}")
-    return value
+#: An argparse type: a number of quadrature points, at least 2 (one point is no grid: every
+#: θ̂ would be that point).
+grid_points = whole_number_at_least(2)
 
 
 def _check_simulees(n_simulees: int, n_items: int, settings: CatSettings,

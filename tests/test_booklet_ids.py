@@ -10,31 +10,18 @@ from __future__ import annotations
 
 import csv
 
-import duckdb
 import pandas as pd
 
 from cli.main import main
 from enem.items import load_items
 from enem.microdata import booklet_reason
+from tests.test_ingest_hostile import _query, _write
 from workflows.ingest import ingest_year
 
 
 def _lines(path) -> list[str]:
     text = path.read_bytes().decode("latin-1")
     return text[:-1].split("\n")
-
-
-def _write(path, lines) -> object:
-    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
-    return path
-
-
-def _query(db, sql, params=()):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 def test_fractional_and_out_of_range_booklets_are_counted_rejects(tmp_path, demo_files_2023):
