@@ -29,6 +29,10 @@ SCORE_COLUMNS = (
     "run_id", "year", "area", "booklet_id", "item_language", "prompt_language", "shots",
     "shuffle", "response_pattern", "theta", "theta_se", "lz", "lz_star", "ctt", "n_scored", "nota",
 )
+#: In a stored ``permutation`` (the original option shown under each letter A–E), a letter
+#: whose original option the source did not record: the paper's shuffle file gives, per answer,
+#: only where the key and the chosen option were shown (``?C??A``: original C under B, A under E).
+UNRECORDED_OPTION = "?"
 #: Score columns only imported results carry: the sampling seed of a repetition and the
 #: published θ, SE and l_z kept beside the project's own re-scoring.
 PUBLISHED_SCORE_COLUMNS = ("sampling_seed", "published_theta", "published_se", "published_lz")

@@ -280,3 +280,47 @@ def test_run_ids_follow_the_files_content(real_items_db, real_data, tmp_path):
         other = import_results(con, _one_year_file(real_data, tmp_path, [2021]))
     assert first == again and not set(first) & set(other)
     assert query_frame(db, "SELECT count(*) AS n FROM model_runs")["n"][0] == 8
+
+
+def _recorded_order(key_shown: str, key: str, chosen_shown: str, chosen: str) -> str | None:
+    """The option order one published answer records, by hand: the original key under the
+    letter it was shown at, the original choice under its shown letter, '?' elsewhere."""
+    order = ["?"] * 5
+    for shown, original in ((key_shown, key), (chosen_shown, chosen)):
+        if shown in "ABCDE" and original in "ABCDE" and len(shown) == len(original) == 1:
+            order["ABCDE".index(shown)] = original
+    return None if order == ["?"] * 5 else "".join(order)
+
+
+def test_shuffle_answers_keep_where_the_key_and_the_choice_were_shown(paper_db, real_data):
+    """TX_GABARITO_SHUFFLE and TX_RESPOSTAS_SHUFFLE give, per answer, the letters the key and
+    the chosen option were shown under: the stored order holds exactly those two entries."""
+    expected = _expected_rows(real_data, SHUFFLE)
+    rows = []
+    for row in expected.itertuples():
+        for position in range(45):
+            rows.append((row.model_id, row.year, row.booklet_id, row.prompt_language,
+                         row.shuffle, position + 1, _recorded_order(
+                             row.TX_GABARITO_SHUFFLE[position], row.TX_GABARITO[position],
+                             row.TX_RESPOSTAS_SHUFFLE[position], row.TX_RESPOSTAS[position])))
+    keys = ["model_id", "year", "booklet_id", "prompt_language", "shuffle", "position"]
+    wanted = pd.DataFrame(rows, columns=[*keys, "expected"])
+    stored = query_frame(paper_db[0], """
+        SELECT r.model_id, m.year, m.booklet_id, m.prompt_language, m.shuffle, m.position,
+               m.permutation
+        FROM model_responses m JOIN model_runs r USING (run_id) WHERE r.source = ?""",
+                         [SHUFFLE])
+    joined = wanted.merge(stored, on=keys, how="outer", validate="one_to_one", indicator=True)
+    assert (joined["_merge"] == "both").all() and len(joined) == 3840 * 45
+    same = (joined["permutation"] == joined["expected"]) | (
+        joined["permutation"].isna() & joined["expected"].isna())
+    assert same.all(), joined[~same].head()
+    assert joined["permutation"].notna().mean() > 0.99
+
+
+def test_seed_answers_record_the_original_order(paper_db):
+    """The main file's sampling seeds showed the options in their original order."""
+    orders = query_frame(paper_db[0], """
+        SELECT DISTINCT m.permutation FROM model_responses m JOIN model_runs r USING (run_id)
+        WHERE r.source = ?""", [MAIN])
+    assert orders["permutation"].tolist() == ["ABCDE"]

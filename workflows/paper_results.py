@@ -44,7 +44,14 @@ from enem.patterns import whole_number
 from enem.scoring import ScoringOptions, score_form
 from inference.plan import model_slug
 from inference.protocol import LANGUAGE_ALIASES
-from store.model_runs import append_run_rows, begin_run, booklet_area, load_form, run_label
+from store.model_runs import (
+    UNRECORDED_OPTION,
+    append_run_rows,
+    begin_run,
+    booklet_area,
+    load_form,
+    run_label,
+)
 from workflows.imported_runs import (
     PUBLISHED_SCORES,
     ImportedRun,
@@ -555,12 +562,8 @@ def _booklet_rows(run: _BuiltRun, form: BookletForm, rows: pd.DataFrame
         shuffle = rows["shuffle_k"].to_numpy()
     patterns = rows["RESPONSE_PATTERN"].astype(str)
     correct = np.frombuffer("".join(patterns).encode("ascii"), np.uint8).reshape(n, k) == 49
-    letters = (rows["TX_RESPOSTAS"].fillna("").astype(str) if "TX_RESPOSTAS" in rows
-               else pd.Series("", index=rows.index))
-    codes = np.frombuffer("".join(s[:k].ljust(k, ".") for s in letters).encode("utf-32-le"),
-                          np.uint32).reshape(n, k)
-    letter_codes = np.frombuffer(OPTION_LETTERS.encode(), np.uint8)
-    choice = np.where(np.isin(codes, letter_codes), codes, ord(".")).astype(np.uint8)
+    chosen = _letter_indices(rows, "TX_RESPOSTAS", k)
+    choice = np.where(chosen >= 0, chosen + ord("A"), ord(".")).astype(np.uint8)
     languages = rows["prompt_language"].to_numpy(str)
     total = n * k
     responses = pa.table({
@@ -574,7 +577,7 @@ def _booklet_rows(run: _BuiltRun, form: BookletForm, rows: pd.DataFrame
         "prompt_language": pa.array(np.repeat(languages, k)),
         "shots": pa.repeat(pa.scalar(shots, pa.int16()), total),
         "shuffle": pa.array(np.repeat(shuffle.astype(np.int32), k)),
-        "permutation": pa.nulls(total, pa.string()),
+        "permutation": _shown_orders(rows, k, record["repetition"]),
         **{f"prob_{x.lower()}": pa.nulls(total, pa.float64()) for x in OPTION_LETTERS},
         "letter_mass": pa.nulls(total, pa.float64()),
         "choice": _characters(choice.ravel()),
@@ -594,6 +597,51 @@ def _booklet_rows(run: _BuiltRun, form: BookletForm, rows: pd.DataFrame
     for column, name in PUBLISHED_SCORES.items():
         scores[name] = rows[column].to_numpy(float) if column in rows else np.nan
     return responses, scores
+
+
+def _letter_indices(rows: pd.DataFrame, column: str, k: int) -> np.ndarray:
+    """(n, k) the letters of a per-item column (``TX_RESPOSTAS``: character i is item i) as
+    option indices 0..4 (A..E), -1 for anything else and where the column or a row is
+    missing."""
+    letters = (rows[column].fillna("").astype(str) if column in rows
+               else pd.Series("", index=rows.index))
+    codes = np.frombuffer("".join(s[:k].ljust(k, ".") for s in letters).encode("utf-32-le"),
+                          np.uint32).reshape(len(rows), k).astype(np.int64)
+    index = codes - ord(OPTION_LETTERS[0])
+    return np.where((index >= 0) & (index < len(OPTION_LETTERS)), index, -1)
+
+
+def _shown_orders(rows: pd.DataFrame, k: int, repetition: str) -> pa.StringArray:
+    """(n·k,) the option order of each answer as ``permutation`` stores it: under each shown
+    letter A–E the original letter shown there.
+
+    A seed run (``ENEM_EXAM_TYPE`` default) showed the options in their original order,
+    ``ABCDE``. A shuffle row records, per item, two pairs of letters: the key
+    (``TX_GABARITO_SHUFFLE`` shown, ``TX_GABARITO`` original) and the choice
+    (``TX_RESPOSTAS_SHUFFLE``, ``TX_RESPOSTAS``); those entries are filled in and the others
+    are :data:`UNRECORDED_OPTION` (``?C??A``). An answer with neither pair, or whose two pairs
+    contradict each other (one shown letter, two originals, or the reverse), stores NULL.
+    """
+    n = len(rows)
+    if repetition == "seed":
+        return pa.repeat(OPTION_LETTERS, n * k)
+    pairs = [(_letter_indices(rows, shown, k), _letter_indices(rows, original, k))
+             for shown, original in (("TX_GABARITO_SHUFFLE", "TX_GABARITO"),
+                                     ("TX_RESPOSTAS_SHUFFLE", "TX_RESPOSTAS"))]
+    usable = [(shown >= 0) & (original >= 0) for shown, original in pairs]
+    (key_shown, key), (choice_shown, choice) = pairs
+    contradict = usable[0] & usable[1] & ((key_shown == choice_shown) != (key == choice))
+    orders = np.full((n, k, len(OPTION_LETTERS)), ord(UNRECORDED_OPTION), np.uint8)
+    rows_, items_ = np.indices((n, k))
+    for (shown, original), ok in zip(pairs, usable):
+        orders[rows_[ok], items_[ok], shown[ok]] = original[ok] + ord(OPTION_LETTERS[0])
+    valid = ((usable[0] | usable[1]) & ~contradict).ravel()
+    width = len(OPTION_LETTERS)
+    offsets = np.concatenate([[0], np.cumsum(valid * width)]).astype(np.int32)
+    data = orders.reshape(n * k, width)[valid].tobytes()
+    return pa.StringArray.from_buffers(
+        n * k, pa.py_buffer(offsets), pa.py_buffer(data),
+        pa.array(valid).buffers()[1], int((~valid).sum()))
 
 
 def _characters(codes: np.ndarray) -> pa.StringArray:
