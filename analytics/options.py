@@ -14,7 +14,9 @@ Definitions (the Options and traps page states them too):
   more often than any single wrong option, so a merely hard item is not called a trap;
 - **distractor agreement**: among a model's wrong answers, the share that chose the humans'
   most chosen distractor; by chance (a wrong answer spread evenly over the four wrong options)
-  it is 1/4 (:data:`DISTRACTOR_CHANCE`).
+  it is 1/4 (:data:`DISTRACTOR_CHANCE`);
+- **key-position dependence** of an item: Pearson's χ² of independence between correctness and
+  the position the key was shown at (:func:`key_position_dependence`).
 """
 
 from __future__ import annotations
@@ -136,21 +138,78 @@ def option_shares(counts: ArrayLike) -> np.ndarray:
 
 
 def shown_positions(original: ArrayLike, permutations: ArrayLike) -> np.ndarray:
-    """Where each answer's option was shown: (n,) display indices 0..4 (A..E), -1 for -1.
+    """Where each answer's option was shown: (n,) display indices 0..4 (A..E), -1 when unknown.
 
-    ``original`` (n,): original option indices (a choice, or the key); ``permutations``
-    (n, 5): the option order of each answer's prompt, ``permutations[i, d]`` being the original
-    option shown under letter d (the convention of ``inference.shuffles``). The shown
-    position is the d with ``permutations[i, d] == original[i]``.
+    ``original`` (n,): original option indices (a choice, or the key; -1 for none);
+    ``permutations`` (n, 5): the option order of each answer's prompt, ``permutations[i, d]``
+    being the original option shown under letter d (the convention of ``inference.shuffles``),
+    or -1 where the source did not record which option was shown there (a *partial* order, as
+    imported results give: ``?C??A``). The shown position is the d with
+    ``permutations[i, d] == original[i]``; -1 when ``original[i]`` is -1 or not among the row's
+    recorded entries. Each row's recorded entries must be distinct options 0..4.
     """
     options = np.asarray(original, dtype=np.int64)
     orders = np.asarray(permutations, dtype=np.int64)
     if orders.shape != (len(options), N_OPTIONS):
         raise ValueError(f"permutations must be ({len(options)}, {N_OPTIONS}); got {orders.shape}")
-    if not (np.sort(orders, axis=1) == np.arange(N_OPTIONS)).all():
-        raise ValueError("every row of permutations must be a permutation of 0..4")
-    hits = orders == options[:, None]
-    return np.where(options >= 0, np.argmax(hits, axis=1), NO_OPTION)
+    if ((orders < NO_OPTION) | (orders >= N_OPTIONS)).any():
+        raise ValueError("permutations hold options 0..4, or -1 where not recorded")
+    shown_twice = ((orders[:, :, None] == np.arange(N_OPTIONS)).sum(axis=1) > 1).any()
+    if shown_twice:
+        raise ValueError("an option is shown at two places in one row of permutations")
+    hits = (orders == options[:, None]) & (options[:, None] >= 0)
+    return np.where(hits.any(axis=1), np.argmax(hits, axis=1), NO_OPTION)
+
+
+def _key_counts(answers: ArrayLike, correct: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    shown = np.asarray(answers, dtype=np.float64)
+    right = np.asarray(correct, dtype=np.float64)
+    if shown.ndim != 2 or shown.shape[1] != N_OPTIONS or right.shape != shown.shape:
+        raise ValueError(f"answers and correct must both be (n_items, {N_OPTIONS}); got "
+                         f"{shown.shape} and {right.shape}")
+    if (right < 0).any() or (right > shown).any():
+        raise ValueError("correct counts must lie between 0 and the answers at each position")
+    return shown, right
+
+
+def position_accuracy(answers: ArrayLike, correct: ArrayLike) -> np.ndarray:
+    """(n_items, 5) share of correct answers among those whose key was shown at each position.
+
+    ``answers`` (n_items, 5): scored answers with the item's key shown under letter d;
+    ``correct`` (n_items, 5): how many of them were correct. NaN where the key was never shown
+    there.
+    """
+    shown, right = _key_counts(answers, correct)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(shown > 0, right / shown, np.nan)
+
+
+def key_position_dependence(answers: ArrayLike, correct: ArrayLike) -> np.ndarray:
+    """(n_items,) how much correctness depends on where the key was shown: Pearson's χ² of
+    independence of the 2 × k table (correct, wrong) × the k positions that held the key.
+
+    ``answers`` and ``correct`` are (n_items, 5) as in :func:`position_accuracy`. With n_d
+    answers and c_d correct ones when the key stood at position d, N = Σ n_d and
+    p = Σ c_d / N, the expected correct count at d is n_d·p and
+
+        χ² = Σ_d (c_d − n_d·p)² / (n_d·p·(1 − p))   (over the d with n_d > 0),
+
+    which is ``scipy.stats.chi2_contingency(table, correction=False).statistic``. It lies in
+    [0, N]: 0 when every position has the same accuracy, N when correctness is fully decided
+    by the position. An item answered always right or always wrong gets 0 (its correctness
+    does not vary, so it cannot depend on the position); an item whose key was shown at fewer
+    than two positions has nothing to compare and gets NaN.
+    """
+    shown, right = _key_counts(answers, correct)
+    total, total_right = shown.sum(axis=1), right.sum(axis=1)
+    positions = (shown > 0).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = total_right / total
+        spread = shown * share[:, None] * (1.0 - share[:, None])
+        terms = np.where(shown > 0, (right - shown * share[:, None]) ** 2 / spread, 0.0)
+    varied = (total_right > 0) & (total_right < total)
+    statistic = np.where(varied, terms.sum(axis=1), 0.0)
+    return np.where(positions >= 2, statistic, np.nan)
 
 
 def difficulty_band_edges(b: ArrayLike, n_bands: int = 3) -> np.ndarray:

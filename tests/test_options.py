@@ -19,8 +19,10 @@ from analytics.options import (
     difficulty_band_edges,
     distractor_agreement,
     jensen_shannon_distance,
+    key_position_dependence,
     most_chosen_distractor,
     option_shares,
+    position_accuracy,
     shown_positions,
     trap_flags,
 )
@@ -191,3 +193,61 @@ def test_difficulty_bands_split_items_in_equal_thirds():
     assert band[-1] == -1
     assert band[0] == 0 and band[-2] == 2  # both outer edges inside
     np.testing.assert_array_equal(np.bincount(band[:-1]), [3, 3, 3])
+
+
+def test_shown_positions_read_a_partial_order_by_hand():
+    # "?C??A" as indices: C shown under B, A under E, the rest not recorded (-1).
+    partial = np.array([[-1, 2, -1, -1, 0]] * 4)
+    np.testing.assert_array_equal(shown_positions([2, 0, 3, -1], partial), [1, 4, -1, -1])
+    with pytest.raises(ValueError):
+        shown_positions([0], [[-1, 2, -1, 2, 0]])  # one original shown twice
+    with pytest.raises(ValueError):
+        shown_positions([0], [[-2, 2, -1, -1, 0]])
+
+
+def _scipy_dependence(answers: np.ndarray, correct: np.ndarray) -> float:
+    """Pearson's χ² of the 2 × k table (correct, wrong) × key positions that held the key,
+    by scipy (no continuity correction: k − 1 ≥ 1 degrees of freedom)."""
+    shown = answers > 0
+    table = np.array([correct[shown], (answers - correct)[shown]])
+    return stats.chi2_contingency(table, correction=False).statistic
+
+
+def test_key_position_dependence_is_the_chi_square_of_scipys_contingency_test():
+    rng = np.random.default_rng(23)
+    answers = rng.integers(0, 9, (200, 5)).astype(float)
+    answers[:20, :2] = 0  # keys never shown at A or B: those positions drop out
+    correct = np.floor(answers * rng.random((200, 5)))
+    ours = key_position_dependence(answers, correct)
+    for row in range(len(answers)):
+        varied = 0 < correct[row].sum() < answers[row].sum() and (answers[row] > 0).sum() > 1
+        if varied:
+            assert ours[row] == pytest.approx(_scipy_dependence(answers[row], correct[row]),
+                                              rel=1e-12)
+
+
+def test_key_position_dependence_by_hand_and_its_edge_cases():
+    # Key at A 4 times (all right), at C 4 times (none right): p = 1/2 overall,
+    # χ² = Σ (c − n·p)² / (n·p·(1 − p)) = 2 · (2² / 1) = 8, the most 8 answers can give.
+    answers = np.array([[4, 0, 4, 0, 0],
+                        [3, 3, 3, 3, 3],    # always right: correctness cannot depend on it
+                        [3, 3, 3, 3, 3],    # never right
+                        [0, 0, 30, 0, 0],   # key always at one place: nothing to compare
+                        [0, 0, 0, 0, 0],    # never answered
+                        [2, 2, 2, 2, 2]], dtype=float)
+    correct = np.array([[4, 0, 0, 0, 0], [3, 3, 3, 3, 3], [0, 0, 0, 0, 0], [12, 0, 0, 0, 0],
+                        [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=float)
+    correct[3] = [0, 0, 12, 0, 0]
+    got = key_position_dependence(answers, correct)
+    assert got[0] == pytest.approx(8.0)
+    assert got[1] == 0.0 and got[2] == 0.0
+    assert np.isnan(got[3]) and np.isnan(got[4])
+    assert got[5] == pytest.approx(0.0)
+    with pytest.raises(ValueError):
+        key_position_dependence([[1, 1, 1, 1, 1]], [[2, 0, 0, 0, 0]])  # more right than asked
+
+
+def test_position_accuracy_divides_where_the_key_was_shown():
+    got = position_accuracy([[4, 0, 2, 1, 0]], [[1, 0, 2, 0, 0]])
+    np.testing.assert_array_equal(got[0, [0, 2, 3]], [0.25, 1.0, 0.0])
+    assert np.isnan(got[0, [1, 4]]).all()
