@@ -47,9 +47,12 @@ def test_hdr_level_equals_brute_force(n, seed):
     assert region.kind == "kde" and region.reason == ""
     assert region.level == pytest.approx(expected, rel=1e-12)
     assert hdr_level(density, 0.9) == pytest.approx(expected, rel=1e-12)
-    # At least 90% of the points lie in the region, and no higher level would keep 90%.
-    inside = density >= region.level
-    assert inside.mean() >= 0.9 and np.mean(density > region.level) < 0.9
+    # At least 90% of the points lie in the region, and no higher level would keep 90%. The
+    # level and the points' densities come by two routes that may differ in the last bits (on
+    # some CPUs they do): the comparison allows that much.
+    slack = 1e-12 * region.level
+    inside = density >= region.level - slack
+    assert inside.mean() >= 0.9 and np.mean(density > region.level + slack) < 0.9
 
 
 def test_grid_is_the_kde_and_the_contour_closes_inside_it():

@@ -75,6 +75,8 @@ class FakeServer:
 
     def __init__(self):
         self.echo = "ok"
+        #: The sampled replies, by the request's seed (a third of REPLIES match no letter).
+        self.replies = REPLIES
         self.bodies: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
 
@@ -89,7 +91,7 @@ class FakeServer:
                 return 200, {"choices": [{"index": 0, "message": {"role": "assistant",
                                                                    "content": "A"},
                                           "logprobs": {"content": content}}]}
-            text = REPLIES[body["seed"] % len(REPLIES)][0]
+            text = self.replies[body["seed"] % len(self.replies)][0]
             return 200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {
                 "role": "assistant", "content": text or None}}]}
         if self.echo == "refused":

@@ -10,7 +10,7 @@ import pytest
 
 from cli.main import build_parser
 from cli.run_commands import spec_from_args
-from tests.test_openai_answer_methods import server  # noqa: F401 (fixture)
+from tests.test_openai_answer_methods import REPLIES, server  # noqa: F401 (fixture)
 from tests.test_runs_page import assert_clean, db, labelled, open_runs, wait_for  # noqa: F401
 from workflows.runs import list_runs, project_command
 
@@ -50,6 +50,9 @@ def test_the_answer_method_picker_feeds_the_run_command(db, server, tmp_path,  #
     assert "--temperature" not in words and "--max-new-tokens" not in words
     assert spec.backend_options == {"base_url": server.url, "answer_method": "full-answer-prob"}
 
+    # Readable replies only: a run with a third of its answers unreadable is not published
+    # (inference.run_scoring.NO_LETTER_LIMIT), and this run must publish.
+    server.replies = tuple(reply for reply in REPLIES if reply[1] is not None)
     labelled(app.main.selectbox, "Answer method").set_value("generate").run()
     labelled(app.main.number_input, "Temperature").set_value(0.3)
     labelled(app.main.number_input, "Max new tokens").set_value(12)
