@@ -25,6 +25,7 @@ from analytics.options import (
 from analytics.significance import chi_square_goodness_of_fit
 from enem.areas import OPTION_LETTERS
 from enem.item_statistics import ICC_BIN_WIDTH
+from store.model_runs import UNRECORDED_OPTION
 
 #: Half-width (logits) of the θ window around an item's b (θ-conditional trap) or a model's θ.
 NEAR = 0.5
@@ -98,8 +99,8 @@ def human_items(area: str, items: pd.DataFrame, counts: pd.DataFrame,
 def answer_table(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """The model answers (``store.option_queries.model_option_answers``) with option indices:
     chosen, key_index and distractor (the humans' most chosen distractor), and the positions
-    shown: shown (of the chosen option) and key_shown, -1 where unknown (no choice, or a run
-    that did not record its option order). Items carry area, band, trap and trap_near_b."""
+    shown: shown (of the chosen option) and key_shown, -1 where unknown (no choice, a run that
+    did not record its option order, or an option its partial order leaves out). Items carry area, band, trap and trap_near_b."""
     merged = answers.merge(items[["item_id", "area", "key", "band", "distractor", "trap",
                                   "trap_near_b"]], on="item_id", how="left")
     merged["chosen"] = letter_index(merged["choice"])
@@ -126,11 +127,17 @@ def answer_table(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
 
 
 def _order(permutation) -> np.ndarray | None:
-    """A stored permutation ('CAEBD': the original letter shown under A, B, …) as indices, or
-    None when it is missing or not a permutation of A–E."""
-    if not isinstance(permutation, str) or sorted(permutation) != list(OPTION_LETTERS):
+    """A stored permutation ('CAEBD': the original letter shown under A, B, …; '?C??A' where
+    the source recorded only some, :data:`store.model_runs.UNRECORDED_OPTION`) as indices, -1
+    where not recorded; None when it is missing, records nothing, or is no (partial)
+    permutation of A–E."""
+    if not isinstance(permutation, str) or len(permutation) != len(OPTION_LETTERS):
         return None
-    return np.array([OPTION_LETTERS.index(letter) for letter in permutation], dtype=np.int64)
+    known = [letter for letter in permutation if letter != UNRECORDED_OPTION]
+    if not known or len(set(known)) != len(known) or not set(known) <= set(OPTION_LETTERS):
+        return None
+    return np.array([OPTION_LETTERS.index(letter) if letter != UNRECORDED_OPTION else -1
+                     for letter in permutation], dtype=np.int64)
 
 
 def model_item_accuracy(answers: pd.DataFrame) -> pd.DataFrame:

@@ -21,6 +21,12 @@ from dashboard.option_data import (
     theta_cube,
     trap_table,
 )
+from dashboard.option_key_positions import (
+    dependence_correlations,
+    key_dependence,
+    key_position_counts,
+    rescored_items,
+)
 from dashboard.state import Filters
 
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
@@ -37,7 +43,10 @@ class OptionResults:
     ``without_theta_counts``: areas whose store lacks the humans' option counts per θ bin;
     ``has_lengths``: whether any question text is stored. The rest are the tables of
     :mod:`dashboard.option_data` and :mod:`dashboard.option_comparisons` (``distances`` is
-    ``item_distances``; ``positions``/``chi_square`` the two tables of ``position_table``).
+    ``item_distances``; ``positions``/``chi_square`` the two tables of ``position_table``),
+    and of :mod:`dashboard.option_key_positions` (``key_counts``: ``key_position_counts``,
+    ``key_dependence``, ``key_correlations``: ``dependence_correlations``, ``rescored``: the
+    items left out of those by ``rescored_items``).
     """
 
     items: pd.DataFrame
@@ -53,6 +62,10 @@ class OptionResults:
     chi_square: pd.DataFrame
     bands: pd.DataFrame
     lengths: pd.DataFrame
+    key_counts: pd.DataFrame
+    key_dependence: pd.DataFrame
+    key_correlations: pd.DataFrame
+    rescored: pd.DataFrame
 
     @property
     def has_option_counts(self) -> bool:
@@ -97,6 +110,8 @@ def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: s
     human_lengths = pd.concat(lengths_pt, ignore_index=True)
     model_lengths = pd.concat(lengths_model, ignore_index=True)
     positions, chi_square = position_table(answers)
+    key_counts = key_position_counts(answers, items)
+    dependence = key_dependence(key_counts)
     return OptionResults(
         items=items, answers=answers, series=list(dict.fromkeys(answers["model"])),
         model_theta=model_theta,
@@ -107,7 +122,10 @@ def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: s
         positions=positions, chi_square=chi_square,
         bands=(band_accuracy(items, answers) if items["band"].notna().any()
                else pd.DataFrame()),
-        lengths=length_tests(items, answers, human_lengths, model_lengths))
+        lengths=length_tests(items, answers, human_lengths, model_lengths),
+        key_counts=key_counts, key_dependence=dependence,
+        key_correlations=dependence_correlations(dependence),
+        rescored=rescored_items(answers))
 
 
 def runs_without_order(answers: pd.DataFrame) -> list[str]:

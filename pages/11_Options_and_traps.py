@@ -13,10 +13,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures import series_styles, show_figure
+from dashboard.figures import area_title, series_styles, show_figure
 from dashboard.navigation import ITEM_EXPLORER
 from dashboard.option_data import NEAR
-from dashboard.option_figures import band_figure, distractor_figure, position_figure
+from dashboard.option_figures import (
+    band_figure,
+    distractor_figure,
+    key_dependence_figure,
+    key_position_figure,
+    position_figure,
+)
+from dashboard.option_key_positions import shuffled_series
 from dashboard.option_loading import (
     explorer_link,
     item_words,
@@ -159,14 +166,86 @@ else:
                  "position A–E (the shuffles spread the key evenly over the positions, so an "
                  "unbiased reader picks each about 1/5 of the time, dashed). The legend gives "
                  "the χ² test of the five counts against uniform (4 degrees of freedom); the "
-                 "hover also counts where the key was shown. " + filters.prompt_label + "."
+                 "hover also counts where the key was shown. Runs that never shuffled the "
+                 "options (the paper's sampling seeds show them in the exam's order) have the "
+                 "key where the exam put it, so their shares mix a preference for a position "
+                 "with the exam's spread of keys: compare them with the key counts. "
+                 "Imported shuffle runs record only where the key and the chosen option were "
+                 "shown, which is all this figure needs. " + filters.prompt_label + "."
                  + filters.provenance))
     st.dataframe(chi_square, hide_index=True, column_config={
         "chi2": st.column_config.NumberColumn("χ²", format="%.2f"),
         "p_value": st.column_config.NumberColumn("p", format="%.3g")})
 if unordered:
-    st.caption("Left out (no option order recorded, e.g. imported results): "
-               + "; ".join(unordered) + ".")
+    st.caption("Left out (no option order recorded; results imported before the import kept "
+               "the paper's key positions get them when their file is imported again with "
+               "`enem-llm import-results`): " + "; ".join(unordered) + ".")
+
+st.subheader("Does correctness depend on where the key was shown?")
+moved = shuffled_series(results.key_dependence)
+if not series:
+    st.info(filters.no_runs_message())
+elif not moved:
+    st.info("The selected runs showed no item's key at more than one position (runs without "
+            "option shuffles, such as the paper's sampling seeds, or runs that recorded no "
+            "option order), so correctness cannot be compared across key positions.")
+else:
+    key_run = st.selectbox("Run", moved, key="options.keypos.series",
+                           help="The run whose answers the two figures below show; the table "
+                                "under them gives every selected run.")
+    colour, symbol = styles[key_run]
+    run_counts = results.key_counts[results.key_counts["series"] == key_run]
+    run_dependence = results.key_dependence[results.key_dependence["series"] == key_run]
+    for tab, area in zip(st.tabs([area_title(a) for a in filters.areas]), filters.areas):
+        with tab:
+            area_counts = run_counts[run_counts["area"] == area]
+            if area_counts.empty:
+                st.info(f"{key_run} has no answer in {area} whose key position is known.")
+                continue
+            show_figure(
+                key_position_figure(area_counts, area, colour), key=f"options.keypos.{area}",
+                file_stem=f"{stem}_key_positions_{area}", image_format=filters.image_format,
+                data=area_counts,
+                caption=(f"{key_run}, one panel per item in booklet order (Q = its place in the "
+                         "booklet, b its difficulty): of the answers given when the key was "
+                         "shown under each letter, the share that were correct, over a grey "
+                         "bar wherever the key was shown (no grey: it never was; 30 shuffles "
+                         "put the key about 6 times under each letter, so one answer moves a "
+                         "bar by about 17 points). "
+                         "Dotted: the item's accuracy over every position. Answers that were "
+                         "scored neither way are left out. " + filters.prompt_label + "."
+                         + filters.provenance))
+    key_fits = results.key_correlations
+    show_figure(
+        key_dependence_figure(run_dependence, key_fits[key_fits["series"] == key_run],
+                              list(filters.areas), colour, symbol),
+        key="options.keydep", file_stem=f"{stem}_key_dependence",
+        image_format=filters.image_format, data=results.key_dependence,
+        caption=(f"{key_run}, per item: how much correctness depends on the position the key "
+                 "was shown at, against the item's difficulty b. The measure is Pearson's χ² "
+                 "of the 2 × k table of correct and wrong answers by the k positions that "
+                 "held the key: with n answers and c correct ones at a position and the "
+                 "item's accuracy p, χ² = Σ (c − n·p)² / (n·p·(1 − p)); 0 when every position "
+                 "has the same accuracy (or the item was always right, or always wrong), at "
+                 "most the item's number of answers when the position alone decides. Per "
+                 "area: Pearson's r over the items, its two-sided p (Student's t, n − 2 "
+                 "degrees of freedom) and the least-squares line (dashed). Items without a b "
+                 "(abandoned) or whose key was shown at fewer than two positions are left "
+                 "out; the table gives every selected run." + filters.provenance))
+    fits = key_fits[key_fits["series"].isin(moved)]
+    st.dataframe(fits[["series", "area", "items", "r", "p_value"]], hide_index=True,
+                 column_config={
+                     "items": st.column_config.NumberColumn("items", format="%d"),
+                     "r": st.column_config.NumberColumn("Pearson r", format="%.2f"),
+                     "p_value": st.column_config.NumberColumn("p", format="%.3g")})
+    rescored = results.rescored[results.rescored["series"].isin(moved)]
+    if len(rescored):
+        runs_per_item = rescored.groupby(["area", "item_id", "position"]).size()
+        st.caption("Left out of these figures: items whose answers were scored against "
+                   "another key than the stored one (the published results' own key), so "
+                   "where the stored key stood says nothing about them: " + "; ".join(
+                       f"{area} Q{position} (item {item_id}, {runs} run{'s' * (runs > 1)})"
+                       for (area, item_id, position), runs in runs_per_item.items()) + ".")
 
 st.subheader("Accuracy by difficulty")
 bands = results.bands
@@ -191,7 +270,7 @@ else:
     st.caption(
         "Welch's t-test (unequal variances) of the mean length in characters of the question "
         "(stem) and of the options (mean of the five) between correct and incorrect answers; "
-        "every answer counts once, humans on the Portuguese texts (blanks incorrect), runs on "
+        "every answer run_counts once, humans on the Portuguese texts (blanks incorrect), runs on "
         f"the texts of their prompt language ({filters.language}). With hundreds of thousands "
         "of human answers even a tiny difference is significant: compare the means.")
     st.download_button("Length tests (CSV)", data=lengths.to_csv(index=False),

@@ -50,12 +50,14 @@ def model_option_answers(
     language: str | None, shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Every answer of the selected runs in an area, one row per (run, item, prompt variant,
-    repetition): model (the series: the run's label, or its model id when ``pooled``), run_id, item_id, prompt_language, shots, shuffle,
-    permutation (the shown order as original letters, NULL when not recorded), choice (the
-    original letter, '.' or NULL for none) and correct."""
+    repetition): model (the series: the run's label, or its model id when ``pooled``), run_id,
+    item_id, position (its place in the booklet answered, 1 = first), prompt_language, shots,
+    shuffle, permutation (the shown order as original letters, '?' where the source did not
+    record the option shown there, NULL when no order was recorded), choice (the original
+    letter, '.' or NULL for none) and correct."""
     return con.execute(
-        f"""SELECT {SERIES} AS model, m.run_id, m.item_id, m.prompt_language, m.shots,
-                   m.shuffle, m.permutation, m.choice, m.correct
+        f"""SELECT {SERIES} AS model, m.run_id, m.item_id, m.position, m.prompt_language,
+                   m.shots, m.shuffle, m.permutation, m.choice, m.correct
             FROM model_responses m JOIN model_runs r USING (run_id)
             WHERE {MODEL_FILTER}
             ORDER BY model, m.run_id, m.item_id, m.prompt_language, m.shots, m.shuffle""",

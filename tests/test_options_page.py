@@ -70,7 +70,11 @@ def test_page_draws_its_figures_and_tables_with_model_runs(models_db):
     assert app.title[0].value == "Options and traps"
     assert "a **trap** when" in " ".join(m.value for m in app.markdown)
     figures = charts(app)
-    assert len(figures) == 3 and all(figure["data"] for figure in figures)
+    named = [(figure["layout"].get("meta") or {}).get("figure") for figure in figures]
+    # distractors, positions, bands; per area the key positions item by item; their dependence
+    assert len(figures) == 3 + len(app.tabs) + 1 and all(figure["data"] for figure in figures)
+    assert named.count("key-positions") == len(app.tabs) == 4
+    assert named.count("key-dependence") == 1
     traps = _table(app, "series", "items")
     assert traps["series"].iloc[0] == "humans"
     assert {"test-strong-it", "test-odd-base"} <= set(traps["series"])
