@@ -112,6 +112,8 @@ TABLES: dict[str, str] = {
     """,
     # One row per (item, prompt variant, shuffle) a model answered; letters are original ones.
     # answer_text: the generated answer (the generate answer method), else NULL.
+    # permutation: the original letter shown under each of A-E; may be partial ('?' = not
+    # recorded, as for the paper's imported shuffles, whose file gives the key and the choice).
     "model_responses": """
         run_id VARCHAR, year INTEGER, area VARCHAR, booklet_id INTEGER, item_language SMALLINT,
         position SMALLINT, item_id BIGINT, prompt_language VARCHAR, shots SMALLINT,
