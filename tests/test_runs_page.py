@@ -173,7 +173,7 @@ def test_in_a_browser_the_runs_table_refreshes_when_a_run_ends(db):
             page.get_by_role("option", name="random", exact=True).click()
             for area in ("CN", "CH", "LC"):
                 form.get_by_role("button", name=f"Remove {area}", exact=True).click()
-            form.get_by_label("Option shuffles per item").fill("2")
+            form.get_by_role("spinbutton", name="Option shuffles per item").fill("2")
             page.get_by_role("button", name="Launch").click()
             page.get_by_text(f"{expected} started (process").wait_for(timeout=60_000)
             wait_for(lambda: bool(list_runs(runs_dir)))
