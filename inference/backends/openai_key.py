@@ -51,10 +51,3 @@ def api_key(base_url: str | None, config: OperatorConfig | None = None) -> str:
             f"the operator's file (operator.toml or ${CONFIG_ENV_VAR})")
     return key
 
-
-def sends_key(base_url: str | None, config: OperatorConfig | None = None) -> bool:
-    """True when a run against ``base_url`` would send a real key (a configured endpoint)."""
-    try:
-        return api_key(base_url, config) != NO_KEY
-    except BackendSettingsError:
-        return False
