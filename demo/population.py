@@ -1,7 +1,8 @@
 """Synthetic examinees: background, abilities, presence, booklets, essay and questionnaire.
 
 Everything is drawn for a block of ``n`` examinees at once (vectorised numpy, no per-person
-loop). Ability θ is in the INEP metric (reference population ≈ N(0, 1)).
+loop). Ability θ is in the INEP metric (reference population ≈ N(0, 1)), right-skewed with a soft
+floor (:func:`floored_ability`), so each area's estimated θ has one mode, as a real year's has.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ THETA_CORR: np.ndarray = np.array(
 THETA_RESIDUAL_SD = 0.88
 SCHOOL_SHIFT: dict[int, float] = {1: 0.0, 2: -0.17, 3: 0.35}
 """θ shift by ``TP_ESCOLA`` (1 not answered, 2 public, 3 private); with the SES term the
-private–public gap is ≈ 0.7."""
+private–public gap of the unfloored ability is ≈ 0.7 (≈ 0.6 after :data:`THETA_FLOOR`)."""
 SES_LOADING = 0.25
+THETA_FLOOR = -2 / 3
+"""Soft lower bound of θ (see :func:`floored_ability`). ENEM's items are hard (mean b ≈ 1.2):
+below θ ≈ −0.6 a CN or MT answer sheet is near chance (≈ 9 of 45), and every such sheet gets
+about the same EAP. A normal left tail would pile those candidates into a second mode at the
+bottom of the θ histogram; real years show one mode rising steeply from the chance floor."""
 
 P_PRESENT_DAY1 = 0.72
 P_PRESENT_DAY2_GIVEN_DAY1 = 0.909
@@ -193,8 +199,20 @@ def _background(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     }
 
 
+def floored_ability(latent: np.ndarray, floor: float = THETA_FLOOR) -> np.ndarray:
+    """θ from a normal ``latent``: unchanged above 0, bent exponentially towards ``floor`` below.
+
+    θ = latent for latent ≥ 0 and θ = expm1(−latent / floor) · (−floor) below 0: smooth (slope
+    1 at 0), increasing (so every subgroup keeps its order) and never under ``floor``. The
+    density rises from zero at the floor to one mode just above it, then falls: right-skewed
+    with a left floor, and the normal right tail keeps the top of the scale unchanged.
+    """
+    rate = -1.0 / floor
+    return np.where(latent >= 0, latent, np.expm1(rate * np.minimum(latent, 0.0)) / rate)
+
+
 def _abilities(rng: np.random.Generator, bg: dict[str, np.ndarray]) -> np.ndarray:
-    """(n, 4) θ: state, school and SES shifts plus correlated normal residuals."""
+    """(n, 4) θ: state, school and SES shifts plus correlated normal residuals, floored."""
     n = len(bg["uf"])
     shift = (
         UF_SHIFT[bg["uf"]]
@@ -203,7 +221,7 @@ def _abilities(rng: np.random.Generator, bg: dict[str, np.ndarray]) -> np.ndarra
     )
     chol = np.linalg.cholesky(THETA_CORR)
     resid = rng.standard_normal((n, 4)) @ chol.T * THETA_RESIDUAL_SD
-    return shift[:, None] + resid
+    return floored_ability(shift[:, None] + resid)
 
 
 def _presence(rng: np.random.Generator, n: int) -> np.ndarray:
