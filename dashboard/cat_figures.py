@@ -18,7 +18,7 @@ from analytics.cat import (
     noise_grid,
 )
 from dashboard.data import current_path, version_token
-from dashboard.figures import THETA_TITLE, series_styles, show_figure
+from dashboard.figures import THETA_TITLE, series_dashes, series_styles, show_figure
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR
 from workflows.cat_posthoc import needed_distribution, posthoc_cat
 from workflows.cat_simulation import (
@@ -182,11 +182,13 @@ def noise_figure(noise: pd.DataFrame, models: dict[str, np.ndarray]
                            line={"color": GRID_COLOUR, "width": 1},
                            hovertemplate=f"guess {guess:g}, slip {slip:g}<br>step %{{x}}: "
                                          "median SE %{y:.3f}<extra></extra>")
-    styles = series_styles(models)
+    styles, dashes = series_styles(models), series_dashes(models)
     nearest = []
     for label, curve in models.items():
+        colour, symbol = styles[label]
         figure.add_scatter(x=np.arange(1, len(curve)), y=curve[1:], mode="lines+markers",
-                           name=label, line={"color": styles[label][0], "width": 3})
+                           name=label, line={"color": colour, "width": 3, "dash": dashes[label]},
+                           marker={"color": colour, "symbol": symbol})
         nearest.append((label, nearest_curve(curve, grid)))
     values = np.concatenate([noise["se"].to_numpy(np.float64),
                              *[np.asarray(curve[1:], dtype=np.float64)
@@ -204,12 +206,15 @@ def noise_figure(noise: pd.DataFrame, models: dict[str, np.ndarray]
 def paths_figure(paths: pd.DataFrame) -> go.Figure:
     """θ̂ ± SE by step, one line per run and path."""
     figure = go.Figure()
-    styles = series_styles(sorted(paths["series"].unique()))
+    series = sorted(paths["series"].unique())
+    styles, dashes = series_styles(series), series_dashes(series)
     for (label, area, path), rows in paths.groupby(["series", "area", "path"], sort=True):
         rows = rows.sort_values("step")
-        colour = styles[label][0]
+        colour, symbol = styles[label]
         figure.add_scatter(x=rows["step"], y=rows["theta"], mode="lines+markers",
-                           name=f"{label} · {area} · path {path}", line={"color": colour},
+                           name=f"{label} · {area} · path {path}",
+                           line={"color": colour, "dash": dashes[label]},
+                           marker={"color": colour, "symbol": symbol},
                            error_y={"type": "data", "array": rows["theta_se"], "visible": True,
                                     "color": colour, "thickness": 1})
     figure.update_layout(title="Live CAT paths: θ̂ ± SE after each item", height=420,

@@ -15,7 +15,7 @@ import streamlit as st
 from dashboard import queries
 from dashboard.cat_queries import area_item_icc
 from dashboard.data import current_path, version_token
-from dashboard.figures import series_styles
+from dashboard.figures import series_dashes, series_styles
 from dashboard.palette import HUMAN_COLOUR
 from dashboard.state import Filters
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
@@ -111,11 +111,12 @@ def level_figure(report: LevelReport, area: str, grouping: str,
                            customdata=rows["people"],
                            hovertemplate=f"{LEVEL_TITLES[level]}<br>%{{x}}: θ̂ %{{y:.2f}} "
                                          "(mean of %{customdata} candidates)<extra></extra>")
-    styles = series_styles(sorted(report.models["model"].unique()), catalogue)
+    series = sorted(report.models["model"].unique())
+    styles, dashes = series_styles(series, catalogue), series_dashes(series, catalogue)
     for model, rows in report.models.groupby("model", sort=True):
         colour, symbol = styles[model]
         figure.add_scatter(x=rows["group"], y=rows["theta"], mode="lines+markers", name=model,
-                           line={"color": colour, "width": 2},
+                           line={"color": colour, "width": 2, "dash": dashes[model]},
                            marker={"color": colour, "symbol": symbol, "size": 10},
                            customdata=rows[["patterns", "n_items"]],
                            hovertemplate=f"{model}<br>%{{x}}: θ̂ %{{y:.2f}} (mean of "
@@ -214,11 +215,11 @@ def skill_figure(report: pd.DataFrame, area: str, order: list[str],
     figure = go.Figure()
     styles = series_styles(sorted(report["model"].unique()), catalogue)
     for model, rows in report.groupby("model", sort=True):
-        colour = styles[model][0]
+        colour, symbol = styles[model]
         x = "H" + rows["skill"].astype(str)
         common = {"x": x, "mode": "markers", "offsetgroup": model, "legendgroup": model}
-        figure.add_scatter(y=rows["observed"], name=model, marker={"color": colour, "size": 10},
-                           **common)
+        figure.add_scatter(y=rows["observed"], name=model,
+                           marker={"color": colour, "symbol": symbol, "size": 10}, **common)
         figure.add_scatter(y=rows["expected"], name=f"{model}: 3PL expectation at its θ",
                            marker={"color": colour, "size": 10, "symbol": "diamond-open",
                                    "line": {"width": 2}}, **common)

@@ -23,7 +23,7 @@ from plotly.subplots import make_subplots
 
 from dashboard import queries
 from dashboard.contours import DensityRegion, density_region
-from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, with_alpha
+from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, series_style_table, with_alpha
 from dashboard.run_picker import shots_words
 from enem.areas import AREA_NAMES
 
@@ -53,19 +53,34 @@ def area_title(area: str) -> str:
     return f"{area} — {AREA_NAMES.get(area, area)}"
 
 
+def _stored_series_order() -> list[str]:
+    """Every series label of the database in catalogue order (``queries.model_catalogue``)."""
+    stored = queries.model_catalogue()
+    return stored["model"].tolist() if "model" in stored else []
+
+
 def series_styles(labels: Iterable[str],
                   catalogue: Iterable[str] | None = None) -> dict[str, tuple[str, str]]:
     """(colour, marker symbol) per series label, the same on every page and for any selection.
 
+    The colour is the model's (the label's part before " · ", or the label itself for a pooled
+    series), so pooling the runs of a model keeps its colour; its runs differ by symbol.
     ``catalogue``: every series label of the database in catalogue order (e.g.
-    ``filters.catalogue["model"]``); when None it is read from the database
-    (``queries.model_catalogue``, cached). See :func:`dashboard.palette.model_styles`.
+    ``filters.series_order``); when None it is read from the database
+    (``queries.model_catalogue``, cached). See :func:`dashboard.palette.series_style_table`.
     """
     labels = list(labels)
-    if catalogue is None:
-        stored = queries.model_catalogue()
-        catalogue = stored["model"].tolist() if "model" in stored else []
-    return model_styles(labels, list(catalogue))
+    return model_styles(labels, list(catalogue) if catalogue is not None
+                        else _stored_series_order())
+
+
+def series_dashes(labels: Iterable[str],
+                  catalogue: Iterable[str] | None = None) -> dict[str, str]:
+    """The plotly line dash per series label ('solid' for a model's first run), the companion
+    of :func:`series_styles` for series drawn as lines (contours, paths)."""
+    labels = list(labels)
+    order = list(catalogue) if catalogue is not None else _stored_series_order()
+    return {label: style.dash for label, style in series_style_table(labels, order).items()}
 
 
 def area_grid(areas: Sequence[str], columns: int = 2, row_height: int = 340,
@@ -165,13 +180,16 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
     return traces
 
 
-def region_trace(region: DensityRegion, model: str, colour: str) -> go.Scatter | None:
-    """The curve of one model's region: the HDR contour line (solid; no hover, so the markers
-    beneath keep theirs), the fallback hull as a dashed closed line, or None."""
+def region_trace(region: DensityRegion, model: str, colour: str,
+                 dash: str = "solid") -> go.Scatter | None:
+    """The curve of one model's region: the HDR contour line (in the series' ``dash``, unset
+    when solid; no hover, so the markers beneath keep theirs), the fallback hull as a dashed
+    closed line (the series dashes leave plain "dash" to it), or None."""
     if region.kind == "kde" and region.curve_x is not None and len(region.curve_x):
+        line = {"color": colour, "width": 2} | ({} if dash == "solid" else {"dash": dash})
         return go.Scatter(
             x=region.curve_x, y=region.curve_y, mode="lines", legendgroup=model,
-            showlegend=False, line={"color": colour, "width": 2}, hoverinfo="skip",
+            showlegend=False, line=line, hoverinfo="skip",
             name=f"{model}: {region.coverage:.0%} highest-density region",
             meta={"hdr_level": region.level},
         )
@@ -195,14 +213,16 @@ def model_regions(points: pd.DataFrame, x: str, y: str,
 def model_region_traces(points: pd.DataFrame, x: str, y: str,
                         styles: dict[str, tuple[str, str]] | None = None,
                         coverage: float = COVERAGE,
-                        regions: dict[str, DensityRegion] | None = None) -> list:
+                        regions: dict[str, DensityRegion] | None = None,
+                        dashes: dict[str, str] | None = None) -> list:
     """The curve around each model's points: the contour of the highest-density region holding
-    ``coverage`` of them, or its fallback (see :func:`region_trace`)."""
+    ``coverage`` of them, or its fallback (see :func:`region_trace`); ``dashes``: the line dash
+    per series (:func:`series_dashes`; solid when missing)."""
     styles = styles or series_styles(points["model"].unique())
     regions = regions if regions is not None else model_regions(points, x, y, coverage)
     traces = []
     for model, region in regions.items():
-        trace = region_trace(region, model, styles[model][0])
+        trace = region_trace(region, model, styles[model][0], (dashes or {}).get(model, "solid"))
         if trace is not None:
             traces.append(trace)
     return traces
@@ -301,7 +321,10 @@ def humans_and_models_figure(
 
     ``catalogue``: the database's series labels in order, for :func:`series_styles`."""
     figure = area_grid(areas, columns=2)
-    styles = series_styles(points["model"].unique(), catalogue) if len(points) else {}
+    catalogue = list(catalogue) if catalogue is not None else None
+    series = points["model"].unique() if len(points) else []
+    styles = series_styles(series, catalogue) if len(series) else {}
+    dashes = series_dashes(series, catalogue) if len(series) else {}
     legend_shown: set[str] = set()
     regions: dict[tuple[str, str], DensityRegion] = {}
     for index, area in enumerate(areas):
@@ -315,7 +338,7 @@ def humans_and_models_figure(
             area_regions = model_regions(in_area, "theta", y, coverage)
             regions.update({(area, model): region for model, region in area_regions.items()})
             for trace in model_region_traces(in_area, "theta", y, styles, coverage,
-                                             area_regions):
+                                             area_regions, dashes):
                 figure.add_trace(trace, row=row, col=col)
             for trace in model_point_traces(in_area, "theta", y, legend_shown, styles):
                 figure.add_trace(trace, row=row, col=col)

@@ -17,15 +17,33 @@ from plotly.subplots import make_subplots
 from dashboard.figures import area_title, empty_panel, reference_line
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
 
-#: Heights in pixels: a histogram, one model lane, the strip's axis, the gap between areas.
+#: Heights in pixels: a histogram, one line of lane label, the strip's axis, the gap between
+#: areas.
 HISTOGRAM_PX, LANE_PX, STRIP_AXIS_PX, GAP_PX = 190, 22, 40, 95
-#: Longest lane label; longer names are cut with "…" (the hover and legend give the full name).
-LANE_LABEL_CHARS = 44
+#: Longest lane label kept on one line; a longer one wraps at its " · " parts (never cut: the
+#: label is the series' name in the legend and the run picker), and the left margin widens to
+#: the longest line (plotly's automargin).
+LANE_LABEL_CHARS = 48
 
 
 def lane_label(name: str) -> str:
-    """``name`` cut to :data:`LANE_LABEL_CHARS` characters."""
-    return name if len(name) <= LANE_LABEL_CHARS else name[:LANE_LABEL_CHARS - 1] + "…"
+    """``name`` whole, wrapped onto several lines (``<br>``) at its " · " separators when it is
+    longer than :data:`LANE_LABEL_CHARS`; a single part longer than that stays on one line."""
+    if len(name) <= LANE_LABEL_CHARS:
+        return name
+    lines: list[str] = []
+    for part in name.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= LANE_LABEL_CHARS:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    # Each wrapped line ends with the separator, so the label reads as the name it is.
+    return " ·<br>".join(lines)
+
+
+def label_lines(label: str) -> int:
+    """How many lines a lane label takes."""
+    return label.count("<br>") + 1
 
 
 def histogram_with_lanes(
@@ -44,6 +62,8 @@ def histogram_with_lanes(
     """
     lanes = sorted(points["model"].unique()) if len(points) else []
     names = {model: lane_label((lane_names or {}).get(model, model)) for model in lanes}
+    # Lanes are equally spaced, so the tallest (wrapped) label sets every lane's height.
+    lane_px = LANE_PX * max([label_lines(name) for name in names.values()] or [1])
     heights, titles, hist_rows, gap_rows = [], [], {}, []
     for index, area in enumerate(areas):
         if index:
@@ -51,7 +71,7 @@ def histogram_with_lanes(
             titles.append("")
             gap_rows.append(len(heights))
         hist_rows[area] = len(heights) + 1
-        heights += [HISTOGRAM_PX, LANE_PX * max(1, len(lanes)) + STRIP_AXIS_PX]
+        heights += [HISTOGRAM_PX, lane_px * max(1, len(lanes)) + STRIP_AXIS_PX]
         titles += [area_title(area), ""]
     margin = {"t": 60, "b": 10, "l": 10, "r": 20}
     height = sum(heights) + margin["t"] + margin["b"]

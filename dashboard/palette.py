@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 #: Okabe–Ito qualitative palette, black last (kept for reference lines).
 OKABE_ITO: tuple[str, ...] = (
@@ -21,8 +22,20 @@ OKABE_ITO: tuple[str, ...] = (
 #: yellow (its markers vanish on the light greys of the human density).
 MODEL_COLOURS: tuple[str, ...] = tuple(c for c in OKABE_ITO if c not in ("#000000", "#F0E442"))
 
-#: Marker symbols cycled after the colours run out, so >7 models stay distinguishable.
-SYMBOLS: tuple[str, ...] = ("circle", "diamond", "square", "triangle-up", "cross", "x")
+#: Marker symbols: the runs of one model differ by symbol, and models that share a colour (more
+#: models than colours) start at different symbols, so no two series share (colour, symbol).
+SYMBOLS: tuple[str, ...] = ("circle", "diamond", "square", "triangle-up", "cross", "x",
+                            "star", "hexagon", "triangle-down", "pentagon", "hourglass",
+                            "star-square")
+
+#: Line dashes of series drawn as lines (contours, CAT paths), paired with :data:`SYMBOLS`.
+#: Plotly's plain "dash" is left out: a dashed line already means a region drawn as a convex
+#: hull (too few points for a density, see ``dashboard.figures.region_trace``).
+DASHES: tuple[str, ...] = ("solid", "dot", "dashdot", "longdash", "longdashdot",
+                           "2px,6px", "10px,3px,2px,3px,2px,3px")
+
+#: What separates a run label's parts: the model id comes first (``model · prompt · reps``).
+LABEL_SEPARATOR = " · "
 
 HUMAN_COLOUR = "#6E6E6E"
 REFERENCE_COLOUR = "#000000"
@@ -48,35 +61,80 @@ def preferred_slot(label: str, colours: int = len(MODEL_COLOURS)) -> int:
     return int.from_bytes(digest[:8], "big") % colours
 
 
-def model_styles(model_ids: Iterable[str],
-                 catalogue: Iterable[str] | None = None) -> dict[str, tuple[str, str]]:
-    """A (colour, marker symbol) per series label in ``model_ids`` that does not depend on which
-    other series are shown.
+def series_model(label: str, models: Mapping[str, str] | None = None) -> str:
+    """The model a series belongs to: ``models[label]`` when given (a run label → model id
+    map, e.g. from the catalogue), else the label's part before the first " · " (run labels
+    start with the model id; a pooled series is named by the model id itself)."""
+    if models and label in models:
+        return str(models[label])
+    return str(label).split(LABEL_SEPARATOR, 1)[0].strip()
 
-    Each label of ``catalogue`` (every series of the database, in the catalogue's order),
-    then each label of ``model_ids`` missing from it (sorted), in turn takes the colour its
-    :func:`preferred_slot` names, or when an earlier label holds that colour the next free
-    one (cyclically); once all :data:`MODEL_COLOURS` are taken, the next round reuses them with
-    the next marker of :data:`SYMBOLS`. So a model keeps its colour whatever else is selected,
-    as long as the catalogue is the same. Without ``catalogue`` (the old call) the given labels
-    are the catalogue: colours then stay stable only while no two labels ask for one colour.
-    Returns label → (``#RRGGBB``, plotly symbol name) for the labels of ``model_ids``.
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    """How one series is drawn: its model's colour, its own marker symbol and line dash."""
+
+    colour: str
+    symbol: str
+    dash: str
+
+
+def series_style_table(labels: Iterable[str], catalogue: Iterable[str] | None = None,
+                       models: Mapping[str, str] | None = None) -> dict[str, SeriesStyle]:
+    """A :class:`SeriesStyle` per series label in ``labels``, which does not depend on which
+    other series are shown, nor on whether runs are pooled.
+
+    The colour belongs to the MODEL (:func:`series_model`), not to the run: every model of
+    ``catalogue`` (every series of the database in catalogue order, then the labels missing
+    from it, sorted), in order of first appearance, takes the colour its
+    :func:`preferred_slot` names, or the next free one when an earlier model holds it; once
+    all :data:`MODEL_COLOURS` are taken, a next round of models reuses them. The runs of one
+    model share its colour and differ by symbol and dash: the v-th run of a model of round r
+    takes symbol and dash number ``r + v × rounds``, so two series shown together never share
+    (colour, symbol) while a colour is shared by fewer than ``len(SYMBOLS)`` series. A pooled
+    series (named by its model) is its model's first and takes the model's first style.
     """
-    wanted = list(dict.fromkeys(model_ids))
+    wanted = list(dict.fromkeys(labels))
     order = list(dict.fromkeys(catalogue if catalogue is not None else sorted(wanted)))
     order += sorted(set(wanted) - set(order))
+    runs: dict[str, list[str]] = {}
+    for label in order:
+        runs.setdefault(series_model(label, models), []).append(label)
     colours = len(MODEL_COLOURS)
     taken: set[int] = set()
     slots: dict[str, int] = {}
-    for label in order:
-        preferred = preferred_slot(label, colours)
+    for model in runs:
+        preferred = preferred_slot(model, colours)
         start = (len(taken) // colours) * colours
         slot = next(start + (preferred + step) % colours for step in range(colours)
                     if start + (preferred + step) % colours not in taken)
         taken.add(slot)
-        slots[label] = slot
-    return {label: (MODEL_COLOURS[slots[label] % colours],
-                    SYMBOLS[(slots[label] // colours) % len(SYMBOLS)]) for label in wanted}
+        slots[model] = slot
+    rounds = max(1, -(-len(runs) // colours))
+    styles: dict[str, SeriesStyle] = {}
+    for model, model_runs in runs.items():
+        colour, round_ = MODEL_COLOURS[slots[model] % colours], slots[model] // colours
+        for variant, label in enumerate(model_runs):
+            number = round_ + variant * rounds
+            styles[label] = SeriesStyle(colour, SYMBOLS[number % len(SYMBOLS)],
+                                        DASHES[number % len(DASHES)])
+    return {label: styles[label] for label in wanted}
+
+
+def model_styles(model_ids: Iterable[str], catalogue: Iterable[str] | None = None,
+                 models: Mapping[str, str] | None = None) -> dict[str, tuple[str, str]]:
+    """(colour, marker symbol) per series label in ``model_ids``: :func:`series_style_table`
+    without the dash, the shape every page unpacks. Without ``catalogue`` the given labels are
+    the catalogue, so a run's symbol may then depend on which runs of its model are shown."""
+    return {label: (style.colour, style.symbol)
+            for label, style in series_style_table(model_ids, catalogue, models).items()}
+
+
+def series_dash(label: str, catalogue: Iterable[str] | None = None,
+                models: Mapping[str, str] | None = None) -> str:
+    """The plotly line dash of one series (see :func:`series_style_table`): 'solid' for a
+    model's first run, another dash for its other runs and for models sharing a colour."""
+    return series_style_table([label], catalogue, models)[label].dash
 
 
 def with_alpha(colour: str, alpha: float) -> str:

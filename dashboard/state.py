@@ -51,6 +51,11 @@ IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
 #: The booklet picker's value for "every booklet" (a real CO_PROVA is never 0).
 ALL_BOOKLETS = 0
 
+#: What the sidebar's human counts count: one scored test is one candidate's answers in one area.
+TESTS_WORD = "tests taken"
+TESTS_HELP = ("Counts are tests taken: one per candidate and area, so a candidate who sat all "
+              "four areas counts four times.")
+
 #: The sidebar switch that leaves booklets whose notas are not reproduced out of the humans.
 REPRODUCED_SWITCH = "Humans: only booklets whose notas are reproduced"
 
@@ -559,11 +564,11 @@ def _group_filter(side, year: int) -> tuple[str, str]:
             return "All candidates"
         name = "State" if kind == "state" else "School type"
         shown = SCHOOL_TYPES.get(value, value) if kind == "school_type" else value
-        return f"{name}: {shown} ({sizes.get(option, 0):,} area records)"
+        return f"{name}: {shown} ({sizes.get(option, 0):,} {TESTS_WORD})"
 
     key = _seed("group", options, "all:all", lambda v: v[0])
     choice = side.selectbox("Human subgroup", options, key=key, format_func=label,
-                            help="The human background drawn on every page")
+                            help=f"The human background drawn on every page. {TESTS_HELP}")
     _keep("group")
     kind, value = choice.split(":", 1)
     return kind, value
@@ -592,10 +597,10 @@ def _blank_filter(side, year: int) -> bool:
     blank = int(counts["blank"].sum()) if len(counts) else 0
     total = int(counts["candidates"].sum()) if len(counts) else 0
     share = f"{blank / total:.1%}" if total else "none"
-    out = side.toggle(f"Humans: leave out all-blank tests ({share} of area records)", key=key,
+    out = side.toggle(f"Humans: leave out all-blank tests ({share} of {TESTS_WORD})", key=key,
                       help="Candidates present who marked no answer in an area: θ at the floor "
                            "of the scale and l_z near 3. They are part of INEP's population, "
-                           "so they count unless this is on.")
+                           f"so they count unless this is on. {TESTS_HELP}")
     _keep("blank")
     return not out
 
