@@ -97,8 +97,9 @@ def _band_rows(who: str, accuracy: pd.Series, banded: pd.DataFrame) -> pd.DataFr
 def length_tests(items: pd.DataFrame, answers: pd.DataFrame, human_lengths: pd.DataFrame,
                  model_lengths: pd.DataFrame) -> pd.DataFrame:
     """Welch's t-test of question and option lengths (characters) between correct and incorrect
-    answers, humans then each series: series, measure, mean_correct, mean_incorrect, n_correct,
-    n_incorrect, t, dof, p_value.
+    answers, humans then each series: series, measure, mean_correct, mean_incorrect, p_value,
+    t, dof, n_correct, n_incorrect (the means and p first: they are what a reader compares, and
+    the page's table shows its first columns without scrolling sideways).
 
     Every answer is one observation carrying its item's length: a human answer (p·n correct and
     (1 − p)·n incorrect ones per item, blanks counted incorrect as in CTT) measured on the
@@ -112,7 +113,7 @@ def length_tests(items: pd.DataFrame, answers: pd.DataFrame, human_lengths: pd.D
     for model, group in per_item.groupby("model", sort=False):
         rows += _length_rows(model, group, group["correct"], group["answers"] - group["correct"])
     return pd.DataFrame(rows, columns=["series", "measure", "mean_correct", "mean_incorrect",
-                                       "n_correct", "n_incorrect", "t", "dof", "p_value"])
+                                       "p_value", "t", "dof", "n_correct", "n_incorrect"])
 
 
 def _length_rows(who: str, frame: pd.DataFrame, correct: pd.Series,

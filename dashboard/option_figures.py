@@ -36,6 +36,18 @@ _KEY_LINE = {"color": REFERENCE_COLOUR, "dash": "dot", "width": 1}
 _KEY_SHOWN_COLOUR = "#E4E4E4"
 
 
+#: Room above the tallest bar of a share axis, as a share of its height: the bar's top stays
+#: visibly inside the plot instead of ending on the frame.
+SHARE_HEADROOM = 0.12
+
+
+def share_axis_range(tallest: float, at_least: float = 0.0) -> list[float]:
+    """The [0, top] range of an axis of shares whose tallest bar is ``tallest``: headroom
+    above it (and above ``at_least``, e.g. a reference line), never past 110%."""
+    top = max(float(tallest) if np.isfinite(tallest) else 0.0, at_least, 0.05)
+    return [0.0, min(top * (1 + SHARE_HEADROOM), 1.1)]
+
+
 def _layout(figure: go.Figure, y_title: str, x_title: str) -> go.Figure:
     figure.update_layout(height=_HEIGHT, margin=_MARGIN, legend=legend_above(_PLOT_HEIGHT),
                          barmode="group")
@@ -69,7 +81,10 @@ def distractor_figure(table: pd.DataFrame, styles: dict[str, tuple[str, str]]) -
     figure.add_vline(x=DISTRACTOR_CHANCE, line={"color": REFERENCE_COLOUR, "dash": "dash",
                                                 "width": 1},
                      annotation_text="chance (1/4)", annotation_position="top")
-    figure.update_xaxes(range=[0, 1], tickformat=".0%",
+    # Room right of the longest bar for its label (about 0.3 of the axis), ticks to 100% only.
+    longest = float(table["share"].max()) if len(table) else 0.0
+    figure.update_xaxes(range=[0, max(1.0, longest + 0.3)], tickformat=".0%",
+                        tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
                         title_text="wrong answers choosing the humans' most chosen distractor")
     figure.update_yaxes(autorange="reversed", automargin=True)
     figure.update_layout(height=120 + 44 * len(table), margin={"t": 40, "b": 50, "l": 20,
@@ -93,16 +108,23 @@ def position_figure(long: pd.DataFrame, tests: pd.DataFrame,
                            "(%{y:.1%})<br>key shown as %{x}: %{customdata[1]}<extra></extra>")))
     figure.add_hline(y=1 / N_OPTIONS, line={"color": REFERENCE_COLOUR, "dash": "dash",
                                             "width": 1},
-                     annotation_text="uniform (1/5)", annotation_position="top left")
-    figure.update_yaxes(rangemode="tozero", tickformat=".0%")
-    return _layout(figure, "answers choosing the option shown there",
-                   "position the chosen option was shown at")
+                     # Right of the plot, where no bar can cover it.
+                     annotation_text="uniform<br>(1/5)", annotation_position="right",
+                     annotation_font_size=11)
+    tallest = float(long["share"].max()) if len(long) else 0.0
+    figure.update_yaxes(range=share_axis_range(tallest, 1 / N_OPTIONS), tickformat=".0%")
+    _layout(figure, "answers choosing the option shown there",
+            "position the chosen option was shown at")
+    return figure.update_layout(margin={**_MARGIN, "r": 70})
 
 
 def band_figure(bands: pd.DataFrame, styles: dict[str, tuple[str, str]]) -> go.Figure:
-    """Accuracy per difficulty band, one line per series and a grey one for humans."""
+    """Accuracy per difficulty band, one line per series and a grey one for humans (left out,
+    legend entry included, when no band has a human accuracy: a year without candidates)."""
     figure = go.Figure()
     for series, group in bands.groupby("series", sort=False):
+        if group["accuracy"].isna().all():
+            continue
         colour = HUMAN_COLOUR if series == HUMANS else styles[series][0]
         symbol = "square" if series == HUMANS else styles[series][1]
         figure.add_trace(go.Scatter(
@@ -113,7 +135,9 @@ def band_figure(bands: pd.DataFrame, styles: dict[str, tuple[str, str]]) -> go.F
             hovertemplate=(f"{series}<br>%{{x}} items (%{{customdata}}): accuracy "
                            "%{y:.1%}<extra></extra>")))
     figure.update_xaxes(categoryorder="array", categoryarray=list(BAND_NAMES))
-    figure.update_yaxes(range=[0, 1], tickformat=".0%")
+    # A little past 100%, so a band answered every time keeps its whole marker.
+    figure.update_yaxes(range=[0, 1.05], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                        tickformat=".0%")
     return _layout(figure, "accuracy (mean share correct per item)",
                    "difficulty band (thirds of each area's items by b)")
 

@@ -19,16 +19,33 @@ _SHARE = "%.2f"
 
 
 def with_ratio(traps: pd.DataFrame) -> pd.DataFrame:
-    """The trap table with Khayyam's 'x/y' (accuracy on all items / on trap items) column."""
+    """The trap table with Khayyam's 'x/y' (accuracy on all items / on trap items) column,
+    placed right after the series: it is the table's answer, so it must be on screen without
+    scrolling sideways (the counts and the θ-conditional columns follow it)."""
     ratio = [f"{a:.2f}/{t:.2f}" if pd.notna(a) and pd.notna(t) else "—"
              for a, t in zip(traps["accuracy_all"], traps["accuracy_trap"])]
-    return traps.assign(**{"x/y": ratio})
+    table = traps.assign(**{"x/y": ratio})
+    first = [column for column in ("series", "x/y") if column in table.columns]
+    return table[first + [column for column in table.columns if column not in first]]
+
+
+def with_p_text(table: pd.DataFrame, column: str = "p_value") -> pd.DataFrame:
+    """``table`` for display with ``column`` (p-values) as text: three significant digits,
+    '< 1e-300' where the p-value underflowed to 0 (a bare '0' would claim certainty) and '—'
+    where it is undefined. Downloads keep the numbers."""
+    def words(p: float) -> str:
+        if pd.isna(p):
+            return "—"
+        return "< 1e-300" if p == 0 else f"{p:.3g}"
+    return table.assign(**{column: [words(p) for p in table[column]]})
 
 
 def trap_column_config() -> dict:
     percent = {"format": "%.3f"}
     return {
-        "series": "humans or run",
+        "series": st.column_config.TextColumn("humans or run", width="medium"),
+        "x/y": st.column_config.TextColumn(
+            "x/y", help="accuracy on all items / on trap items (the Khayyam Challenge's form)"),
         "items": st.column_config.NumberColumn("items", help="items with an accuracy"),
         "accuracy_all": st.column_config.NumberColumn("accuracy, all items", **percent),
         "trap_items": st.column_config.NumberColumn("trap items"),
@@ -74,5 +91,5 @@ def length_column_config() -> dict:
         "n_incorrect": st.column_config.NumberColumn("incorrect answers", format="%d"),
         "t": st.column_config.NumberColumn(format="%.2f"),
         "dof": st.column_config.NumberColumn("df", format="%.0f"),
-        "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+        "p_value": st.column_config.TextColumn("p"),
     }

@@ -15,7 +15,7 @@ import streamlit as st
 
 from dashboard.figures import area_title, series_styles, show_figure
 from dashboard.navigation import ITEM_EXPLORER
-from dashboard.option_data import NEAR
+from dashboard.option_data import HUMANS, NEAR
 from dashboard.option_figures import (
     band_figure,
     distractor_figure,
@@ -36,6 +36,7 @@ from dashboard.option_tables import (
     item_column_config,
     length_column_config,
     trap_column_config,
+    with_p_text,
     with_ratio,
 )
 from dashboard.state import note_missing_runs, open_page
@@ -173,9 +174,9 @@ else:
                  "Imported shuffle runs record only where the key and the chosen option were "
                  "shown, which is all this figure needs. " + filters.prompt_label + "."
                  + filters.provenance))
-    st.dataframe(chi_square, hide_index=True, column_config={
+    st.dataframe(with_p_text(chi_square), hide_index=True, column_config={
         "chi2": st.column_config.NumberColumn("χ²", format="%.2f"),
-        "p_value": st.column_config.NumberColumn("p", format="%.3g")})
+        "p_value": st.column_config.TextColumn("p")})
 if unordered:
     st.caption("Left out (no option order recorded; results imported before the import kept "
                "the paper's key positions get them when their file is imported again with "
@@ -233,11 +234,11 @@ else:
                  "(abandoned) or whose key was shown at fewer than two positions are left "
                  "out; the table gives every selected run." + filters.provenance))
     fits = key_fits[key_fits["series"].isin(moved)]
-    st.dataframe(fits[["series", "area", "items", "r", "p_value"]], hide_index=True,
-                 column_config={
+    st.dataframe(with_p_text(fits[["series", "area", "items", "r", "p_value"]]),
+                 hide_index=True, column_config={
                      "items": st.column_config.NumberColumn("items", format="%d"),
                      "r": st.column_config.NumberColumn("Pearson r", format="%.2f"),
-                     "p_value": st.column_config.NumberColumn("p", format="%.3g")})
+                     "p_value": st.column_config.TextColumn("p")})
     rescored = results.rescored[results.rescored["series"].isin(moved)]
     if len(rescored):
         runs_per_item = rescored.groupby(["area", "item_id", "position"]).size()
@@ -252,13 +253,18 @@ bands = results.bands
 if bands.empty:
     st.info("No item of these areas has a difficulty b, so there are no difficulty bands.")
 else:
+    human_line = bool(bands.loc[bands["series"] == HUMANS, "accuracy"].notna().any())
     show_figure(
         band_figure(bands, styles), key="options.bands", file_stem=f"{stem}_bands",
         image_format=filters.image_format, data=bands,
         caption=("Each area's items with a b are split into thirds by b (easy, medium, "
                  "difficult) and pooled over the areas; accuracy is the mean over a band's "
-                 "items of the share correct, for humans (grey, every candidate) and each run "
-                 "(the items it answered)." + filters.provenance))
+                 "items of the share correct, for "
+                 + ("humans (grey, every candidate) and " if human_line else "")
+                 + "each run (the items it answered)"
+                 + ("" if human_line else
+                    f"; no human line: {filters.year} holds no candidates' answers")
+                 + "." + filters.provenance))
 
 st.subheader("Question and option lengths of correct and incorrect answers")
 lengths = results.lengths
@@ -266,11 +272,12 @@ if not results.has_lengths:
     st.info("No question texts are stored for these areas, so there are no lengths to compare; "
             "import them with `enem-llm import-questions`.")
 else:
-    st.dataframe(lengths, hide_index=True, width="stretch", column_config=length_column_config())
+    st.dataframe(with_p_text(lengths), hide_index=True, width="stretch",
+                 column_config=length_column_config())
     st.caption(
         "Welch's t-test (unequal variances) of the mean length in characters of the question "
         "(stem) and of the options (mean of the five) between correct and incorrect answers; "
-        "every answer run_counts once, humans on the Portuguese texts (blanks incorrect), runs on "
+        "every answer counts once, humans on the Portuguese texts (blanks incorrect), runs on "
         f"the texts of their prompt language ({filters.language}). With hundreds of thousands "
         "of human answers even a tiny difference is significant: compare the means.")
     st.download_button("Length tests (CSV)", data=lengths.to_csv(index=False),

@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 
 from dashboard import access, queries
 from dashboard.figures import THETA_TITLE, series_styles, show_figure
+from dashboard.option_figures import share_axis_range
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, with_alpha
 from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import THETA_GRID, item_curves, model_item_di
@@ -53,6 +54,53 @@ def area_holding(year: int, item_id: int, first: str | None) -> str | None:
     return None
 
 
+def answered_note(row, answered: set[int], has_humans: bool) -> str:
+    """What the item picker adds to an item's label when nobody, or only one side, of the
+    selection answered it (``row`` is a row of ``area_items``, ``answered`` the items the
+    selected runs answered)."""
+    runs = int(row.item_id) in answered
+    humans = pd.notna(row.n) and row.n > 0
+    if not runs and not humans:
+        return " · nobody answered it"
+    if answered and not runs:
+        return " · no runs"
+    if has_humans and not humans:
+        return " · no candidates"
+    return ""
+
+
+def opening_item(items: pd.DataFrame, booklet: int | None, answered: set[int]) -> int:
+    """The item the page opens on: the first item of ``booklet`` (booklet order) that the
+    selected runs or the candidates answered, else the area's first such item, else its
+    first item."""
+    taken = set(items.loc[items["n"].fillna(0) > 0, "item_id"].astype(int)) | answered
+    listed = [int(item) for item in items["item_id"]]
+    in_booklet = ([] if booklet is None else
+                  [int(item) for item in queries.form_items(filters.year, booklet, None)["item_id"]
+                   if int(item) in listed])
+    for candidates in (in_booklet, listed):
+        for item in candidates:
+            if item in taken:
+                return item
+    return in_booklet[0] if in_booklet else listed[0]
+
+
+def unanswered_message(item_id: int, area: str) -> str:
+    """The empty state of an item the selected runs did not answer while they did answer
+    other items of its area: which booklets hold it and which one the runs answered."""
+    holders = sorted(int(b) for b in queries.item_record(filters.year, item_id)["booklet_id"])
+    took = queries.model_booklet(filters.year, area, filters.language, filters.shots,
+                                 filters.models)
+    held = (f"booklet {holders[0]}" if len(holders) == 1 else
+            "booklets " + ", ".join(str(b) for b in holders))
+    where = (f"booklet {took}, which holds it, but stored no answer to it" if took in holders
+             else f"booklet {took}, which does not hold it")
+    return (f"No selected model run answered item {item_id} ({held}): the runs of "
+            f"{filters.year} {area} ({filters.prompt_label}) answered {where}. Items marked "
+            "“no runs” or “nobody answered it” in the picker have no model answers; the others "
+            "do.")
+
+
 # The URL wins when it names an item other than the one this page last wrote there; an area
 # without an item (a link such as ?area=LC, or the sidebar's area) opens that area's first item.
 url_item = st.query_params.get("item")
@@ -81,11 +129,20 @@ left, right = st.columns([1, 3])
 area = left.selectbox("Area", list(AREAS), key="explorer.area",
                       format_func=lambda a: f"{a} — {AREA_NAMES[a]}")
 items = queries.area_items(filters.year, area)
-if not_in_year is not None:
-    instead = f"showing the first {area} item instead" if len(items) else "nothing to show"
-    st.warning(f"The link asks for item {not_in_year}, but item {not_in_year} is not in "
-               f"{filters.year} (no booklet of that year holds it); {instead}.")
+selection = (filters.models, filters.pooled)
+# Every selected run's answers in the area: which items they answered (the pickers say so) and
+# the model DI below.
+long = queries.model_pattern_matrix(filters.year, area, None, filters.language, filters.shots,
+                                    *selection)
+answered = set(long["item_id"].astype(int)) if len(long) else set()
+# The booklet the page opens on: the sidebar's, else the one the runs answered most, else the
+# one most candidates took. A year has several applications whose booklets hold other items,
+# and the lowest position of the area often belongs to one that nobody in the selection took.
+opening_booklet = filters.information_booklet(area)
 if items.empty:
+    if not_in_year is not None:
+        st.warning(f"The link asks for item {not_in_year}, but item {not_in_year} is not in "
+                   f"{filters.year} (no booklet of that year holds it); nothing to show.")
     st.info(f"No items of {area} in {filters.year}: ingest that year's ITENS_PROVA file.")
     st.stop()
 labels = {}
@@ -93,12 +150,18 @@ for row in items.itertuples():
     language = ("" if pd.isna(row.item_language)
                 else f" ({LANGUAGE_NAMES[int(row.item_language)]})")
     b = "abandoned" if row.abandoned else f"b = {row.b:.2f}"
-    labels[int(row.item_id)] = f"position {row.first_position} · item {row.item_id}{language} · {b}"
+    labels[int(row.item_id)] = (f"position {row.first_position} · item {row.item_id}{language} · "
+                                f"{b}{answered_note(row, answered, filters.has_humans)}")
+default = opening_item(items, opening_booklet, answered)
+if not_in_year is not None:
+    st.warning(f"The link asks for item {not_in_year}, but item {not_in_year} is not in "
+               f"{filters.year} (no booklet of that year holds it); showing item {default} "
+               "instead.")
 wanted = st.session_state.pop("explorer.wanted", None)
 if wanted in labels:
     st.session_state["explorer.item"] = wanted
 elif st.session_state.get("explorer.item") not in labels:
-    st.session_state["explorer.item"] = next(iter(labels))
+    st.session_state["explorer.item"] = default
 item_id = right.selectbox("Item (first position in any booklet)", list(labels),
                           format_func=labels.get, key="explorer.item")
 st.query_params["item"] = str(item_id)
@@ -141,15 +204,15 @@ else:
                 mark = " ✔ (key)" if letter == row.key else ""
                 st.markdown(f"- **({letter})** {option}{mark}")
 
-selection = (filters.models, filters.pooled)
 model_theta = queries.model_item_theta(filters.year, item_id, filters.language, filters.shots,
                                        *selection)
 choices = queries.model_item_choices(filters.year, item_id, filters.language, filters.shots,
                                      *selection)
-long = queries.model_pattern_matrix(filters.year, area, None, filters.language, filters.shots,
-                                    *selection)
 model_di, n_patterns = model_item_di(long)
-note_missing_runs(filters, pd.DataFrame({"area": [area] if len(model_theta) else []}), (area,))
+if long.empty:
+    note_missing_runs(filters, pd.DataFrame({"area": []}), (area,))
+elif model_theta.empty:
+    st.info(unanswered_message(item_id, area))
 
 stats = st.columns(3)
 stats[0].metric("Human DI (top − bottom 25% by θ)",
@@ -205,6 +268,8 @@ for row in model_theta.itertuples():
     curve.add_trace(go.Scatter(
         x=[row.mean_theta], y=[row.fraction_correct], mode="markers", name=row.model,
         marker={"color": colour, "symbol": symbol, "size": 12, "line": {"color": "black", "width": 1}},
+        # A series right every time (or never) sits on the axis's end: draw it whole.
+        cliponaxis=False,
         hovertemplate=(f"<b>{row.model}</b><br>mean θ = %{{x:.3f}}<br>correct in "
                        f"%{{y:.0%}} of {row.patterns} patterns<extra></extra>"),
     ), row=1, col=1)
@@ -212,7 +277,8 @@ if len(model_theta):
     export.append(model_theta.assign(kind="model", theta=model_theta["mean_theta"],
                                      p=model_theta["fraction_correct"]))
 curve.update_xaxes(title_text=THETA_TITLE, range=[-4, 4])
-curve.update_yaxes(title_text="probability correct", range=[0, 1.02], row=1, col=1)
+curve.update_yaxes(title_text="probability correct", range=[-0.04, 1.06],
+                   tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1], row=1, col=1)
 curve.update_yaxes(title_text="Fisher information", row=1, col=2)
 curve.update_layout(height=420, margin={"t": 60, "b": 50, "l": 60, "r": 20},
                     legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0})
@@ -220,10 +286,14 @@ show_figure(
     curve, key="explorer.curve", file_stem=f"item_{item_id}_curve",
     image_format=filters.image_format,
     data=pd.concat(export, ignore_index=True) if export else pd.DataFrame(),
-    caption=("Left: the 3PL curve from INEP's a/b/c, grey dots = share of candidates in each "
-             "0.25-wide θ bin who got it right (dot size ~ candidates), coloured markers = each "
-             f"model's mean θ and share of its shuffles right ({filters.prompt_label}). Right: "
-             "how much the item tells about θ at each ability."
+    caption=("Left: the 3PL curve from INEP's a/b/c, "
+             + ("grey dots = share of candidates in each 0.25-wide θ bin who got it right (dot "
+                "size ~ candidates), " if len(empirical) else
+                "no grey dots (no candidate's answer to this item is stored), ")
+             + "coloured markers = each model's mean θ and share of its repetitions right "
+             f"({filters.prompt_label}"
+             + ("" if len(model_theta) else "; none: no selected run answered this item")
+             + "). Right: how much the item tells about θ at each ability."
              + filters.provenance),
 )
 
@@ -248,17 +318,24 @@ for model, group in (choices.groupby("model", sort=True) if len(choices) else []
                           hovertemplate=f"{model}: %{{y:.1%}} chose %{{x}}<extra></extra>"))
     rows.append(pd.DataFrame({"who": model, "option": counts.index, "n": counts.to_numpy(),
                               "share": share.to_numpy()}))
+tallest = max((float(np.max(frame["share"])) for frame in rows), default=0.0)
 bars.update_layout(barmode="group", height=380, margin={"t": 40, "b": 50, "l": 60, "r": 20},
                    xaxis_title=f"option (key: {item['key']})",
                    yaxis_title="share of answers", yaxis_tickformat=".0%",
+                   yaxis_range=share_axis_range(tallest),
                    legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
 st.subheader("Which option is chosen")
 show_figure(
     bars, key="explorer.options", file_stem=f"item_{item_id}_options",
     image_format=filters.image_format,
     data=pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(),
-    caption=(f"Share of humans (all candidates who saw the item) and of each model's shuffles "
-             f"choosing each option (original letters; key {item['key']}). A tall wrong bar shared "
-             "by humans and a model means they fall for the same distractor."
+    caption=(("Share of humans (all candidates who saw the item) and of each model's "
+              if len(human_options) else
+              "No candidate's answers to this item are stored, so no human bars; share of each "
+              "model's ")
+             + ("repetitions " if len(choices) else
+                "repetitions (none: no selected run answered this item) ")
+             + f"choosing each option (original letters; key {item['key']}). A tall wrong bar "
+             "shared by humans and a model means they fall for the same distractor."
              + filters.provenance),
 )

@@ -75,7 +75,7 @@ def test_page_draws_its_figures_and_tables_with_model_runs(models_db):
     assert len(figures) == 3 + len(app.tabs) + 1 and all(figure["data"] for figure in figures)
     assert named.count("key-positions") == len(app.tabs) == 4
     assert named.count("key-dependence") == 1
-    traps = _table(app, "series", "items")
+    traps = _table(app, "series", "x/y")
     assert traps["series"].iloc[0] == "humans"
     assert {"test-strong-it", "test-odd-base"} <= set(traps["series"])
     assert len(app.get("download_button")) >= 9
@@ -86,7 +86,7 @@ def test_trap_table_and_distractor_agreement_equal_counts_from_the_store(models_
                                                                          pages_models_db):
     app = run_via_home(PAGE)
     by_item, keys, p_values, answers = _store_rows(pages_models_db)
-    traps = _table(app, "series", "items").set_index("series")
+    traps = _table(app, "series", "x/y").set_index("series")
     trap_items = {item for item, counts in by_item.items() if keys.get(item) in tuple(LETTERS)
                   and _lure(counts, keys[item]) is not None
                   and counts[_lure(counts, keys[item])] >= counts[keys[item]]}
@@ -141,7 +141,7 @@ def test_without_runs_the_humans_are_still_shown(no_runs_db):
     app = run_via_home(PAGE)
     assert_clean(app)
     assert "No model runs for 2023" in messages(app)
-    assert _table(app, "series", "items")["series"].tolist() == ["humans"]
+    assert _table(app, "series", "x/y")["series"].tolist() == ["humans"]
     assert len(charts(app)) == 1  # accuracy by difficulty, humans only
 
 
@@ -212,7 +212,7 @@ def test_a_store_made_before_the_per_bin_counts_still_shows_the_page(monkeypatch
     app = run_page(PAGE)
     assert_clean(app)
     assert "re-ingest 2023" in messages(app)
-    traps = _table(app, "series", "items")
+    traps = _table(app, "series", "x/y")
     assert (traps["trap_near_b_items"] == 0).all() and (traps["trap_items"] > 0).all()
 
 
