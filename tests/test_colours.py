@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.figures import area_grid
-from dashboard.palette import MODEL_COLOURS, SYMBOLS, model_styles
+from dashboard.palette import DASHES, MODEL_COLOURS, SYMBOLS, model_styles, series_style_table
 from tests.test_browser import (
     ARTIFACTS,
     BROWSER_ARGS,
@@ -46,26 +46,34 @@ def test_a_label_keeps_its_colour_in_every_selection():
                 assert model_styles(list(order), catalogue) == {m: full[m] for m in subset}
 
 
-def test_colours_follow_the_label_hash_then_catalogue_order():
+def test_colours_follow_the_model_hash_then_catalogue_order():
     assert set(MODEL_COLOURS) == OKABE_ITO_SET
-    labels = [f"series-{i}" for i in range(40)]
+    models = [f"series-{i}" for i in range(40)]
     by_slot: dict[int, list[str]] = {}
-    for label in labels:
-        by_slot.setdefault(wanted_slot(label), []).append(label)
+    for model in models:
+        by_slot.setdefault(wanted_slot(model), []).append(model)
     first, second = next(group for group in by_slot.values() if len(group) >= 2)[:2]
     slot = wanted_slot(first)
-    # Alone, each takes the colour its hash names.
-    assert model_styles([second], [second])[second] == (MODEL_COLOURS[slot], SYMBOLS[0])
+    # Alone, each takes the colour its model's hash names, whatever the run's other words.
+    run = f"{second} · 4-shot · 30 seeds"
+    assert model_styles([run], [run])[run] == (MODEL_COLOURS[slot], SYMBOLS[0])
     # Together, the earlier one in the catalogue keeps it, the later one takes the next free.
     styles = model_styles([first, second], [first, second])
     assert styles[first] == (MODEL_COLOURS[slot], SYMBOLS[0])
     assert styles[second] == (MODEL_COLOURS[(slot + 1) % 6], SYMBOLS[0])
     swapped = model_styles([first, second], [second, first])
     assert swapped[second] == (MODEL_COLOURS[slot], SYMBOLS[0])
-    # Seven series in a six-colour palette: the seventh reuses a colour with another marker.
-    seven = model_styles(labels[:7], labels[:7])
+    # Seven models in a six-colour palette: the seventh reuses a colour with another marker.
+    seven = model_styles(models[:7], models[:7])
     assert len({colour for colour, _ in seven.values()}) == 6
     assert sorted(symbol for _, symbol in seven.values()).count(SYMBOLS[1]) == 1
+    # Two runs of one model: one colour, the model's first run its first symbol and a solid
+    # line, the next one the next symbol and dash.
+    runs = [f"{first} · 0-shot · 30 shuffles", f"{first} · few-shot · 30 seeds"]
+    table = series_style_table(runs, runs)
+    assert [(s.colour, s.symbol, s.dash) for s in table.values()] == [
+        (MODEL_COLOURS[slot], SYMBOLS[0], DASHES[0]), (MODEL_COLOURS[slot], SYMBOLS[1], DASHES[1])]
+    assert DASHES[0] == "solid" and "dash" not in DASHES, "plain dash marks a hull"
 
 
 def test_area_grid_keeps_pixel_gaps_between_legend_titles_and_rows():
@@ -114,8 +122,6 @@ def test_pages_keep_a_model_colour_across_selections(monkeypatch, pages_models_d
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     labels = _catalogue(pages_models_db)
     smol = next(label for label in labels if label.startswith("SmolLM2"))
-    # test-odd-base asks for the same colour as SmolLM2; the catalogue order settles it.
-    assert wanted_slot("test-odd-base") == wanted_slot(smol)
     seen: dict[str, set] = {}
     for chosen in (["test-odd-base"], [smol, "test-odd-base"], [smol], labels):
         app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)

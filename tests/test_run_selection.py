@@ -50,24 +50,17 @@ def _patterns(db, run_id: str, area: str) -> int:
     return int(count)
 
 
-def test_picker_shows_only_the_settings_that_differ():
+def test_picker_names_each_run_by_its_stored_label_grouped_by_model():
     catalogue = pd.DataFrame({
-        "model": ["solo · 0-shot · 30 shuffles", "rb · 0-shot · 30 shuffles",
-                  "rb · 0-shot · 10 shuffles", "rb · 4-shot · 10 shuffles"],
-        "model_id": ["solo", "rb", "rb", "rb"], "family": ["a", "b", "b", "b"],
-        "prompt_type": ["0-shot", "0-shot", "0-shot", "4-shot"],
-        "repetition": ["shuffle"] * 4, "n_shuffles": [30, 30, 10, 10], "seed": [0, 1, 1, 1],
-        "temperature": [float("nan")] * 4, "backend": ["random"] * 4,
+        "model": ["solo · 0-shot · 30 shuffles", "rb · 4-shot · 10 shuffles",
+                  "rb · 0-shot · 30 shuffles", "rb · 0-shot · 10 shuffles"],
+        "model_id": ["solo", "rb", "rb", "rb"], "family": ["b", "a", "a", "a"],
     })
     labels = run_choice_labels(catalogue)
-    assert labels == {"solo · 0-shot · 30 shuffles": "solo",
-                      "rb · 0-shot · 30 shuffles": "rb · 0-shot · 30 repetitions",
-                      "rb · 0-shot · 10 shuffles": "rb · 0-shot · 10 repetitions",
-                      "rb · 4-shot · 10 shuffles": "rb · 4-shot · 10 repetitions"}
-    # The seed differs between models but not among rb's runs, so no label shows it; runs
-    # alike in every setting keep their stored (unique) labels.
-    twins = catalogue.iloc[[1, 1]].assign(model=["rb · x", "rb · y"])
-    assert run_choice_labels(twins) == {"rb · x": "rb · x", "rb · y": "rb · y"}
+    # The picker reads as the legends do (issue 24: it used to say "rb · over seeds · file").
+    assert labels == {label: label for label in catalogue["model"]}
+    assert list(labels) == ["rb · 0-shot · 10 shuffles", "rb · 0-shot · 30 shuffles",
+                            "rb · 4-shot · 10 shuffles", "solo · 0-shot · 30 shuffles"]
 
 
 def test_pooling_is_named_and_sums_the_runs(two_random_runs_db):
