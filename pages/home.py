@@ -1,4 +1,10 @@
-"""Home: what is loaded, and where each model's θ falls in the human θ distribution."""
+"""Home: what is loaded, where each model's θ falls in the human θ distribution, and which
+pages to open next.
+
+A first-time reader sees a histogram and ticks and no question; the short guide above the
+figure says what the figure shows and names the four pages that test whether a model's θ means
+what a human's does. It stays a few lines high so the figure still starts inside a 1440×900
+window."""
 
 from __future__ import annotations
 
@@ -7,13 +13,29 @@ import streamlit as st
 from dashboard import queries
 from dashboard.figures import series_styles, show_figure
 from dashboard.lane_figure import histogram_with_lanes
-from dashboard.navigation import HOME, SECTIONS, VIEWS
+from dashboard.navigation import HOME, SECTIONS, VIEWS, View
 from dashboard.pattern_figure import short_labels
 from dashboard.state import open_page
 
 #: The θ axis in words. The N(0, 1) of INEP's recipe is the prior of the calibration's
 #: reference population, not the year's candidates (the histogram shows theirs).
 THETA_AXIS = "θ (ability, logits, on the scale of INEP's item parameters)"
+
+#: Where to go after the figure: (url_path of the view, icon, the question it answers).
+NEXT_STEPS: tuple[tuple[str, str, str], ...] = (
+    ("Accuracy_vs_ability", ":material/scatter_plot:", "Which items does it get right?"),
+    ("Person_fit", ":material/fingerprint:", "Could a person answer like that?"),
+    ("Test_information", ":material/straighten:", "How precise is θ where it lands?"),
+    ("Populations", ":material/groups:", "Which groups of people is it like?"),
+)
+
+
+def next_step_views() -> list[View]:
+    """The views :data:`NEXT_STEPS` names, in that order (looked up in the navigation, so a
+    renamed title follows)."""
+    by_path = {view.url_path: view for view in VIEWS}
+    return [by_path[path] for path, _, _ in NEXT_STEPS]
+
 
 st.set_page_config(page_title="ENEM × LLM: does the score mean the same?")
 filters = open_page("When an LLM passes ENEM, does its score mean what it means for a human?")
@@ -40,7 +62,15 @@ columns[2].metric("Candidates", f"{int(overview['candidates'].sum()):,}")
 columns[3].metric("Items", f"{int(overview['items'].sum()):,}")
 columns[4].metric("Models", catalogue["model_id"].nunique() if len(catalogue) else 0)
 columns[5].metric("Runs", int(catalogue["runs"].sum()) if len(catalogue) else 0)
-st.dataframe(overview, hide_index=True, width="stretch")
+
+st.markdown("**Where to start.** The figure below puts models and people on one ability scale, "
+            "θ: grey bars are this year's candidates, each tick under them one repetition of a "
+            "model. Then ask whether a model's θ means what a person's θ means:")
+for column, view, (_, icon, question) in zip(st.columns(len(NEXT_STEPS)), next_step_views(),
+                                              NEXT_STEPS, strict=True):
+    with column:
+        st.page_link(view.file, label=view.title, icon=icon)
+        st.caption(question)
 
 st.subheader(f"Model θ against the human θ distribution — {filters.year}")
 points = queries.model_points(filters.year, None, None, filters.language, filters.shots,
@@ -67,6 +97,7 @@ show_figure(
              "reference population), not this year's candidates, whose distribution the bars "
              "show." + filters.provenance),
 )
+st.dataframe(overview, hide_index=True, width="stretch")
 sections = {section: [v.title for v in VIEWS if v.section == section and v is not HOME]
             for section in SECTIONS}
 st.markdown("Pages — " + "; ".join(f"**{section}**: {', '.join(titles)}"
