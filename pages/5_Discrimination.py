@@ -78,10 +78,14 @@ for area in filters.areas:
 table = pd.concat(tables, ignore_index=True)
 if not per_run:
     table = table[[c for c in table if not c.startswith("DI · ")]]
-populations = (["humans"] + ([s for s in columns if s not in ("humans", "models", BASELINE)]
-                             if per_run else ["models"]) + [BASELINE])
-styles = (series_styles([p for p in populations[1:] if p != BASELINE], filters.series_order)
-          if per_run else {})
+# Humans are a population only where the store has their DI (a year stored from its item file
+# alone has none: no grey bars, legend entry or picker choice that would stand for nothing).
+with_humans = bool(table["human_di"].notna().any())
+populations = ((["humans"] if with_humans else [])
+               + ([s for s in columns if s not in ("humans", "models", BASELINE)]
+                  if per_run else ["models"]) + [BASELINE])
+model_populations = [p for p in populations if p not in ("humans", BASELINE)]
+styles = series_styles(model_populations, filters.series_order) if per_run else {}
 points_present = pd.DataFrame({"area": [a for a in filters.areas
                                         if patterns_per_area[a] or baseline_per_area[a]]})
 note_missing_runs(filters, points_present)
@@ -133,7 +137,9 @@ figure.update_layout(barmode="group", bargap=0.1)
 event = show_figure(
     figure, key="discrimination.figure", file_stem=f"discrimination_{filters.year}",
     image_format=filters.image_format, data=table, on_select=True,
-    caption=("Items per 0.1-wide DI bin: grey for humans (every candidate of the year), "
+    caption=("Items per 0.1-wide DI bin: "
+             + ("grey for humans (every candidate of the year), " if with_humans else
+                f"no human bars ({filters.year} holds no candidates' answers), ")
              + ("one colour per run, each run's patterns ranked by θ on their own"
                 if per_run else "blue for every selected model run's patterns ranked by θ "
                 "together")
@@ -158,10 +164,15 @@ summary = table.groupby("area").agg(
     model_missing=("model_di", lambda v: int(v.isna().sum())),
     random_good=("random_di", lambda v: int((v > GOOD_DI).sum())),
     **{f"good · {s}": (columns[s], lambda v: int((v > GOOD_DI).sum()))
-       for s in populations[1:] if per_run and s != BASELINE},
+       for s in model_populations if per_run},
 ).reset_index()
 summary["patterns_ranked"] = summary["area"].map(patterns_per_area)
 summary["random_patterns_ranked"] = summary["area"].map(baseline_per_area)
+# A count of 0 would claim that population was looked at: leave out the humans' columns in a
+# year without candidates and the baseline's when no random-baseline run is selected.
+absent = ((["human_good"] if not with_humans else [])
+          + (["random_good", "random_patterns_ranked"] if not baseline_labels else []))
+summary = summary.drop(columns=absent)
 st.dataframe(summary, hide_index=True, column_config={
     "human_good": "humans: items with DI > 0.2", "model_good": "models: items with DI > 0.2",
     "model_missing": "models: no DI", "patterns_ranked": "model patterns ranked",
@@ -188,7 +199,16 @@ bin_choice = right.selectbox("DI bin (lower edge)", bins, key="discrimination.bi
 shown = table[table["area"] == area_choice]
 if bin_choice != "all":
     shown = shown[np.isclose(bin_of(shown[columns[population]]), float(bin_choice))]
-st.dataframe(shown.sort_values("b", na_position="last"), hide_index=True, width="stretch",
+# Columns with no value at all (no candidates, no baseline run) are left out; the remaining
+# gaps (an item a population did not answer) read "—", not "None".
+shown = shown.sort_values("b", na_position="last")
+shown = shown[[c for c in shown.columns
+               if c == "area" or shown.empty or shown[c].notna().any()]]
+st.dataframe(shown.style.format(na_rep="—", precision=3, subset=[
+                 c for c in shown.columns if c not in ("area", "item_id", "skill")])
+             .format(na_rep="—", precision=0, subset=[
+                 c for c in ("item_id", "skill") if c in shown.columns]),
+             hide_index=True, width="stretch",
              column_config={
                  "human_di": st.column_config.NumberColumn("human DI", format="%.3f"),
                  "model_di": st.column_config.NumberColumn("model DI", format="%.3f"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from dashboard import access, queries
@@ -14,6 +16,24 @@ from store.schema import TABLES
 
 #: Every table of the schema but its bookkeeping (a new table is counted without an edit here).
 COUNTED_TABLES = tuple(name for name in TABLES if name not in ("meta", "ingests"))
+
+
+def for_display(frame: pd.DataFrame, first: list[str]) -> pd.DataFrame:
+    """``frame`` with the ``first`` columns leading (what a reader looks for, on screen without
+    scrolling sideways) and its missing texts and times written "—" (Streamlit would print
+    "None" or leave a blank that reads as an empty string)."""
+    leading = [column for column in first if column in frame.columns]
+    frame = frame[leading + [column for column in frame.columns if column not in leading]].copy()
+    for column in frame.columns:
+        values = frame[column]
+        if pd.api.types.is_datetime64_any_dtype(values):
+            frame[column] = [("—" if pd.isna(value) else f"{value:%Y-%m-%d %H:%M:%S}")
+                             for value in values]
+        elif values.dtype == object and values.isna().any():
+            frame[column] = values.map(lambda value: "—" if value is None or (
+                isinstance(value, float) and np.isnan(value)) else value)
+    return frame
+
 
 filters = open_page("Data: what is loaded and what was rejected")
 # A viewer is shown file names only: the server's folders are the operator's business.
@@ -27,6 +47,8 @@ if not operating:
     for column in ("microdata_file", "items_file"):
         history[column] = history[column].map(lambda file: file and Path(file).name)
 history["scoring"] = history["scoring"].map(scoring_words)
+history = for_display(history, ["year", "live", "layout", "is_synthetic", "scoring",
+                                "records_present", "nota_checked", "nota_matched"])
 st.dataframe(history, hide_index=True, width="stretch", column_config={
     "items_only": st.column_config.CheckboxColumn(
         "items only", help="stored from the item file alone (`ingest-items`): no candidates"),
@@ -46,7 +68,7 @@ if audit.empty:
             "only) or was ingested before audits were stored; re-ingest it to add one.")
 else:
     flagged = int(audit["flagged"].sum())
-    st.dataframe(audit, hide_index=True, width="stretch", column_config={
+    st.dataframe(for_display(audit, []), hide_index=True, width="stretch", column_config={
         "present": st.column_config.NumberColumn("present", format="localized",
                                                  help="candidates with TP_PRESENCA = 1"),
         "scored": st.column_config.NumberColumn("scored", format="localized"),
@@ -107,6 +129,8 @@ if runs.empty:
             "writes.")
 else:
     runs["scoring"] = runs["scoring"].map(scoring_words)
+    runs = for_display(runs, ["series", "status", "patterns", "years", "areas", "languages",
+                              "repetition", "repetitions", "backend", "scoring"])
     st.dataframe(runs, hide_index=True, width="stretch", column_config={
         "series": st.column_config.TextColumn("series", help="the name pages show"),
         "repetition": st.column_config.TextColumn(
