@@ -19,7 +19,13 @@ from dashboard.figures import (
     panel,
 )
 from dashboard.option_data import BAND_NAMES, HUMANS
-from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
+from dashboard.palette import (
+    HUMAN_COLOUR,
+    REFERENCE_COLOUR,
+    bar_pattern,
+    symbol_pattern,
+    with_alpha,
+)
 from enem.areas import OPTION_LETTERS
 
 _HEIGHT = 420
@@ -99,10 +105,12 @@ def position_figure(long: pd.DataFrame, tests: pd.DataFrame,
     figure = go.Figure()
     p_of = dict(zip(tests["series"], tests["p_value"]))
     for series, group in long.groupby("series", sort=False):
-        colour = styles[series][0]
+        colour, symbol = styles[series]
+        # Runs of one model share its colour; their bars differ by hatching.
         figure.add_trace(go.Bar(
             x=group["position"], y=group["share"], name=f"{series} (χ² {p_text(p_of[series])})",
-            marker_color=with_alpha(colour, 0.8),
+            marker={"color": with_alpha(colour, 0.8),
+                    "pattern": bar_pattern(symbol_pattern(symbol))},
             customdata=np.column_stack([group["chosen"], group["key"]]),
             hovertemplate=(f"{series}<br>shown as %{{x}}: %{{customdata[0]}} answers "
                            "(%{y:.1%})<br>key shown as %{x}: %{customdata[1]}<extra></extra>")))

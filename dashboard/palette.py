@@ -34,6 +34,10 @@ SYMBOLS: tuple[str, ...] = ("circle", "diamond", "square", "triangle-up", "cross
 DASHES: tuple[str, ...] = ("solid", "dot", "dashdot", "longdash", "longdashdot",
                            "2px,6px", "10px,3px,2px,3px,2px,3px")
 
+#: Bar fill patterns of series drawn as bars, paired with :data:`SYMBOLS` ('' = plain fill):
+#: bars have no marker symbol, so the runs of one model differ by hatching.
+PATTERNS: tuple[str, ...] = ("", "/", ".", "x", "-", "|", "+", "\\")
+
 #: What separates a run label's parts: the model id comes first (``model · prompt · reps``).
 LABEL_SEPARATOR = " · "
 
@@ -72,11 +76,13 @@ def series_model(label: str, models: Mapping[str, str] | None = None) -> str:
 
 @dataclass(frozen=True)
 class SeriesStyle:
-    """How one series is drawn: its model's colour, its own marker symbol and line dash."""
+    """How one series is drawn: its model's colour, its own marker symbol, line dash and bar
+    pattern."""
 
     colour: str
     symbol: str
     dash: str
+    pattern: str = ""
 
 
 def series_style_table(labels: Iterable[str], catalogue: Iterable[str] | None = None,
@@ -89,8 +95,8 @@ def series_style_table(labels: Iterable[str], catalogue: Iterable[str] | None = 
     from it, sorted), in order of first appearance, takes the colour its
     :func:`preferred_slot` names, or the next free one when an earlier model holds it; once
     all :data:`MODEL_COLOURS` are taken, a next round of models reuses them. The runs of one
-    model share its colour and differ by symbol and dash: the v-th run of a model of round r
-    takes symbol and dash number ``r + v × rounds``, so two series shown together never share
+    model share its colour and differ by symbol, dash and bar pattern: the v-th run of a model of round r
+    takes symbol, dash and pattern number ``r + v × rounds``, so two series shown together never share
     (colour, symbol) while a colour is shared by fewer than ``len(SYMBOLS)`` series. A pooled
     series (named by its model) is its model's first and takes the model's first style.
     """
@@ -117,7 +123,8 @@ def series_style_table(labels: Iterable[str], catalogue: Iterable[str] | None = 
         for variant, label in enumerate(model_runs):
             number = round_ + variant * rounds
             styles[label] = SeriesStyle(colour, SYMBOLS[number % len(SYMBOLS)],
-                                        DASHES[number % len(DASHES)])
+                                        DASHES[number % len(DASHES)],
+                                        symbol_pattern(SYMBOLS[number % len(SYMBOLS)]))
     return {label: styles[label] for label in wanted}
 
 
@@ -135,6 +142,21 @@ def series_dash(label: str, catalogue: Iterable[str] | None = None,
     """The plotly line dash of one series (see :func:`series_style_table`): 'solid' for a
     model's first run, another dash for its other runs and for models sharing a colour."""
     return series_style_table([label], catalogue, models)[label].dash
+
+
+def symbol_pattern(symbol: str) -> str:
+    """The bar pattern that goes with a series' marker symbol (the same number in
+    :data:`SYMBOLS` and :data:`PATTERNS`), so a figure that gets only (colour, symbol) can
+    hatch a model's other runs' bars; '' for the first symbol and unknown ones."""
+    return PATTERNS[SYMBOLS.index(symbol) % len(PATTERNS)] if symbol in SYMBOLS else ""
+
+
+def bar_pattern(shape: str) -> dict | None:
+    """A bar marker's ``pattern`` for a series' :attr:`SeriesStyle.pattern`: white hatching
+    over the bar's own colour (None for a plain bar)."""
+    if not shape:
+        return None
+    return {"shape": shape, "fillmode": "overlay", "fgcolor": "white", "size": 7, "solidity": 0.3}
 
 
 def with_alpha(colour: str, alpha: float) -> str:

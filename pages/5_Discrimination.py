@@ -18,7 +18,14 @@ import streamlit as st
 
 from dashboard import paper_queries, queries
 from dashboard.figures import area_grid, panel, series_styles, show_figure
-from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, REFERENCE_COLOUR, with_alpha
+from dashboard.palette import (
+    HUMAN_COLOUR,
+    OKABE_ITO,
+    REFERENCE_COLOUR,
+    bar_pattern,
+    symbol_pattern,
+    with_alpha,
+)
 from dashboard.state import note_missing_runs, open_page
 from dashboard.summaries import model_item_di
 
@@ -95,9 +102,10 @@ def population_marker(population: str) -> dict:
     """The bars' marker of a population: its colour, or the baseline's hatching."""
     if population == BASELINE:
         return BASELINE_MARKER
-    colour = (HUMAN_COLOUR if population == "humans" else
-              styles[population][0] if per_run else OKABE_ITO[0])
-    return {"color": with_alpha(colour, 0.75)}
+    colour, symbol = (styles[population] if per_run and population in styles
+                      else (HUMAN_COLOUR if population == "humans" else OKABE_ITO[0], ""))
+    # Runs of one model share its colour; their bars differ by hatching.
+    return {"color": with_alpha(colour, 0.75), "pattern": bar_pattern(symbol_pattern(symbol))}
 
 
 def population_patterns(population: str, area: str) -> int:
@@ -110,6 +118,7 @@ shown_legend: set[str] = set()
 for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
     part = table[table["area"] == area]
+    tallest = 0
     for population in populations:
         values = part.get(columns[population])
         if population != "humans" and (population_patterns(population, area) == 0
@@ -126,12 +135,15 @@ for index, area in enumerate(filters.areas):
         ), row=row, col=col)
         trace_keys.append((area, population))
         shown_legend.add(population)
+        tallest = max(tallest, int(counts.max()))
     figure.add_vline(x=GOOD_DI, line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1},
                      annotation_text="DI = 0.2", annotation_position="top right", row=row,
                      col=col)
     figure.update_xaxes(title_text="discrimination index (top 25% − bottom 25%, proportion)",
                         range=[-1, 1], row=row, col=col)
-    figure.update_yaxes(title_text="items", row=row, col=col)
+    # Headroom above the tallest bar, so it does not end on the frame nor run under the
+    # "DI = 0.2" label at the top.
+    figure.update_yaxes(title_text="items", range=[0, max(tallest, 1) * 1.18], row=row, col=col)
 # Side by side, not overlaid: a click then lands on the bar that was clicked.
 figure.update_layout(barmode="group", bargap=0.1)
 event = show_figure(
@@ -173,7 +185,7 @@ summary["random_patterns_ranked"] = summary["area"].map(baseline_per_area)
 absent = ((["human_good"] if not with_humans else [])
           + (["random_good", "random_patterns_ranked"] if not baseline_labels else []))
 summary = summary.drop(columns=absent)
-st.dataframe(summary, hide_index=True, column_config={
+st.dataframe(summary, hide_index=True, placeholder="—", column_config={
     "human_good": "humans: items with DI > 0.2", "model_good": "models: items with DI > 0.2",
     "model_missing": "models: no DI", "patterns_ranked": "model patterns ranked",
     "random_good": "random baseline: items with DI > 0.2",
@@ -200,15 +212,11 @@ shown = table[table["area"] == area_choice]
 if bin_choice != "all":
     shown = shown[np.isclose(bin_of(shown[columns[population]]), float(bin_choice))]
 # Columns with no value at all (no candidates, no baseline run) are left out; the remaining
-# gaps (an item a population did not answer) read "—", not "None".
+# gaps (an item a population has no DI for) read "—", not "None".
 shown = shown.sort_values("b", na_position="last")
 shown = shown[[c for c in shown.columns
                if c == "area" or shown.empty or shown[c].notna().any()]]
-st.dataframe(shown.style.format(na_rep="—", precision=3, subset=[
-                 c for c in shown.columns if c not in ("area", "item_id", "skill")])
-             .format(na_rep="—", precision=0, subset=[
-                 c for c in ("item_id", "skill") if c in shown.columns]),
-             hide_index=True, width="stretch",
+st.dataframe(shown, hide_index=True, width="stretch", placeholder="—",
              column_config={
                  "human_di": st.column_config.NumberColumn("human DI", format="%.3f"),
                  "model_di": st.column_config.NumberColumn("model DI", format="%.3f"),

@@ -97,9 +97,14 @@ def test_the_paper_series_take_their_model_colour_and_never_share_a_style():
 def test_lines_of_one_model_differ_by_dash_and_crowded_models_by_symbol_and_dash():
     catalogue = sorted(SEED_SERIES + SHUFFLE_SERIES)
     dashes = {label: palette.series_dash(label, catalogue) for label in catalogue}
+    styles = model_styles(catalogue, catalogue)
+    hatching = {label: palette.symbol_pattern(styles[label][1]) for label in catalogue}
     for model in PAPER_MODELS:
         runs = [label for label in catalogue if label.startswith(model + " · ")]
         assert len({dashes[label] for label in runs}) == len(runs), (model, dashes)
+        # Bars have no symbol: a model's runs differ by hatching, its first run plain.
+        assert len({hatching[label] for label in runs}) == len(runs), (model, hatching)
+        assert hatching[runs[0]] == "" and dashes[runs[0]] == "solid"
     # Nine models, two runs each: more models than colours. The later ones reuse a colour
     # with another symbol and dash, so no two series share (colour, symbol) or (colour, dash).
     many = [f"model-{i} · 0-shot · 30 {kind}" for i in range(9) for kind in ("seeds", "shuffles")]
