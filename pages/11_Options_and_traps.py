@@ -68,7 +68,7 @@ if not results.has_option_counts:
             "difficulty below need only the model runs.")
 else:
     traps = with_ratio(results.traps)
-    st.dataframe(traps, hide_index=True, width="stretch", column_config=trap_column_config())
+    st.dataframe(traps, hide_index=True, placeholder="—", width="stretch", column_config=trap_column_config())
     st.caption(
         "Humans: every candidate of the year (item p-values, pooled over booklets by item); "
         f"runs: their answers in the selection ({filters.prompt_label}), on the items they "
@@ -105,7 +105,7 @@ else:
                                    for item, area in zip(table["item_id"], table["area"])])
     table = table[[c for c in ITEM_COLUMNS if c in table.columns]].sort_values(
         ["area", "b"], na_position="last").reset_index(drop=True)
-    event = st.dataframe(table, hide_index=True, width="stretch", key="options.items",
+    event = st.dataframe(table, hide_index=True, placeholder="—", width="stretch", key="options.items",
                          on_select="rerun", selection_mode="single-row",
                          column_config=item_column_config())
     st.caption(
@@ -138,7 +138,7 @@ else:
                              key="options.pair.second")
     agreement = choice_agreement(answers, first, second)
     pair = pair_table(answers, first, second, results.model_theta)
-    st.dataframe(pair, hide_index=True, column_config={
+    st.dataframe(pair, hide_index=True, placeholder="—", column_config={
         "accuracy": st.column_config.NumberColumn(format="%.3f"),
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.2f")})
     st.caption(
@@ -174,7 +174,7 @@ else:
                  "Imported shuffle runs record only where the key and the chosen option were "
                  "shown, which is all this figure needs. " + filters.prompt_label + "."
                  + filters.provenance))
-    st.dataframe(with_p_text(chi_square), hide_index=True, column_config={
+    st.dataframe(with_p_text(chi_square), hide_index=True, placeholder="—", column_config={
         "chi2": st.column_config.NumberColumn("χ²", format="%.2f"),
         "p_value": st.column_config.TextColumn("p")})
 if unordered:
@@ -235,7 +235,7 @@ else:
                  "out; the table gives every selected run." + filters.provenance))
     fits = key_fits[key_fits["series"].isin(moved)]
     st.dataframe(with_p_text(fits[["series", "area", "items", "r", "p_value"]]),
-                 hide_index=True, column_config={
+                 hide_index=True, placeholder="—", column_config={
                      "items": st.column_config.NumberColumn("items", format="%d"),
                      "r": st.column_config.NumberColumn("Pearson r", format="%.2f"),
                      "p_value": st.column_config.TextColumn("p")})
@@ -272,7 +272,7 @@ if not results.has_lengths:
     st.info("No question texts are stored for these areas, so there are no lengths to compare; "
             "import them with `enem-llm import-questions`.")
 else:
-    st.dataframe(with_p_text(lengths), hide_index=True, width="stretch",
+    st.dataframe(with_p_text(lengths), hide_index=True, placeholder="—", width="stretch",
                  column_config=length_column_config())
     st.caption(
         "Welch's t-test (unequal variances) of the mean length in characters of the question "

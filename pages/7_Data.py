@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -19,20 +18,10 @@ COUNTED_TABLES = tuple(name for name in TABLES if name not in ("meta", "ingests"
 
 
 def for_display(frame: pd.DataFrame, first: list[str]) -> pd.DataFrame:
-    """``frame`` with the ``first`` columns leading (what a reader looks for, on screen without
-    scrolling sideways) and its missing texts and times written "—" (Streamlit would print
-    "None" or leave a blank that reads as an empty string)."""
+    """``frame`` with the ``first`` columns leading: what a reader looks for, on screen without
+    scrolling sideways."""
     leading = [column for column in first if column in frame.columns]
-    frame = frame[leading + [column for column in frame.columns if column not in leading]].copy()
-    for column in frame.columns:
-        values = frame[column]
-        if pd.api.types.is_datetime64_any_dtype(values):
-            frame[column] = [("—" if pd.isna(value) else f"{value:%Y-%m-%d %H:%M:%S}")
-                             for value in values]
-        elif values.dtype == object and values.isna().any():
-            frame[column] = values.map(lambda value: "—" if value is None or (
-                isinstance(value, float) and np.isnan(value)) else value)
-    return frame
+    return frame[leading + [column for column in frame.columns if column not in leading]]
 
 
 filters = open_page("Data: what is loaded and what was rejected")
@@ -49,7 +38,7 @@ if not operating:
 history["scoring"] = history["scoring"].map(scoring_words)
 history = for_display(history, ["year", "live", "layout", "is_synthetic", "scoring",
                                 "records_present", "nota_checked", "nota_matched"])
-st.dataframe(history, hide_index=True, width="stretch", column_config={
+st.dataframe(history, hide_index=True, placeholder="—", width="stretch", column_config={
     "items_only": st.column_config.CheckboxColumn(
         "items only", help="stored from the item file alone (`ingest-items`): no candidates"),
     "scoring": st.column_config.TextColumn(
@@ -68,7 +57,7 @@ if audit.empty:
             "only) or was ingested before audits were stored; re-ingest it to add one.")
 else:
     flagged = int(audit["flagged"].sum())
-    st.dataframe(for_display(audit, []), hide_index=True, width="stretch", column_config={
+    st.dataframe(for_display(audit, []), hide_index=True, placeholder="—", width="stretch", column_config={
         "present": st.column_config.NumberColumn("present", format="localized",
                                                  help="candidates with TP_PRESENCA = 1"),
         "scored": st.column_config.NumberColumn("scored", format="localized"),
@@ -100,7 +89,7 @@ else:
 
 st.subheader("Rows per table")
 counts = queries.table_counts(COUNTED_TABLES)
-st.dataframe(counts, hide_index=True, column_config={
+st.dataframe(counts, hide_index=True, placeholder="—", column_config={
     "rows": st.column_config.NumberColumn("rows", format="localized")})
 
 st.subheader("Rejected rows")
@@ -108,14 +97,14 @@ summary = queries.reject_summary()
 if summary.empty:
     st.success("Nothing was rejected: every row of every ingested file could be used.")
 else:
-    st.dataframe(summary, hide_index=True, width="stretch")
+    st.dataframe(summary, hide_index=True, placeholder="—", width="stretch")
     reasons = ["every reason"] + sorted(summary.loc[summary["year"] == filters.year, "reason"]
                                         .unique())
     reason = st.selectbox(f"Show rejected rows of {filters.year} for", reasons,
                           key="data.reason")
     sample = queries.reject_sample(filters.year, None if reason == "every reason" else reason,
                                    200)
-    st.dataframe(sample, hide_index=True, width="stretch")
+    st.dataframe(sample, hide_index=True, placeholder="—", width="stretch")
     st.caption("At most 200 rows are shown; `kind` says whether a CSV line, a candidate's area "
                "record or an item row was set aside, and `reason` why.")
     st.download_button("Rejected rows shown (CSV)", data=sample.to_csv(index=False),
@@ -131,7 +120,7 @@ else:
     runs["scoring"] = runs["scoring"].map(scoring_words)
     runs = for_display(runs, ["series", "status", "patterns", "years", "areas", "languages",
                               "repetition", "repetitions", "backend", "scoring"])
-    st.dataframe(runs, hide_index=True, width="stretch", column_config={
+    st.dataframe(runs, hide_index=True, placeholder="—", width="stretch", column_config={
         "series": st.column_config.TextColumn("series", help="the name pages show"),
         "repetition": st.column_config.TextColumn(
             "repetition", help="shuffle: the options reordered per repetition; seed: sampling "
