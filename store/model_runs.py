@@ -219,8 +219,15 @@ def begin_run(con: duckdb.DuckDBPyConnection, run: dict, model: dict) -> None:
     run_id = run["run_id"]
     for table in ("model_responses", "model_scores", "model_runs"):
         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+    # A run that names no family, size or tuning (the Runs page's form left blank) keeps what
+    # the model's earlier runs stored: the sidebar groups runs by family.
     con.execute(
-        """INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?)""",
+        """INSERT INTO models VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (model_id) DO UPDATE SET
+               family = coalesce(excluded.family, family),
+               size = coalesce(excluded.size, size),
+               instruction_tuned = coalesce(excluded.instruction_tuned, instruction_tuned),
+               notes = coalesce(excluded.notes, notes)""",
         [model["model_id"], model.get("family"), model.get("size"),
          model.get("instruction_tuned"), model.get("notes")],
     )

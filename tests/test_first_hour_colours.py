@@ -182,7 +182,12 @@ def test_the_picker_names_the_paper_runs_as_the_charts_do(paper_db):  # noqa: F8
 
 def test_a_run_launched_from_the_ui_has_one_name_in_picker_legend_and_caption(monkeypatch,
                                                                              ui_run_db):
-    assert UI_LABEL in set(_catalogue(ui_run_db)["model"])
+    catalogue = _catalogue(ui_run_db)
+    assert UI_LABEL in set(catalogue["model"])
+    # The form left the family blank: the model keeps the family its demo run stored, so the
+    # Families picker does not move it to "unknown family".
+    assert set(catalogue.loc[catalogue["model_id"] == "random-baseline", "family"]) == {
+        "baseline"}
     monkeypatch.setenv("ENEM_DB", str(ui_run_db))
     app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN"})
     assert_clean(app)
