@@ -102,6 +102,21 @@ def model_ability_table(points: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def left_out_cells(everyone: pd.DataFrame, kept: pd.DataFrame,
+                   keys: tuple[str, ...] = ("theta_bin", "lz_bin")) -> pd.DataFrame:
+    """The histogram cells (``keys``, n) holding the candidates that are in ``everyone`` but
+    not in ``kept``, e.g. the all-blank tests of a histogram queried with and without them;
+    n > 0 only, sorted by ``keys``."""
+    columns = [*keys, "n"]
+    if everyone.empty:
+        return pd.DataFrame(columns=columns)
+    merged = everyone[columns].merge(kept[columns] if len(kept) else pd.DataFrame(columns=columns),
+                                     on=list(keys), how="left", suffixes=("", "_kept"))
+    merged["n"] = merged["n"] - pd.to_numeric(merged["n_kept"]).fillna(0)
+    left = merged.loc[merged["n"] > 0, columns]
+    return left.sort_values(list(keys)).reset_index(drop=True)
+
+
 @dataclass(frozen=True)
 class FitVerdict:
     """Person-fit summary of one model in one area."""
@@ -141,6 +156,13 @@ def informative_intervals(grid: ArrayLike, informative: ArrayLike) -> list[tuple
     return intervals
 
 
+#: What :func:`information_verdict`'s words imply, for the verdict column's help.
+VERDICT_HELP = ("Where the model's mean θ falls on the exam's information curve. Above the "
+                "range: the exam cannot tell this model apart from stronger candidates; below "
+                "it: from weaker ones; in a gap: its θ is measured loosely. SE: the exam's "
+                "SE(θ) at the mean θ; the 95% interval is the one drawn in the figure.")
+
+
 def information_verdict(
     theta: float, low: float, high: float, intervals: list[tuple[float, float]],
     se_at_theta: float,
@@ -152,9 +174,10 @@ def information_verdict(
         return "this exam is not informative anywhere on the θ axis at the chosen threshold"
     first, last = intervals[0][0], intervals[-1][1]
     inside = any(lo <= theta <= hi for lo, hi in intervals)
+    # Short enough to sit beside the series name in a 1440-px table; what "above" and
+    # "below" imply is the column's help (:data:`VERDICT_HELP`).
     if theta > last:
-        where = ("θ falls above the range where this exam has information: it cannot tell this "
-                 "model apart from stronger candidates")
+        where = "θ falls above the range where this exam has information"
     elif theta < first:
         where = "θ falls below the range where this exam has information"
     elif not inside:

@@ -16,6 +16,11 @@ from dashboard.trust import humans_se_at, random_answer_theta, trust_verdict
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store.histograms import THETA_BIN_WIDTH
 
+#: The table's columns: the series, the verdict and the check behind most verdicts first, so a
+#: reader sees them without scrolling; the remaining measures after them.
+TRUST_COLUMNS = ("model", "area", "theta_trusted", "share_below_p5", "mean_theta", "mean_se",
+                 "human_se", "se_ratio", "exam_se", "random_p", "booklet_id", "patterns")
+
 
 def form_bank(year: int, booklet: int, item_language: int | None) -> ItemBank:
     """The 3PL bank of one booklet form (items without parameters kept, unusable)."""
@@ -35,8 +40,9 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
                 ) -> pd.DataFrame:
     """One row per (model, area) of ``points`` (``selected_model_points``) with the checks.
 
-    Columns: model, area, patterns, booklet_id, mean_theta, mean_se, human_se, se_ratio,
-    exam_se, share_below_p5, random_p, theta_trusted (the verdict in words).
+    Columns :data:`TRUST_COLUMNS`: model, area, theta_trusted (the verdict in words),
+    share_below_p5, mean_theta, mean_se, human_se (NaN: no candidate in the model's θ bin),
+    se_ratio, exam_se, random_p, booklet_id, patterns.
     """
     rows = []
     scoring = filters.profile.get("scoring")
@@ -60,4 +66,4 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
             "share_below_p5": verdict.fit.share_below, "random_p": verdict.random_p,
             "theta_trusted": verdict.words,
         })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(TRUST_COLUMNS))

@@ -16,6 +16,10 @@ from dashboard.figures import CTT_TITLE, REGION_RULE, humans_and_models_figure, 
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import histogram_percentile, model_ability_table
 
+#: The table's columns, the human percentile first after the series and area.
+ACCURACY_COLUMNS = ["model", "area", "human_percentile", "mean_theta", "sd_theta", "mean_ctt",
+                    "sd_ctt", "mean_se", "mean_lz", "sd_lz", "patterns"]
+
 filters = open_page("Accuracy vs ability: CTT score against θ")
 
 densities = {
@@ -55,26 +59,36 @@ else:
         value = histogram_percentile(hist["theta_bin"], hist["n"], 0.1, [row.mean_theta])[0]
         percentiles.append(value)
     table["human_percentile"] = np.round(percentiles, 1)
+    # The percentile is what a reader comes for: right after the series name and area, so it
+    # is on screen at 1440 px with the sidebar open; the CSV keeps the same order.
+    table = table[ACCURACY_COLUMNS]
     st.dataframe(
-        table, hide_index=True, width="stretch",
+        table, hide_index=True, width="stretch", placeholder="—",
         column_config={
-            "model": "model", "patterns": st.column_config.NumberColumn(
-                "patterns", help="response patterns: runs × shuffles"),
-            "mean_ctt": st.column_config.NumberColumn("mean CTT", format="%.1f"),
-            "sd_ctt": st.column_config.NumberColumn("SD CTT", format="%.2f"),
-            "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
-            "sd_theta": st.column_config.NumberColumn("SD θ", format="%.3f"),
-            "mean_se": st.column_config.NumberColumn("mean SE(θ)", format="%.3f"),
-            "mean_lz": st.column_config.NumberColumn("mean l_z", format="%.2f"),
-            "sd_lz": st.column_config.NumberColumn("SD l_z", format="%.2f"),
+            "model": st.column_config.TextColumn("model", pinned=True),
+            "area": st.column_config.TextColumn("area", width=50),
             "human_percentile": st.column_config.NumberColumn(
                 "human percentile of mean θ", format="%.1f",
-                help=f"Share of {filters.group_label} with a lower θ (read from 0.1-wide bins)"),
+                help=(f"Share of {filters.group_label} with a lower θ than the model's mean "
+                      "θ, in % (read from 0.1-wide bins); — : no candidates to compare with")),
+            "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
+            "sd_theta": st.column_config.NumberColumn(
+                "SD θ", format="%.3f", help="— : a single repetition has no SD"),
+            "mean_ctt": st.column_config.NumberColumn("mean CTT", format="%.1f"),
+            "sd_ctt": st.column_config.NumberColumn(
+                "SD CTT", format="%.2f", help="— : a single repetition has no SD"),
+            "mean_se": st.column_config.NumberColumn("mean SE(θ)", format="%.3f"),
+            "mean_lz": st.column_config.NumberColumn("mean l_z", format="%.2f"),
+            "sd_lz": st.column_config.NumberColumn(
+                "SD l_z", format="%.2f", help="— : a single repetition has no SD"),
+            "patterns": st.column_config.NumberColumn(
+                "patterns", help="response patterns: runs × shuffles"),
         },
     )
     st.caption(f"Mean and standard deviation over every shuffle of the model "
                f"({filters.prompt_label}); the percentile places the mean θ among "
-               f"{filters.group_label}.")
+               f"{filters.group_label}. — : not defined (one repetition has no SD; no "
+               "candidates, no percentile).")
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"model_accuracy_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="accuracy.table.csv")

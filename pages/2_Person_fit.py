@@ -9,8 +9,11 @@ informative band and a comparison with random answering (``dashboard.trust``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import queries
@@ -27,9 +30,22 @@ from dashboard.lane_figure import histogram_with_lanes
 from dashboard.palette import REFERENCE_COLOUR
 from dashboard.pattern_figure import short_labels
 from dashboard.state import note_missing_runs, open_page, selected_model_points
-from dashboard.summaries import histogram_quantile
+from dashboard.summaries import histogram_quantile, left_out_cells
 from dashboard.trust import RULE
 from dashboard.trust_table import trust_table
+
+#: The dashed reference line's name, in the legend of both figures (a label inside a panel sat
+#: on the markers and contours).
+P5_NAME = "humans' 5th percentile of l_z"
+P5_LINE = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1}
+BLANK_NAME = "all-blank tests (no answer marked)"
+
+
+def legend_line(figure: go.Figure, row: int, col: int) -> None:
+    """A legend entry (no data) naming the dashed line of the humans' 5th percentile."""
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=P5_NAME, line=P5_LINE,
+                                legendgroup="p5", hoverinfo="skip"), row=row, col=col)
+
 
 filters = open_page("Person fit: l_z against θ")
 
@@ -44,13 +60,39 @@ human_p5 = {area: histogram_quantile(m["lz_bin"], m["n"], 0.1, 0.05)
 points = selected_model_points(filters)
 note_missing_runs(filters, points)
 
+# All-blank tests share one all-wrong pattern per booklet: hundreds of candidates in a cell or
+# two at the lowest θ, the darkest cells of the grey. They are boxed and named in the legend.
+blank_cells = {}
+if filters.include_blank:
+    without_blank = replace(filters, include_blank=False)
+    blank_cells = {area: left_out_cells(densities[area], queries.human_theta_lz(
+        *without_blank.human_args(area))) for area in filters.areas}
+blank_total = int(sum(cells["n"].sum() for cells in blank_cells.values()))
+
 figure = humans_and_models_grid(filters.areas, densities, points, y="lz", y_bin="lz_bin",
                                 y_width=0.1, y_title=LZ_TITLE, y_label="l_z")
+blank_in_legend = False
 for index, area in enumerate(filters.areas):
+    row, col = panel(index, 2)
     if np.isfinite(human_p5[area]):
-        row, col = panel(index, 2)
-        reference_line(figure, row, col, y=human_p5[area], label="humans' 5th percentile",
-                       line={"color": REFERENCE_COLOUR, "dash": "dash", "width": 1})
+        reference_line(figure, row, col, y=human_p5[area], line=P5_LINE)
+    cells = blank_cells.get(area)
+    if cells is not None and len(cells):
+        figure.add_trace(go.Scatter(
+            x=cells["theta_bin"] + 0.05, y=cells["lz_bin"] + 0.05, mode="markers",
+            name=BLANK_NAME, legendgroup="blank", showlegend=not blank_in_legend,
+            marker={"symbol": "square-open", "size": 16, "color": REFERENCE_COLOUR,
+                    "line": {"width": 1.5}},
+            customdata=cells["n"], hovertemplate=(f"{area}: %{{customdata:,}} all-blank tests"
+                                                  "<extra></extra>")), row=row, col=col)
+        blank_in_legend = True
+if any(np.isfinite(value) for value in human_p5.values()):
+    legend_line(figure, 1, 1)
+blank_words = (f" Boxed: the {blank_total:,} all-blank tests (no answer marked, scored as all "
+               "wrong): a cell per booklet at its lowest θ, where an all-wrong pattern fits "
+               "well (high l_z); the sidebar's switch leaves them out." if blank_total else "")
+blank_lz = (sum(float((cells["lz_bin"] * cells["n"]).sum()) for cells in blank_cells.values())
+            / blank_total + 0.05 if blank_total else float("nan"))
 show_figure(
     figure, key="fit.figure", file_stem=f"lz_vs_theta_{filters.year}_{filters.language}",
     image_format=filters.image_format,
@@ -59,8 +101,7 @@ show_figure(
     caption=(f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; coloured: one "
              f"marker per model repetition (shuffle or seed; {filters.prompt_label}); "
              f"{REGION_RULE}; dashed: the humans' 5th percentile of l_z. Below it = less coherent "
-             "than 95% of humans."
-             + filters.provenance),
+             "than 95% of humans." + blank_words + filters.provenance),
 )
 
 st.subheader("The human l_z distribution for reference")
@@ -69,7 +110,9 @@ lane_names, shared_tail = short_labels(sorted(points["model"].unique()) if len(p
 reference, table = histogram_with_lanes(
     filters.areas, {area: m.rename(columns={"lz_bin": "bin"}) for area, m in marginals.items()},
     points, "lz", bin_width=0.1, styles=styles, x_title=LZ_TITLE, human_label="humans",
-    lane_names=lane_names, references=human_p5, reference_name="humans' 5th percentile")
+    lane_names=lane_names, references=human_p5)
+if any(np.isfinite(value) for value in human_p5.values()):
+    legend_line(reference, 2, 1)
 show_figure(
     reference, key="fit.reference", file_stem=f"lz_distribution_{filters.year}",
     image_format=filters.image_format, data=table,
@@ -77,7 +120,9 @@ show_figure(
              "−10 and 5 in the edge bins). Under them, one lane per model: each tick is one "
              f"repetition's l_z ({filters.prompt_label}"
              + (f"; every lane's run is {shared_tail}" if shared_tail else "")
-             + "). Dashed: the humans' 5th percentile." + filters.provenance),
+             + "). Dashed: the humans' 5th percentile."
+             + (f" The all-blank tests add a lone bar at l_z ≈ {blank_lz:.1f}."
+                if blank_total else "") + filters.provenance),
 )
 
 st.subheader("Which models' θ can be trusted?")
@@ -85,26 +130,42 @@ if points.empty:
     st.caption("The table fills in once the selection has model runs.")
 else:
     table = trust_table(filters, points, human_p5)
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "booklet_id": st.column_config.NumberColumn("booklet", format="%d",
-                                                    help="the booklet whose items give the "
-                                                         "test information"),
+    # The verdict and the check behind most verdicts first (on screen at 1440 px with the
+    # sidebar open); "—" where a value cannot be had, each column's help saying why.
+    st.dataframe(table, hide_index=True, width="stretch", placeholder="—", column_config={
+        "model": st.column_config.TextColumn("model", pinned=True),
+        "area": st.column_config.TextColumn("area", width=50),
+        "theta_trusted": st.column_config.TextColumn(
+            "θ trusted?", help="yes only when all four checks below pass (the rule under the "
+                               "table); undecided when a check has nothing to compare with"),
+        "share_below_p5": st.column_config.ProgressColumn(
+            "share below humans' 5th pct l_z", format="percent", min_value=0.0, max_value=1.0,
+            help="share of the repetitions whose l_z is below the humans' 5th percentile; — : "
+                 "no humans to give a percentile"),
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
         "mean_se": st.column_config.NumberColumn("model SE", format="%.3f"),
         "human_se": st.column_config.NumberColumn(
             "humans' SE at θ", format="%.3f",
-            help="mean SE of the humans whose θ is in the model's 0.1-wide θ bin"),
-        "se_ratio": st.column_config.NumberColumn("SE ratio", format="%.2f"),
-        "exam_se": st.column_config.NumberColumn("exam SE at θ", format="%.3f",
-                                                 help="1/√I(θ) of the booklet's items"),
-        "share_below_p5": st.column_config.ProgressColumn(
-            "share below humans' 5th pct l_z", format="percent", min_value=0.0,
-            max_value=1.0),
-        "random_p": st.column_config.NumberColumn("p vs random", format="%.2g",
-                                                  help="Mann–Whitney U, two-sided"),
-        "theta_trusted": st.column_config.TextColumn("θ trusted?"),
+            help="mean SE of the humans whose θ is in the model's 0.1-wide θ bin; — : no "
+                 "candidate at this θ"),
+        "se_ratio": st.column_config.NumberColumn(
+            "SE ratio", format="%.2f",
+            help="model SE ÷ humans' SE at θ; — : no candidate at this θ to compare with"),
+        "exam_se": st.column_config.NumberColumn(
+            "exam SE at θ", format="%.3f",
+            help="1/√I(θ) of the booklet's items; — : no booklet to read it from"),
+        "random_p": st.column_config.NumberColumn(
+            "p vs random", format="%.2g",
+            help="Mann–Whitney U, two-sided; — : no booklet to simulate random answers on"),
+        "booklet_id": st.column_config.NumberColumn(
+            "booklet", format="%d",
+            help="the booklet whose items give the test information; — : none chosen"),
+        "patterns": st.column_config.NumberColumn(
+            "patterns", help="response patterns: runs × repetitions"),
     })
-    st.caption(RULE + f" Humans: {filters.group_label}." + filters.provenance)
+    st.caption(RULE + f" Humans: {filters.group_label}. — : not available (no candidate in "
+               "the model's θ bin, no booklet); the column's help says which." +
+               filters.provenance)
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"person_fit_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="fit.table.csv")

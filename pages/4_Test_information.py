@@ -19,7 +19,14 @@ from plotly.subplots import make_subplots
 
 from analytics.populations import Z_95
 from dashboard import queries
-from dashboard.figures import THETA_TITLE, area_title, legend_above, series_styles, show_figure
+from dashboard.figures import (
+    THETA_TITLE,
+    area_title,
+    empty_panel,
+    legend_above,
+    series_styles,
+    show_figure,
+)
 from dashboard.information_data import (
     DEFAULT_INTERVAL,
     INTERVAL_BOUNDS,
@@ -31,6 +38,7 @@ from dashboard.palette import HUMAN_COLOUR, INFORMATIVE_FILL, REFERENCE_COLOUR, 
 from dashboard.state import note_missing_runs, open_page, selected_model_points
 from dashboard.summaries import (
     THETA_GRID,
+    VERDICT_HELP,
     information_curves,
     information_verdict,
     informative_intervals,
@@ -40,12 +48,16 @@ from enem.areas import LANGUAGE_NAMES
 
 #: Longest series name that still fits beside a second column of panels.
 SHORT_NAME = 24
-#: Pixels of an area's information panel and of its model rows.
-PANEL_PX, MODELS_PX = 300, 240
+#: Pixels of an area's information panel, and of one model row (a lane): the model rows are
+#: as tall as their lanes, so no empty band opens between the panel and few models.
+PANEL_PX, LANE_PX = 300, 28
 #: Pixels between a panel and its model rows (they share the θ axis), and between a block's
 #: θ-axis title and the next block's panel titles.
 INNER_GAP_PX, BLOCK_GAP_PX = 14, 110
 REPETITIONS_NAME = "θ of each repetition"
+#: Pixels of the verdict column: its longest words, beside the series name and area, still
+#: inside a 1440-px screen with the sidebar open.
+VERDICT_PX = 580
 
 filters = open_page("Test information: where the exam can measure, and where the models are")
 
@@ -75,6 +87,8 @@ note_missing_runs(filters, points)
 # Series names are long ("llama2-13b · few-shot · 30 seeds"): beside a second column of panels
 # they would run into it, so long names get one column.
 longest = max((len(name) for name in points["model"].unique()), default=0) if len(points) else 0
+lanes = points["model"].nunique() if len(points) else 0
+models_px = LANE_PX * max(1, lanes)
 columns = 2 if len(filters.areas) > 1 and longest <= SHORT_NAME else 1
 blocks = -(-len(filters.areas) // columns)
 # Rows per block: information panel, model rows, then an empty spacer row (none after the
@@ -86,7 +100,7 @@ for block in range(blocks):
         heights.append(BLOCK_GAP_PX)
         specs.append([{}] * columns)
         titles += [""] * columns
-    heights += [PANEL_PX, MODELS_PX]
+    heights += [PANEL_PX, models_px]
     specs += [[{"secondary_y": True}] * columns, [{}] * columns]
     titles += [area_title(a) for a in names] + [""] * (columns - len(names)) + [""] * columns
 plot_height = sum(heights) + INNER_GAP_PX * (len(heights) - 1)
@@ -174,10 +188,15 @@ for index, area in enumerate(filters.areas):
                                                         se_here),
                          **{column: summary[column] for pair in INTERVAL_BOUNDS.values()
                             for column in pair if pair != (low_column, high_column)}})
-    # Every series named, even when plotly would thin out crowded category labels.
-    figure.update_yaxes(title_text="model" if longest <= SHORT_NAME else "", row=top + 1,
-                        col=col, type="category", tickmode="array",
-                        tickvals=sorted(in_area["model"].unique()) if len(in_area) else [])
+    # Every series named, even when plotly would thin out crowded category labels; half a lane
+    # of room above the first and below the last, none more.
+    names = sorted(in_area["model"].unique()) if len(in_area) else []
+    figure.update_yaxes(title_text="model" if longest <= SHORT_NAME and names else "",
+                        row=top + 1, col=col, type="category", tickmode="array",
+                        tickvals=names, range=[-0.5, max(1, len(names)) - 0.5])
+    if not names:
+        empty_panel(figure, top + 1, col, f"no model runs in {area} in this selection")
+        figure.update_yaxes(showticklabels=False, row=top + 1, col=col)
 # The two glyphs of every model row, explained once in the legend.
 figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=REPETITIONS_NAME,
                             marker={"color": with_alpha(HUMAN_COLOUR, 0.45), "size": 5},
@@ -205,24 +224,39 @@ show_figure(
 
 st.subheader("Verdict per model")
 if verdicts:
-    table = pd.DataFrame(verdicts)
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
+    # The verdict right after the series and area (on screen at 1440 px with the sidebar
+    # open), then the drawn interval; the other two intervals last. The CSV has this order.
+    others = [column for pair in INTERVAL_BOUNDS.values() for column in pair
+              if pair != (low_column, high_column)]
+    table = pd.DataFrame(verdicts)[["model", "area", "verdict", "mean_theta", low_column,
+                                    high_column, "exam_se_at_theta", "booklet", "repetitions",
+                                    *others]]
+    no_interval = "— : one repetition has no such interval"
+    st.dataframe(table, hide_index=True, width="stretch", placeholder="—", column_config={
+        "model": st.column_config.TextColumn("model", pinned=True),
+        "area": st.column_config.TextColumn("area", width=50),
+        # Wide enough for the longest verdict; the auto width stops short of it.
+        "verdict": st.column_config.TextColumn("in plain words", help=VERDICT_HELP,
+                                               width=VERDICT_PX),
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
-        "boot_low": st.column_config.NumberColumn("mean's CI low (bootstrap)", format="%.3f"),
+        "boot_low": st.column_config.NumberColumn("mean's CI low (bootstrap)", format="%.3f",
+                                                  help=no_interval),
         "boot_high": st.column_config.NumberColumn("mean's CI high (bootstrap)",
-                                                   format="%.3f"),
+                                                   format="%.3f", help=no_interval),
         "central_low": st.column_config.NumberColumn("θ 2.5th pct", format="%.3f"),
         "central_high": st.column_config.NumberColumn("θ 97.5th pct", format="%.3f"),
         "se_low": st.column_config.NumberColumn("mean θ − 1.96·mean SE", format="%.3f"),
         "se_high": st.column_config.NumberColumn("mean θ + 1.96·mean SE", format="%.3f"),
         "exam_se_at_theta": st.column_config.NumberColumn("exam SE at mean θ", format="%.3f"),
-        "verdict": st.column_config.TextColumn("in plain words", width="large"),
+        "booklet": st.column_config.NumberColumn(
+            "booklet", format="%d", help="the booklet whose items give I(θ)"),
     })
     st.caption("All three 95% intervals per model: the bootstrap CI of its mean θ over its "
                "repetitions, the central 95% of its repetitions' θ (2.5th–97.5th percentile), "
                "and mean θ ± 1.96 × its patterns' mean SE(θ). The verdict's interval is the "
                f"one drawn ({interval_name}). The exam's SE at the mean θ comes from the "
-               "information curve above.")
+               "information curve above. — : not defined (one repetition has no bootstrap "
+               "CI, a run without SE(θ) no SE interval).")
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"information_verdicts_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="information.table.csv")
