@@ -63,9 +63,12 @@ columns[3].metric("Items", f"{int(overview['items'].sum()):,}")
 columns[4].metric("Models", catalogue["model_id"].nunique() if len(catalogue) else 0)
 columns[5].metric("Runs", int(catalogue["runs"].sum()) if len(catalogue) else 0)
 
-st.markdown("**Where to start.** The figure below puts models and people on one ability scale, "
-            "θ: grey bars are this year's candidates, each tick under them one repetition of a "
-            "model. Then ask whether a model's θ means what a person's θ means:")
+shown = (f"grey bars are {filters.group_label} of {filters.year}, each tick under them one "
+         "repetition of a model" if filters.has_humans else
+         f"each tick is one repetition of a model (no candidates of {filters.year} are loaded, "
+         "so no grey bars)")
+st.markdown(f"**Where to start.** The figure below is ability θ on the exam's own scale: "
+            f"{shown}. Then ask whether a model's θ means what a person's θ means:")
 for column, view, (_, icon, question) in zip(st.columns(len(NEXT_STEPS)), next_step_views(),
                                               NEXT_STEPS, strict=True):
     with column:
