@@ -7,7 +7,7 @@ to start.
   single local maximum whose topographic prominence exceeds 8% of the highest point. (No
   Hartigan dip test: the ``diptest`` package is not installed; the prominence count is the same
   question asked of the histogram the reader sees.) The shipped demo (seed 2023) had a second
-  mode in CN at the EAP of chance-level sheets (θ ≈ −1.4), 20–25% as high as the main one.
+  mode in CN at the EAP of chance-level sheets (θ ≈ −1.4), with a prominence of about 18%.
 - The low end is a floor at chance: some candidates score at or below chance (9 of 45 with five
   options), few far below it, the lowest θ bins hold chance-level sheets, and the distribution is
   right-skewed (its right tail longer than its left).
