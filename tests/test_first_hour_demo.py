@@ -132,6 +132,28 @@ def test_mode_counter_sees_two_modes_and_one():
     assert len(modes(*smoothed(as_histogram(skewed)))) == 1
 
 
+def test_floored_ability_keeps_order_and_the_top_and_bounds_the_bottom():
+    # Imported here: the rest of this file also runs against the generator before the floor.
+    from demo.population import THETA_FLOOR, floored_ability
+
+    latent = np.linspace(-8, 4, 12_001)
+    theta = floored_ability(latent)
+    assert np.all(np.diff(theta) > 0)  # every subgroup keeps its order
+    top = latent >= 0
+    np.testing.assert_array_equal(theta[top], latent[top])
+    assert theta.min() > THETA_FLOOR and theta.min() == pytest.approx(THETA_FLOOR, abs=1e-3)
+    slope = np.gradient(theta, latent)
+    assert slope[np.searchsorted(latent, -1e-3)] == pytest.approx(1, abs=0.01)  # no kink at 0
+    # From a normal latent: one mode, just above the floor, and a longer right tail.
+    sample = floored_ability(np.random.default_rng(1).normal(0, 0.95, 200_000))
+    counts, edges = np.histogram(sample, np.arange(THETA_FLOOR, 3.5, 0.05))
+    peak = int(np.argmax(counts))
+    assert edges[peak] < THETA_FLOOR + 0.2
+    assert np.all(np.diff(counts[peak:]) <= np.sqrt(counts[peak:-1]) * 4)  # falls from there
+    p01, p50, p99 = np.percentile(sample, [1, 50, 99])
+    assert p50 - p01 < p99 - p50
+
+
 @pytest.mark.parametrize("area", AREAS)
 def test_each_area_theta_histogram_has_one_mode(demo_store, area):
     histogram = _histogram(demo_store, area)
