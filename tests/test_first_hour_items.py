@@ -1,0 +1,267 @@
+"""Issue 24 ("a first hour without stumbling"), point 6 and its kind on the item pages: Item
+explorer, Options and traps, Discrimination and Data.
+
+- The Item explorer of 2019 (the paper's real runs, which answered booklets 519–522) opens on an
+  item the runs answered, and an item they did not answer says which booklets hold it and
+  which booklet the runs answered, never "No model runs for 2019 CN" while CN has runs.
+- Share and count axes end above their tallest bar (Options and traps' position bias, the
+  Item explorer's option shares, Discrimination's panels), read from the figures plotly.js drew.
+- At 1440×900 each table's key column is drawn inside the table and the viewport with no
+  horizontal scroll (the trap table's x/y, the length tests' p, the Data page's scoring and
+  run status), and no table cell reads "None" or "nan".
+
+The AppTest checks use the paper's store (``paper_db`` of tests/test_real_dashboard.py); the
+browser checks record what st.dataframe draws on its canvas (tests/test_first_hour_tables.py).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from tests import test_real_dashboard
+from tests.test_browser import (
+    ARTIFACTS,
+    BROWSER_ARGS,
+    CHROMIUM,
+    PAGE_TIMEOUT_MS,
+    _require_browser,
+    _serving,
+)
+from tests.test_first_hour_tables import GRID_TEXTS, MISSING_WORDS, RECORD_CANVAS_TEXT
+from tests.test_pages import assert_clean, messages, run_page
+
+#: The store with the paper's nine published runs (a module-scoped fixture).
+paper_db = test_real_dashboard.paper_db
+VIEWPORT = {"width": 1440, "height": 900}
+EXPLORER = "pages/6_Item_explorer.py"
+#: Booklets the paper's runs answered in 2019 (CN, CH, LC, MT).
+RUN_BOOKLETS_2019 = {"CN": 519, "CH": 520, "LC": 521, "MT": 522}
+#: The grid header row's height in px: texts drawn within it are headers.
+HEADER_PX = 36
+
+
+def _answered_items(db, year: int, area: str) -> set[int]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {row[0] for row in con.execute(
+            "SELECT DISTINCT item_id FROM model_responses WHERE year = ? AND area = ?",
+            [year, area]).fetchall()}
+
+
+def _booklets_of(db, year: int, item_id: int) -> list[int]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return sorted(row[0] for row in con.execute(
+            "SELECT booklet_id FROM items WHERE year = ? AND item_id = ?",
+            [year, item_id]).fetchall())
+
+
+@pytest.mark.parametrize("area", ["CN", "LC"])
+def test_the_2019_item_explorer_opens_on_an_item_the_runs_answered(monkeypatch, paper_db,
+                                                                   area):
+    monkeypatch.setenv("ENEM_DB", str(paper_db))
+    app = run_page(EXPLORER, {"year": "2019", "area": area})
+    assert_clean(app)
+    shown = app.selectbox(key="explorer.item").value
+    assert shown in _answered_items(paper_db, 2019, area), shown
+    assert RUN_BOOKLETS_2019[area] in _booklets_of(paper_db, 2019, shown)
+    assert "No model runs" not in messages(app)
+    assert "No selected model run answered" not in messages(app)
+    # The runs' markers are drawn on the item's curve, and the model DI is a number.
+    metrics = {metric.label: metric.value for metric in app.metric}
+    assert metrics["Model DI (patterns ranked by θ)"] != "—"
+
+
+def test_an_item_no_run_answered_says_where_the_runs_are(monkeypatch, paper_db):
+    monkeypatch.setenv("ENEM_DB", str(paper_db))
+    answered = _answered_items(paper_db, 2019, "CN")
+    with duckdb.connect(str(paper_db), read_only=True) as con:
+        item_id = con.execute(
+            "SELECT item_id FROM items WHERE year = 2019 AND area = 'CN' GROUP BY item_id "
+            "ORDER BY min(co_posicao), item_id").fetchall()
+    unanswered = next(item for (item,) in item_id if item not in answered)
+    app = run_page(EXPLORER, {"year": "2019", "area": "CN", "item": str(unanswered)})
+    assert_clean(app)
+    assert app.selectbox(key="explorer.item").value == unanswered
+    text = messages(app)
+    assert "No model runs for 2019 CN" not in text, text
+    holders = ", ".join(str(b) for b in _booklets_of(paper_db, 2019, unanswered))
+    assert f"No selected model run answered item {unanswered} (booklets {holders})" in text
+    assert "answered booklet 519, which does not hold it" in text
+    # The picker tells the items with runs from those without.
+    labels = app.selectbox(key="explorer.item").options
+    label = next(option for option in labels if f" item {unanswered} " in option)
+    assert label.endswith("· nobody answered it"), label
+    assert sum(not option.endswith("· nobody answered it") for option in labels) == len(
+        answered & {int(item) for (item,) in item_id}), "every answered item unmarked"
+
+
+# --- In Chromium ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_server(pages_demo_db):
+    with _serving(pages_demo_db, "streamlit-first-hour-items-demo.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def paper_server(paper_db):
+    with _serving(paper_db, "streamlit-first-hour-items-paper.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    sync_playwright = _require_browser()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(chromium):
+    page = chromium.new_page(viewport=VIEWPORT)
+    page.add_init_script(RECORD_CANVAS_TEXT)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    page.close()
+    assert not errors, errors
+
+
+def _open(page, url: str, charts: int = 0) -> None:
+    page.goto(url, timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_selector("h1", timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                           timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function(
+        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
+        timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_timeout(800)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+#: Per drawn figure: its meta/title-free identity (trace count), and per y axis the range
+#: plotly.js used and the tallest bar drawn against it.
+BAR_AXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  const axes = {};
+  for (const trace of gd._fullData) {
+    if (trace.type !== 'bar' || trace.orientation === 'h' || trace.visible !== true) continue;
+    const name = 'yaxis' + (trace.yaxis === 'y' ? '' : trace.yaxis.slice(1));
+    const tallest = Math.max(...Array.from(trace.y).filter(v => Number.isFinite(v)));
+    const range = gd._fullLayout[name].range;
+    if (!axes[name]) axes[name] = {top: Math.max(...range), tallest: -Infinity};
+    axes[name].tallest = Math.max(axes[name].tallest, tallest);
+  }
+  return {title: gd._fullLayout.yaxis && gd._fullLayout.yaxis.title
+                   ? gd._fullLayout.yaxis.title.text : '', axes: axes};
+})"""
+
+
+def _bar_axes(page, y_title: str) -> dict:
+    figures = [f for f in page.evaluate(BAR_AXES) if f["title"] == y_title]
+    assert len(figures) == 1, [f["title"] for f in page.evaluate(BAR_AXES)]
+    assert figures[0]["axes"], "no bars drawn"
+    return figures[0]["axes"]
+
+
+def _assert_headroom(axes: dict, shot: str, page) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"first_hour_items_{shot}.png"))
+    for name, axis in axes.items():
+        # The bar ends visibly below the frame: at least 5% of the axis above it.
+        assert axis["tallest"] > 0, (name, axis)
+        assert axis["top"] >= axis["tallest"] * 1.05, (name, axis)
+
+
+def test_the_position_bias_axis_ends_above_the_tallest_bar(demo_server, page):
+    _open(page, f"{demo_server}/Options_and_traps", charts=3)
+    chart = page.locator(".js-plotly-plot").filter(has_text="uniform")
+    chart.scroll_into_view_if_needed()
+    _assert_headroom(_bar_axes(page, "answers choosing the option shown there"),
+                     "options_positions", page)
+
+
+def test_the_option_share_axis_of_an_item_ends_above_its_tallest_bar(paper_server, page):
+    _open(page, f"{paper_server}/Item_explorer?year=2019&area=CN", charts=2)
+    _assert_headroom(_bar_axes(page, "share of answers"), "explorer_options", page)
+
+
+def test_discrimination_panels_end_above_their_tallest_bar(paper_server, page):
+    _open(page, f"{paper_server}/Discrimination?year=2019", charts=1)
+    axes = _bar_axes(page, "items")
+    assert len(axes) == 4, axes
+    _assert_headroom(axes, "discrimination", page)
+
+
+def _tables(page) -> int:
+    """How many tables the page drew (waiting for the first)."""
+    page.wait_for_selector('[data-testid="stDataFrame"] canvas', timeout=PAGE_TIMEOUT_MS)
+    return page.locator('[data-testid="stDataFrame"]').count()
+
+
+def _grid(page, index: int, shot: str) -> dict:
+    tables = page.locator('[data-testid="stDataFrame"]')
+    assert tables.count() > index
+    tables.nth(index).scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / f"first_hour_items_{shot}.png"))
+    return page.evaluate(GRID_TEXTS)[index]
+
+
+def _assert_key_column(grid: dict, header: str) -> None:
+    assert grid["scroll"] == 0
+    assert grid["right"] <= VIEWPORT["width"]
+    headers = [t for t in grid["texts"] if t["y"] - grid["top"] < HEADER_PX]
+    key = [h for h in headers if h["text"] == header]
+    assert key, f"'{header}' was never drawn; headers: {[h['text'] for h in headers]}"
+    for box in key:
+        assert grid["left"] <= box["left"] and box["right"] <= grid["right"] - 1, (box, grid)
+    # Its values are drawn whole, before the next column starts (or the table ends).
+    later = sorted(h["left"] for h in headers if h["left"] > key[-1]["right"])
+    limit = (later[0] - 8) if later else grid["right"]
+    cells = [t for t in grid["texts"] if t["y"] - grid["top"] >= HEADER_PX
+             and key[-1]["left"] - 2 <= t["left"] < limit]
+    assert cells, f"no value drawn under '{header}'"
+    assert all(cell["right"] <= limit + 1 for cell in cells), [
+        c["text"] for c in cells if c["right"] > limit + 1]
+
+
+def _assert_no_missing_words(grid: dict) -> None:
+    drawn = {t["text"] for t in grid["texts"]}
+    assert not MISSING_WORDS & drawn, sorted(MISSING_WORDS & drawn)
+
+
+@pytest.mark.parametrize(("index", "header", "shot"), [
+    (0, "x/y", "trap_table"),
+    (-1, "p", "length_tests"),
+])
+def test_options_tables_show_their_key_column(demo_server, page, index, header, shot):
+    _open(page, f"{demo_server}/Options_and_traps", charts=3)
+    grid = _grid(page, index % _tables(page), shot)
+    _assert_key_column(grid, header)
+    _assert_no_missing_words(grid)
+
+
+@pytest.mark.parametrize(("index", "header", "shot"), [
+    (0, "scoring", "data_ingests"),
+    (-1, "status", "data_runs"),
+])
+def test_data_tables_show_their_key_column_and_no_none(paper_server, page, index, header,
+                                                       shot):
+    _open(page, f"{paper_server}/Data")
+    grid = _grid(page, index % _tables(page), shot)
+    _assert_key_column(grid, header)
+    _assert_no_missing_words(grid)
+
+
+def test_the_discrimination_item_table_reads_no_none(paper_server, page):
+    """2019 has no candidates and the runs answered half the items: missing DIs are '—'."""
+    _open(page, f"{paper_server}/Discrimination?year=2019", charts=1)
+    assert _tables(page) == 2
+    grid = _grid(page, 1, "discrimination_items")
+    _assert_no_missing_words(grid)
+    assert "—" in {t["text"] for t in grid["texts"]}, "the case under test: items without DI"
