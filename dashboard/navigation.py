@@ -1,9 +1,11 @@
 """The dashboard's views: one file each under ``pages/``, in navigation order.
 
-``app.py`` turns :data:`VIEWS` into ``st.Page`` objects for ``st.navigation``, grouped under the
-section headings of :data:`SECTIONS` and always fully expanded (Streamlit otherwise folds a menu
-of more than ten pages); pages that link to another page and the page benchmark read the same
-list. A new view: add its file under ``pages/`` and one line here, in its section.
+``app.py`` turns :data:`VIEWS` into ``st.Page`` objects for ``st.navigation``. The menu sits in
+the header bar at the top of the window: Home as a plain link, every other section of
+:data:`SECTIONS` a drop-down of its pages. In the sidebar the thirteen links filled a 900-px
+high window down to the first filter, so the filters (what a reader changes most) started below
+the fold. Pages that link to another page and the page benchmark read the same list. A new
+view: add its file under ``pages/`` and one line here, in its section.
 """
 
 from __future__ import annotations
@@ -60,17 +62,23 @@ VIEWS: tuple[View, ...] = (
 
 
 def navigation() -> StreamlitPage:
-    """Set the wide layout, draw the navigation menu and return the page this run shows (Home
-    when the URL names none). ``st.Page`` needs a running script, so the pages are built here,
-    not at import. Each browser tab is titled by its page's navigation title."""
+    """Set the wide layout, draw the navigation menu in the header bar and return the page this
+    run shows (Home when the URL names none). ``st.Page`` needs a running script, so the pages
+    are built here, not at import. Each browser tab is titled by its page's navigation title."""
     st.set_page_config(layout="wide")
-    menu: dict[str, list[StreamlitPage]] = {section: [] for section in SECTIONS}
+    menu: dict[str, list[StreamlitPage]] = {_menu_heading(section): [] for section in SECTIONS}
     for view in VIEWS:
-        menu[view.section].append(st.Page(view.file, title=view.title, url_path=view.url_path,
-                                          default=view is HOME))
-    page = st.navigation(menu, expanded=True)
-    present_if_asked()  # ?present=1: the selection's figures instead of sidebar and page
+        menu[_menu_heading(view.section)].append(
+            st.Page(view.file, title=view.title, url_path=view.url_path, default=view is HOME))
+    page = st.navigation(menu, position="top")
+    present_if_asked(page)  # ?present=1: the selection's figures instead of sidebar and page
     return page
+
+
+def _menu_heading(section: str) -> str:
+    """The heading ``section`` gets in the top menu: none for Home's own section, whose pages
+    Streamlit's top navigation then shows as plain links before the drop-downs."""
+    return "" if section == HOME.section else section
 
 
 def is_home(page: StreamlitPage) -> bool:

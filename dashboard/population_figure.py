@@ -84,7 +84,11 @@ def box_figure(entries: pd.DataFrame, irt_title: str,
     percentiles), ``styles`` (colour, symbol) per model."""
     rows = max(len(entries), 1)
     plot_height = ROW_PX * rows + 40
-    figure = make_subplots(rows=1, cols=2, horizontal_spacing=0.22,
+    # Each panel lists its rows in its own order, so each needs its own labels: the left
+    # panel's sit in the left margin and the right panel's in the right margin (automargin
+    # widens both to the longest label). Between the panels, where the right panel's labels
+    # used to be, they ran over the left panel's markers once a label was wider than the gap.
+    figure = make_subplots(rows=1, cols=2, horizontal_spacing=0.06,
                            subplot_titles=["Percent correct (CTT)", f"IRT: {irt_title}"])
     for col, prefix, title in ((1, "pct", PCT_TITLE), (2, "irt", irt_title)):
         ordered = _ordered(entries, prefix)
@@ -97,7 +101,8 @@ def box_figure(entries: pd.DataFrame, irt_title: str,
                              row=1, col=col)
         figure.update_yaxes(type="category", categoryorder="array",
                             categoryarray=ordered["name"].tolist()[::-1], tickmode="array",
-                            tickvals=ordered["name"].tolist(), automargin=True, row=1, col=col)
+                            tickvals=ordered["name"].tolist(), automargin=True,
+                            side="left" if col == 1 else "right", row=1, col=col)
         figure.update_xaxes(title_text=title, row=1, col=col)
     figure.update_layout(height=plot_height + 150, barmode="overlay",
                          margin={"t": 90, "b": 60, "l": 10, "r": 20},

@@ -37,10 +37,21 @@ from dashboard.population_tables import (
 from dashboard.population_view import download, rank_styler, table_config
 from dashboard.state import open_page
 
+#: The page's own query parameter: the Area picked here, so that a shared link reopens it (the
+#: sidebar's ``area`` is the set of areas; ``dashboard.state`` keeps that one).
+AREA_PARAM = "pop_area"
+
 filters = open_page("Populations: a model against many groups of candidates")
 
+# The URL wins when it names an area other than the one this page last wrote there (a shared
+# link, a reload after the address was edited); otherwise the picker keeps its own value.
+url_area = st.query_params.get(AREA_PARAM)
+if url_area in filters.areas and url_area != st.session_state.get("populations.area_written"):
+    st.session_state["populations.area"] = url_area
 top = st.columns(4)
 area = top[0].selectbox("Area", list(filters.areas), key="populations.area")
+st.query_params[AREA_PARAM] = area
+st.session_state["populations.area_written"] = area
 kinds = pq.population_kinds(filters.year, area)
 offered = [k for k in GROUPING_TITLES if k in set(kinds["group_kind"])] or ["state"]
 kind = top[1].selectbox("Populations", offered, format_func=GROUPING_TITLES.get,
@@ -54,9 +65,10 @@ dimensions = tuple(left.multiselect(
     key="populations.dimensions",
     help="Patterns sharing these are pooled into one variant (inverse variance); the variants "
          "are then pooled into the model's θ̄. Welch's tests use the variants as the sample."))
-every_prompt = mid.toggle("Pool every prompt language and number of shots (else only the "
-                          f"sidebar's {filters.prompt_label})", value=True,
-                          key="populations.every_prompt")
+every_prompt = mid.toggle("Pool all prompt settings", value=True, key="populations.every_prompt",
+                          help="On: every prompt language and number of shots of the runs is "
+                               "pooled into the models' θ̄. Off: only the sidebar's "
+                               f"{filters.prompt_label}.")
 smallest = right.number_input("Smallest population", 1, 100_000, 30, step=10,
                               key="populations.smallest")
 

@@ -106,7 +106,7 @@ else:
         "and shots (every full run of the model pooled): the CAT's final θ̂ ± SE, the full "
         "exam's θ and SE (means over its response patterns, by the year's scoring recipe), "
         "and the number of CAT items from which θ̂ stayed within the full-exam θ ± SE to the "
-        "end of the path (empty: it did not, or the model has no full exam).")
+        "end of the path (empty: it did not, or the model has no full exam).", pinned=("run",))
     overlap = cat.jaccard_frame(paths)
     cat.show(cat.jaccard_figure(overlap, area), "cat.jaccard",
              "Jaccard overlap |A ∩ B| / |A ∪ B| of the item sets administered on each run and "

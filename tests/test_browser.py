@@ -164,9 +164,31 @@ def _wait_until_rendered(page, charts: int) -> None:
 
 
 def _navigation(page) -> list[str]:
-    """The page names of the sidebar's navigation menu, in order."""
-    return [text.strip() for text in
-            page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+    """The page names of the navigation menu in the header bar, in order: its plain links
+    (Home), then the pages of each section's drop-down, opened one after the other."""
+    names = [text.strip() for text in
+             page.locator('[data-testid="stTopNavLink"]').all_inner_texts()]
+    sections = page.locator('[data-testid="stTopNavSection"]')
+    for index in range(sections.count()):
+        sections.nth(index).click()
+        links = page.locator('[data-testid="stTopNavPopover"] [data-testid="stTopNavDropdownLink"]')
+        links.first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        names += [text.strip() for text in links.all_inner_texts()]
+        page.keyboard.press("Escape")
+        links.first.wait_for(state="detached", timeout=PAGE_TIMEOUT_MS)
+    return names
+
+
+def open_view(page, title: str) -> None:
+    """Click the navigation entry of the page titled ``title`` (a plain link in the header bar
+    or one inside a section's drop-down)."""
+    plain = page.locator('[data-testid="stTopNavLink"]', has_text=title)
+    if plain.count():
+        plain.first.click()
+        return
+    section = next(view.section for view in VIEWS if view.title == title)
+    page.locator('[data-testid="stTopNavSection"]', has_text=section).click()
+    page.locator('[data-testid="stTopNavDropdownLink"]', has_text=title).first.click()
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -196,7 +218,7 @@ def test_sidebar_choice_reaches_the_url_and_the_next_page(server, browser_page):
     browser_page.wait_for_function("window.location.search.includes('lang=en')",
                                    timeout=PAGE_TIMEOUT_MS)
     _wait_until_rendered(browser_page, 1)
-    browser_page.locator('[data-testid="stSidebarNav"] a', has_text="Person fit").click()
+    open_view(browser_page, "Person fit")
     browser_page.wait_for_function("window.location.pathname.endsWith('Person_fit')",
                                    timeout=PAGE_TIMEOUT_MS)
     _wait_until_rendered(browser_page, 2)
