@@ -268,3 +268,41 @@ def test_a_long_lane_label_wraps_whole_and_its_lanes_grow():
     strip = figure.layout.yaxis2.domain
     plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
     assert (strip[1] - strip[0]) * plot_px >= 2 * 2 * LANE_PX
+
+
+_NOTE_AND_LANES = """() => {
+  const box = el => { const r = el.getBoundingClientRect();
+                      return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const note = [...document.querySelectorAll('.annotation')]
+      .find(a => a.textContent.startsWith('no scored candidates'));
+  const lanes = [...document.querySelectorAll('.yaxislayer-above text')]
+      .filter(t => t.textContent.includes(' · ')).map(box);
+  return {note: note ? box(note) : null, lanes};
+}"""
+
+
+def test_a_year_without_candidates_says_so_above_the_lanes_in_chromium(tmp_path):
+    """Home on an item-file-only year: the note sits in the empty histogram, not on a lane."""
+    from dashboard.lane_figure import histogram_with_lanes
+
+    models = [f"model-{i} · few-shot · 30 seeds" for i in range(5)]
+    points = pd.DataFrame([{"area": "CN", "model": model, "run_id": "r", "shuffle": s,
+                            "theta": 0.2 * i + 0.01 * s, "theta_se": 0.3, "lz": 0.0, "ctt": s}
+                           for i, model in enumerate(models) for s in range(5)])
+    figure, _ = histogram_with_lanes(["CN"], {}, points, "theta", bin_width=0.1,
+                                     styles=model_styles(models, models), x_title="θ",
+                                     human_label="humans")
+    html = tmp_path / "lanes.html"
+    figure.write_html(html, include_plotlyjs=True)
+    sync_playwright = _require_browser()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 800})
+            page.goto(html.as_uri())
+            page.wait_for_selector(".annotation")
+            found = page.evaluate(_NOTE_AND_LANES)
+        finally:
+            browser.close()
+    assert found["note"] and len(found["lanes"]) == len(models), found
+    assert found["note"]["bottom"] < min(lane["top"] for lane in found["lanes"]) - 20, found
