@@ -42,10 +42,13 @@ show_figure(
     image_format=filters.image_format,
     data=pd.concat([human_rows, points.assign(kind="model")], ignore_index=True),
     caption=(f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
-             f"scale); coloured: one marker per model repetition (option shuffle or sampling "
-             f"seed; {filters.prompt_label}); {REGION_RULE}.{fallback_note} Read across: same "
-             "CTT, different θ means the model got a different *kind* of item right than "
-             "humans with that score." + filters.provenance),
+             "scale); "
+             + (f"coloured: one marker per model repetition (option shuffle or sampling seed; "
+                f"{filters.prompt_label}); {REGION_RULE}.{fallback_note} Read across: same "
+                "CTT, different θ means the model got a different *kind* of item right than "
+                "humans with that score." if len(points) else
+                f"no model runs in this selection ({filters.prompt_label}).")
+             + filters.provenance),
 )
 
 st.subheader("Each model's accuracy and ability")

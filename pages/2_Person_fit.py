@@ -98,10 +98,12 @@ show_figure(
     image_format=filters.image_format,
     data=pd.concat([pd.concat([f.assign(area=a, kind="humans") for a, f in densities.items()],
                               ignore_index=True), points.assign(kind="model")], ignore_index=True),
-    caption=(f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; coloured: one "
-             f"marker per model repetition (shuffle or seed; {filters.prompt_label}); "
-             f"{REGION_RULE}; dashed: the humans' 5th percentile of l_z. Below it = less coherent "
-             "than 95% of humans." + blank_words + filters.provenance),
+    caption=(f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
+             + (f"coloured: one marker per model repetition (shuffle or seed; "
+                f"{filters.prompt_label}); {REGION_RULE}; " if len(points) else
+                f"no model runs in this selection ({filters.prompt_label}); ")
+             + "dashed: the humans' 5th percentile of l_z. Below it = less coherent than 95% of "
+             "humans." + blank_words + filters.provenance),
 )
 
 st.subheader("The human l_z distribution for reference")
@@ -117,10 +119,13 @@ show_figure(
     reference, key="fit.reference", file_stem=f"lz_distribution_{filters.year}",
     image_format=filters.image_format, data=table,
     caption=(f"Grey bars: share of {filters.group_label} per 0.1-wide l_z bin (values beyond "
-             "−10 and 5 in the edge bins). Under them, one lane per model: each tick is one "
-             f"repetition's l_z ({filters.prompt_label}"
-             + (f"; every lane's run is {shared_tail}" if shared_tail else "")
-             + "). Dashed: the humans' 5th percentile."
+             "−10 and 5 in the edge bins). "
+             + ("Under them, one lane per model: each tick is one repetition's l_z "
+                f"({filters.prompt_label}"
+                + (f"; every lane's run is {shared_tail}" if shared_tail else "") + ")."
+                if len(points) else f"No model lanes: no runs in this selection "
+                f"({filters.prompt_label}).")
+             + " Dashed: the humans' 5th percentile."
              + (f" The all-blank tests add a lone bar at l_z ≈ {blank_lz:.1f}."
                 if blank_total else "") + filters.provenance),
 )

@@ -22,7 +22,6 @@ from dashboard import queries
 from dashboard.figures import (
     THETA_TITLE,
     area_title,
-    empty_panel,
     legend_above,
     series_styles,
     show_figure,
@@ -195,7 +194,16 @@ for index, area in enumerate(filters.areas):
                         row=top + 1, col=col, type="category", tickmode="array",
                         tickvals=names, range=[-0.5, max(1, len(names)) - 0.5])
     if not names:
-        empty_panel(figure, top + 1, col, f"no model runs in {area} in this selection")
+        # An empty row still draws its θ axis (plotly leaves out the axes of a subplot without
+        # a trace) and says why it is empty, in its own axes' coordinates.
+        figure.add_trace(go.Scatter(x=[None], y=[None], showlegend=False, hoverinfo="skip"),
+                         row=top + 1, col=col)
+        lane_axes = figure.get_subplot(top + 1, col)
+        figure.add_annotation(
+            text=f"no model runs in {area} in this selection", showarrow=False,
+            font={"size": 12, "color": "#555555"}, x=0.5, y=0.5,
+            xref=lane_axes.xaxis.plotly_name.replace("axis", "") + " domain",
+            yref=lane_axes.yaxis.plotly_name.replace("axis", "") + " domain")
         figure.update_yaxes(showticklabels=False, row=top + 1, col=col)
 # The two glyphs of every model row, explained once in the legend.
 figure.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=REPETITIONS_NAME,
@@ -214,12 +222,16 @@ show_figure(
     image_format=filters.image_format,
     data=pd.concat([*curves, intervals_table.reset_index().assign(kind="model θ")],
                    ignore_index=True),
-    caption=(f"Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
-             f"each area's booklet (the sidebar's, else the one the models answered most, else "
-             f"the one most candidates took). Bottom, per model ({filters.prompt_label}): its "
-             f"θ in each repetition (faint markers) and its mean θ with {interval_words}. "
-             f"Drawn: {interval_name}. {PAPER_AMBIGUITY} Green shading: where SE(θ) ≤ "
-             f"{max_se:.2f}, i.e. where the exam measures well." + filters.provenance),
+    caption=("Top: test information I(θ) (solid) and SE(θ) = 1/√I(θ) (dotted, right axis) of "
+             "each area's booklet (the sidebar's, else the one the models answered most, else "
+             "the one most candidates took). "
+             + (f"Bottom, per model ({filters.prompt_label}): its θ in each repetition (faint "
+                f"markers) and its mean θ with {interval_words}. Drawn: {interval_name}. "
+                f"{PAPER_AMBIGUITY} " if len(points) else
+                f"Bottom: one row per model; this selection ({filters.prompt_label}) has "
+                "none. ")
+             + f"Green shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."
+             + filters.provenance),
 )
 
 st.subheader("Verdict per model")
