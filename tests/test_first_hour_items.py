@@ -10,8 +10,9 @@ explorer, Options and traps, Discrimination and Data.
   horizontal scroll (the trap table's x/y, the length tests' p, the Data page's scoring and
   run status), and no table cell reads "None" or "nan".
 
-The AppTest checks use the paper's store (``paper_db`` of tests/test_real_dashboard.py); the
-browser checks record what st.dataframe draws on its canvas (tests/test_first_hour_tables.py).
+The AppTest checks use the paper's store (``paper_db`` of tests/test_real_dashboard.py). A
+st.dataframe is painted on a canvas, so the browser checks note every text the page paints
+(an init script around ``fillText``) with where it landed on the page.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from tests.test_browser import (
     _require_browser,
     _serving,
 )
-from tests.test_first_hour_tables import GRID_TEXTS, MISSING_WORDS, RECORD_CANVAS_TEXT
 from tests.test_pages import assert_clean, messages, run_page
 
 #: The store with the paper's nine published runs (a module-scoped fixture).
@@ -39,6 +39,40 @@ EXPLORER = "pages/6_Item_explorer.py"
 RUN_BOOKLETS_2019 = {"CN": 519, "CH": 520, "LC": 521, "MT": 522}
 #: The grid header row's height in px: texts drawn within it are headers.
 HEADER_PX = 36
+#: What a table cell shows for a missing value when the page chose nothing better.
+MISSING_WORDS = {"None", "nan", "NaN", "<NA>", "NaT", "null"}
+
+#: Before any page script: keep each painted text with its canvas and its position in that
+#: canvas's pixels (the current transform applied; alignment turned into a left edge).
+NOTE_PAINTED_TEXT = """
+window.__painted = [];
+const paint = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
+  const t = this.getTransform(), width = this.measureText(String(text)).width * t.a;
+  const at = t.a * x + t.e;
+  const shift = {right: width, end: width, center: width / 2}[this.textAlign] || 0;
+  window.__painted.push({canvas: this.canvas, text: String(text), left: at - shift,
+                         width: width, y: t.d * y + t.f});
+  return paint.apply(this, arguments);
+};
+"""
+
+#: The texts painted inside the index-th st.dataframe, in page pixels, with the table's
+#: visible box and its horizontal scroll.
+TABLE_TEXTS = """(index) => {
+  const table = document.querySelectorAll('[data-testid="stDataFrame"]')[index];
+  const box = table.getBoundingClientRect();
+  const scroller = table.querySelector('.dvn-scroller');
+  const texts = window.__painted.filter(p => p.canvas.isConnected && table.contains(p.canvas))
+    .map(p => {
+      const r = p.canvas.getBoundingClientRect(), scale = p.canvas.width / r.width;
+      const left = r.left + p.left / scale;
+      return {text: p.text, left: left, right: left + p.width / scale,
+              y: r.top + p.y / scale};
+    });
+  return {texts: texts, left: box.left, right: box.right, top: box.top,
+          scroll: scroller ? scroller.scrollLeft : 0};
+}"""
 
 
 def _answered_items(db, year: int, area: str) -> set[int]:
@@ -125,7 +159,7 @@ def chromium():
 @pytest.fixture
 def page(chromium):
     page = chromium.new_page(viewport=VIEWPORT)
-    page.add_init_script(RECORD_CANVAS_TEXT)
+    page.add_init_script(NOTE_PAINTED_TEXT)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     yield page
@@ -209,7 +243,7 @@ def _grid(page, index: int, shot: str) -> dict:
     tables.nth(index).scroll_into_view_if_needed()
     page.wait_for_timeout(800)
     page.screenshot(path=str(ARTIFACTS / f"first_hour_items_{shot}.png"))
-    return page.evaluate(GRID_TEXTS)[index]
+    return page.evaluate(TABLE_TEXTS, index)
 
 
 def _assert_key_column(grid: dict, header: str) -> None:
