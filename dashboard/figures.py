@@ -269,9 +269,23 @@ def show_figure(figure: go.Figure, *, key: str, caption: str, data: pd.DataFrame
 
 
 def empty_panel(figure: go.Figure, row: int, col: int, message: str, y: float = 0.5) -> None:
-    """Write a short message across a subplot, at height ``y`` of its domain (the middle)."""
-    figure.add_annotation(text=message, showarrow=False, font={"size": 12, "color": "#555555"},
-                          xref="x domain", yref="y domain", x=0.5, y=y, row=row, col=col)
+    """Write a short message across a subplot, at height ``y`` of its domain (the middle).
+
+    On a subplot that holds no trace yet the note is placed in page coordinates from the
+    subplot's domain: plotly.js puts a note that refers to a trace-less axis's domain at the
+    wrong height (it landed on Home's model lanes for a year without candidates)."""
+    font = {"size": 12, "color": "#555555"}
+    subplot = figure.get_subplot(row, col)
+    x_name = subplot.xaxis.plotly_name.replace("axis", "")
+    y_name = subplot.yaxis.plotly_name.replace("axis", "")
+    if any((getattr(trace, "xaxis", None) or "x") == x_name
+           and (getattr(trace, "yaxis", None) or "y") == y_name for trace in figure.data):
+        figure.add_annotation(text=message, showarrow=False, font=font, xref="x domain",
+                              yref="y domain", x=0.5, y=y, row=row, col=col)
+        return
+    (x0, x1), (y0, y1) = subplot.xaxis.domain, subplot.yaxis.domain
+    figure.add_annotation(text=message, showarrow=False, font=font, xref="paper", yref="paper",
+                          x=(x0 + x1) / 2, y=y0 + y * (y1 - y0))
 
 
 

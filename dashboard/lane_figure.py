@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.figures import area_title, reference_line
+from dashboard.figures import area_title, empty_panel, reference_line
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
 
 #: Heights in pixels: a histogram, one line of lane label, the strip's axis, the gap between
@@ -44,16 +44,6 @@ def lane_label(name: str) -> str:
 def label_lines(label: str) -> int:
     """How many lines a lane label takes."""
     return label.count("<br>") + 1
-
-
-def _empty_note(figure: go.Figure, row: int, message: str) -> None:
-    """``message`` in the middle of an empty panel of ``row``, placed on the page by the panel's
-    domain: plotly.js puts a note referring to a trace-less axis's domain at the wrong height
-    (on Home's lanes for a year without candidates)."""
-    subplot = figure.get_subplot(row, 1)
-    (x0, x1), (y0, y1) = subplot.xaxis.domain, subplot.yaxis.domain
-    figure.add_annotation(text=message, showarrow=False, font={"size": 12, "color": "#555555"},
-                          xref="paper", yref="paper", x=(x0 + x1) / 2, y=(y0 + y1) / 2)
 
 
 def histogram_with_lanes(
@@ -105,7 +95,7 @@ def histogram_with_lanes(
         figure.update_yaxes(title_text=f"% of candidates<br>per {bin_width:g}", row=row, col=1)
         hist = histograms.get(area, pd.DataFrame(columns=["bin", "n"]))
         if hist.empty or hist["n"].sum() == 0:
-            _empty_note(figure, row, f"no scored candidates in {area}")
+            empty_panel(figure, row, 1, f"no scored candidates in {area}")
             figure.update_yaxes(showticklabels=False, title_text="", row=row, col=1)
         else:
             share = 100.0 * hist["n"] / hist["n"].sum()
@@ -139,7 +129,7 @@ def histogram_with_lanes(
                                 range=[-0.6, len(lanes) - 0.4], showgrid=True, automargin=True,
                                 row=strip, col=1)
         else:
-            _empty_note(figure, strip, "no model runs in this selection")
+            empty_panel(figure, strip, 1, "no model runs in this selection")
             figure.update_yaxes(visible=False, row=strip, col=1)
         reference = (references or {}).get(area)
         if reference is not None and pd.notna(reference):
