@@ -23,6 +23,7 @@ from dashboard.palette import (
     HUMAN_COLOUR,
     REFERENCE_COLOUR,
     bar_pattern,
+    symbol_dash,
     symbol_pattern,
     with_alpha,
 )
@@ -137,7 +138,8 @@ def band_figure(bands: pd.DataFrame, styles: dict[str, tuple[str, str]]) -> go.F
         symbol = "square" if series == HUMANS else styles[series][1]
         figure.add_trace(go.Scatter(
             x=group["band"], y=group["accuracy"], name=series, mode="lines+markers",
-            line={"color": colour, "width": 3 if series == HUMANS else 2},
+            line={"color": colour, "width": 3 if series == HUMANS else 2,
+                  "dash": "solid" if series == HUMANS else symbol_dash(symbol)},
             marker={"color": colour, "symbol": symbol, "size": 9},
             customdata=group["items"],
             hovertemplate=(f"{series}<br>%{{x}} items (%{{customdata}}): accuracy "

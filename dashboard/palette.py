@@ -123,7 +123,7 @@ def series_style_table(labels: Iterable[str], catalogue: Iterable[str] | None = 
         for variant, label in enumerate(model_runs):
             number = round_ + variant * rounds
             styles[label] = SeriesStyle(colour, SYMBOLS[number % len(SYMBOLS)],
-                                        DASHES[number % len(DASHES)],
+                                        symbol_dash(SYMBOLS[number % len(SYMBOLS)]),
                                         symbol_pattern(SYMBOLS[number % len(SYMBOLS)]))
     return {label: styles[label] for label in wanted}
 
@@ -149,6 +149,13 @@ def symbol_pattern(symbol: str) -> str:
     :data:`SYMBOLS` and :data:`PATTERNS`), so a figure that gets only (colour, symbol) can
     hatch a model's other runs' bars; '' for the first symbol and unknown ones."""
     return PATTERNS[SYMBOLS.index(symbol) % len(PATTERNS)] if symbol in SYMBOLS else ""
+
+
+def symbol_dash(symbol: str) -> str:
+    """The line dash that goes with a series' marker symbol (the same number in
+    :data:`SYMBOLS` and :data:`DASHES`), for figures that get only (colour, symbol); 'solid'
+    for the first symbol and unknown ones."""
+    return DASHES[SYMBOLS.index(symbol) % len(DASHES)] if symbol in SYMBOLS else "solid"
 
 
 def bar_pattern(shape: str) -> dict | None:
