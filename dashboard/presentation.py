@@ -22,26 +22,82 @@ from __future__ import annotations
 import urllib.parse
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from dashboard import queries
 from dashboard.data import database_state
 from dashboard.figures import plotly_config
-from dashboard.presentation_slides import Deck, selection_deck, slide_figure
+from dashboard.presentation_slides import (
+    PLOTLY_HEIGHT,
+    SLIDE_HEIGHT,
+    Deck,
+    selection_deck,
+    slide_figure,
+    slide_scale,
+)
 from workflows.report import Selection
 
 #: Query keys of presentation mode itself; every other key is the selection.
 PRESENT_KEY, SLIDE_KEY = "present", "slide"
 
-#: Larger type everywhere (Streamlit sizes its text in rem), no sidebar (nor the button that
-#: opens it) and no header bar, the figure using the whole width.
+#: The slide fills the window and never scrolls: no sidebar (nor the button that opens it), no
+#: header bar; type sized by the window's height (Streamlit sizes its text in rem: about 15 px
+#: at 720 px, 23 px at 1080 px); the main block a column exactly the window's height, whose
+#: body (the figure beside its caption) takes what the controls and the title leave. The
+#: figure is drawn at its container's size (``height="stretch"``, no height of its own); a
+#: caption longer than its column scrolls inside the column, never the page.
 STYLE = """<style>
-html { font-size: 22px; }
+html { font-size: clamp(14px, 2.1vh, 24px); }
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stHeader"] { display: none; }
-[data-testid="stMainBlockContainer"] { padding: 1rem 2rem 2rem; max-width: none; }
-[data-testid="stMainBlockContainer"] h3 { font-size: 1.3rem; padding: 0.25rem 0; }
-[data-testid="stCaptionContainer"] { font-size: 1rem; }
+[data-testid="stMainBlockContainer"] { padding: 0.5rem 1.5rem; max-width: none;
+  height: 100vh; box-sizing: border-box; }
+[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"] { height: 100%;
+  flex-wrap: nowrap; gap: 0.5rem; }
+[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"] > * { flex-shrink: 0; }
+.st-key-present_viewport { display: none; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-present_body),
+.st-key-present_body > [data-testid="stLayoutWrapper"] { flex: 1 1 0; min-height: 0; }
+.st-key-present_body, .st-key-present_body [data-testid="stHorizontalBlock"],
+.st-key-present_body [data-testid="stColumn"] > [data-testid="stVerticalBlock"] { height: 100%; }
+.st-key-present_body [data-testid="stColumn"] { overflow-y: auto; }
+[data-testid="stMainBlockContainer"] h3 { font-size: 1.3rem; padding: 0; line-height: 1.3; }
+[data-testid="stHeading"] [data-testid="stMarkdownContainer"] { margin-bottom: 0; }
+[data-testid="stCaptionContainer"] { font-size: 0.9rem; }
 </style>"""
+
+
+#: The window's size, which the server cannot know: a script in the page reports it when the
+#: slide is first drawn and again after every resize (a quarter second after the last step).
+VIEWPORT_JS = """
+export default function (component) {
+  const { setStateValue } = component;
+  let timer = null;
+  const report = () => setStateValue("size", [window.innerWidth, window.innerHeight]);
+  const later = () => { clearTimeout(timer); timer = setTimeout(report, 250); };
+  report();
+  window.addEventListener("resize", later);
+  return () => { clearTimeout(timer); window.removeEventListener("resize", later); };
+}
+"""
+_viewport = st.components.v2.component("enem_presentation_viewport", js=VIEWPORT_JS)
+#: The window heights (px) STYLE's type size follows (``clamp(14px, 2.1vh, 24px)``) and the
+#: height, in rem, of what stands above the figure (padding, the controls, the title, gaps).
+REM_PX, REM_VH, ABOVE_FIGURE_REM = (14.0, 24.0), 0.021, 6.5
+
+
+def figure_height(window_height: float | None) -> float:
+    """About the height (px) STYLE leaves the figure in a window ``window_height`` px high
+    (:data:`SLIDE_HEIGHT`, a 1280×720 screen's, when the window has not reported its size)."""
+    if not window_height:
+        return SLIDE_HEIGHT
+    rem = min(REM_PX[1], max(REM_PX[0], REM_VH * window_height))
+    return max(window_height - ABOVE_FIGURE_REM * rem, 1.0)
+
+
+def _window_height() -> float | None:
+    size = _viewport(key="present_viewport", on_size_change=lambda: None).get("size")
+    return float(size[1]) if isinstance(size, (list, tuple)) and len(size) == 2 else None
 
 
 def is_presenting() -> bool:
@@ -49,18 +105,34 @@ def is_presenting() -> bool:
     return st.query_params.get(PRESENT_KEY) == "1"
 
 
-def present_if_asked() -> None:
+def present_if_asked(page: StreamlitPage | None = None) -> None:
     """When the address asks for presentation mode, draw it and end the script run (no sidebar,
-    no page); otherwise offer the switch into it at the top of the sidebar."""
+    no page); otherwise offer the switch into it at the top of the sidebar. ``page`` is the
+    page the address names (``st.navigation``'s choice): without a slide in the address the
+    presentation opens at that page's first figure."""
     if is_presenting():
-        present_selection()
+        present_selection(page_file(page))
         st.stop()
     presentation_button()
 
 
+def page_file(page: StreamlitPage | None) -> str | None:
+    """The file of ``page`` as the slides name it (``pages/2_Person_fit.py``), None without
+    a page or for one the menu does not list."""
+    if page is None:
+        return None
+    # Imported here: dashboard.navigation imports this module to call present_if_asked.
+    from dashboard.navigation import HOME, VIEWS
+    if page.url_path == "":  # the default page is served at the root URL
+        return HOME.file
+    return next((view.file for view in VIEWS if view.url_path == page.url_path), None)
+
+
 def _enter() -> None:
+    # No slide: the presentation opens at the first figure of the page it was entered from.
     st.query_params[PRESENT_KEY] = "1"
-    st.query_params[SLIDE_KEY] = "1"
+    if SLIDE_KEY in st.query_params:
+        del st.query_params[SLIDE_KEY]
 
 
 def _leave() -> None:
@@ -92,17 +164,19 @@ def selection_query() -> dict[str, list[str]]:
             if key not in (PRESENT_KEY, SLIDE_KEY)}
 
 
-def slide_number(count: int) -> int:
-    """The slide the address names (1-based), kept within 1..count (1 when unreadable)."""
+def slide_number(count: int, start: int = 1) -> int:
+    """The slide the address names (1-based), kept within 1..count (1 when unreadable);
+    ``start`` when it names none."""
     try:
-        wanted = int(st.query_params.get(SLIDE_KEY, "1"))
+        wanted = int(st.query_params.get(SLIDE_KEY, str(start)))
     except ValueError:
         wanted = 1
     return min(max(wanted, 1), max(count, 1))
 
 
-def present_selection() -> None:
-    """Draw presentation mode for the address's selection (instead of page and sidebar)."""
+def present_selection(page: str | None = None) -> None:
+    """Draw presentation mode for the address's selection (instead of page and sidebar),
+    from the first figure of the page file ``page`` when the address names no slide."""
     st.html(STYLE)
     state = database_state()
     if not state.usable or not state.has_humans:
@@ -116,7 +190,11 @@ def present_selection() -> None:
         st.error(f"The figures of this selection could not be collected: {error}")
         _leave_button()
         return
-    _draw(deck, query)
+    number = slide_number(len(deck.slides), deck.first_of(page) or 1)
+    if deck.slides and st.query_params.get(SLIDE_KEY) != str(number):
+        # The address names the slide shown, so that a shared link opens the same one.
+        st.query_params[SLIDE_KEY] = str(number)
+    _draw(deck, number, query)
 
 
 def _leave_button() -> None:
@@ -125,14 +203,18 @@ def _leave_button() -> None:
               help="Back to the page with the same selection")
 
 
-def _draw(deck: Deck, query: dict[str, list[str]]) -> None:
+def _draw(deck: Deck, number: int, query: dict[str, list[str]]) -> None:
+    """Slide ``number`` of ``deck``: the controls, then the page title, then the figure with
+    its caption and the selection in a column beside it (a screen is wider than tall; below
+    the figure they took the height a tall figure needs)."""
     count = len(deck.slides)
-    number = slide_number(count)
     previous, position, following, leave = st.columns([2, 2, 2, 3], vertical_alignment="center")
     previous.button("Previous", key="present_previous", on_click=_go, args=(number - 1,),
                     disabled=number <= 1, icon=":material/arrow_back:", shortcut="Left",
                     width="stretch", help="Previous figure")
     position.markdown(f"**Figure {number} of {count}**" if count else "**No figures**")
+    with position:
+        height = figure_height(_window_height())
     following.button("Next", key="present_next", on_click=_go, args=(number + 1,),
                      disabled=number >= count, icon=":material/arrow_forward:",
                      shortcut="Right", width="stretch", help="Next figure")
@@ -140,18 +222,23 @@ def _draw(deck: Deck, query: dict[str, list[str]]) -> None:
         _leave_button()
     for problem in deck.problems:
         st.warning(f"A page showed an error while its figures were collected: {problem}")
+    synthetic = " Synthetic demo data." if queries.is_synthetic() else ""
+    selection = f"Selection: {Selection.from_url(_query_string(query)).words()}.{synthetic}"
     if not count:
         st.info("No page shows a figure for this selection: leave presentation mode and widen "
                 "the sidebar's filters.")
-    else:
-        slide = deck.slides[number - 1]
-        st.subheader(slide.page)
-        st.plotly_chart(slide_figure(slide.figure), width="stretch",
-                        key=f"present_figure_{number}",
-                        config=plotly_config(f"figure-{number:02d}"))
-        st.caption(f"Figure {number}. {slide.caption}")
-    synthetic = " Synthetic demo data." if queries.is_synthetic() else ""
-    st.caption(f"Selection: {Selection.from_url(_query_string(query)).words()}.{synthetic}")
+        st.caption(selection)
+        return
+    slide = deck.slides[number - 1]
+    st.subheader(slide.page)
+    chart, words = st.container(key="present_body").columns([3, 1])
+    layout = slide.figure.get("layout") or {}
+    scale = slide_scale(layout.get("height") or PLOTLY_HEIGHT, height)
+    chart.plotly_chart(slide_figure(slide.figure, scale), width="stretch", height="stretch",
+                       key=f"present_figure_{number}",
+                       config=plotly_config(f"figure-{number:02d}"))
+    words.caption(f"Figure {number}. {slide.caption}")
+    words.caption(selection)
 
 
 def _query_string(query: dict[str, list[str]]) -> str:

@@ -38,15 +38,25 @@ FONT_SCALE = 1.5
 PLOTLY_FONT_SIZE = 12
 #: plotly.js's default figure height (px).
 PLOTLY_HEIGHT = 450
+#: About the height (px) a slide's figure gets on a 1280×720 screen, below the controls and
+#: the title.
+SLIDE_HEIGHT = 620
+#: The smallest factor a slide on a 1280×720 screen draws a figure's type at (a figure laid
+#: out much taller than the screen), and the largest on any screen.
+MIN_FONT_SCALE, MAX_FONT_SCALE = 0.9, 1.8
+#: Type grows a little faster than the room between panels: labels have some room to spare.
+ROOM_SCALE = 1.15
 
 
 @dataclass(frozen=True)
 class Slide:
-    """One figure: the page it is on, the figure (Plotly JSON as a dict), its caption."""
+    """One figure: the page it is on (its title and its file, relative to the project as in
+    ``pages/2_Person_fit.py``), the figure (Plotly JSON as a dict), its caption."""
 
     page: str
     figure: dict
     caption: str
+    file: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,11 +67,18 @@ class Deck:
     slides: tuple[Slide, ...]
     problems: tuple[str, ...] = ()
 
+    def first_of(self, file: str | None) -> int | None:
+        """The number (1-based) of the first slide of the page ``file`` (as in
+        ``pages/2_Person_fit.py``), None when that page shows no figure here."""
+        return next((number for number, slide in enumerate(self.slides, 1)
+                     if file and slide.file == file), None)
+
 
 def slides_of(pages: Sequence[PageCapture]) -> Deck:
-    """Every figure of ``pages`` in report order, each with its page title and caption."""
+    """Every figure of ``pages`` in report order, each with its page title, file and
+    caption."""
     captions = iter(figure_captions(pages))
-    slides = tuple(Slide(page.title, figure, next(captions))
+    slides = tuple(Slide(page.title, figure, next(captions), page.file)
                    for page in pages for figure in page.figures)
     problems = tuple(f"{page.title}: {problem}" for page in pages for problem in page.problems)
     return Deck(slides, problems)
@@ -127,19 +144,62 @@ def _scale_sizes(node: object, scale: float) -> None:
             _scale_sizes(value, scale)
 
 
-def slide_figure(figure: dict, scale: float = FONT_SCALE) -> dict:
+def slide_scale(height: float, available: float = SLIDE_HEIGHT) -> float:
+    """How much larger a figure's type is drawn on a slide: the figure was laid out ``height``
+    px high on its page, the slide gives it ``available`` px.
+
+    The room between a figure's panels is a fraction of its height, while text keeps its
+    size in pixels: on a 1280×720 screen (:data:`SLIDE_HEIGHT`) the type grows in proportion
+    to the room the figure gets (:data:`ROOM_SCALE` times it), within
+    :data:`MIN_FONT_SCALE` to :data:`FONT_SCALE`; a larger screen enlarges all of it by its
+    height's ratio, never beyond :data:`MAX_FONT_SCALE`."""
+    room = ROOM_SCALE * SLIDE_HEIGHT / max(height, 1.0)
+    on_small_screen = min(FONT_SCALE, max(MIN_FONT_SCALE, room))
+    return min(MAX_FONT_SCALE, on_small_screen * available / SLIDE_HEIGHT)
+
+
+def slide_figure(figure: dict, scale: float | None = None) -> dict:
     """A copy of ``figure`` for a slide: every font ``scale`` times larger (the default size
-    too), and the height and pixel lengths grown by the same factor, so that text keeps the room it had between
-    panels (a figure taller than the screen scrolls); the width is left to the screen."""
+    too; by default :func:`slide_scale` of its height), pixel lengths grown by the same
+    factor, an axis title repeated down a column of panels kept on the lowest panel only,
+    and no height or width of its own: the slide sizes it to the screen, so that the figure
+    never needs scrolling."""
     shown = copy.deepcopy(figure)
-    _scale_sizes(shown, scale)
     layout = shown.setdefault("layout", {})
+    if scale is None:
+        scale = slide_scale(layout.get("height") or PLOTLY_HEIGHT)
+    _scale_sizes(shown, scale)
     font = layout.setdefault("font", {})
     font.setdefault("size", PLOTLY_FONT_SIZE * scale)
     _pin_inherited_sizes(shown, font["size"])
-    layout["height"] = round(int(layout.get("height") or PLOTLY_HEIGHT) * scale)
+    _drop_repeated_axis_titles(layout)
+    layout.pop("height", None)
     layout.pop("width", None)
+    layout["autosize"] = True
     return shown
+
+
+def _axis_title(axis: dict) -> str:
+    title = axis.get("title")
+    return str(title.get("text") or "") if isinstance(title, dict) else str(title or "")
+
+
+def _drop_repeated_axis_titles(layout: dict) -> None:
+    """Keep an x-axis title that several panels of one column repeat on the lowest of them
+    only, in place: squeezed to a screen's height, the title of an upper panel runs into the
+    title of the panel under it, and the lowest panel's title says the same."""
+    columns: dict[tuple, list[tuple[float, str]]] = {}
+    for key, axis in layout.items():
+        if not (key.startswith("xaxis") and isinstance(axis, dict) and _axis_title(axis)):
+            continue
+        domain = tuple(round(v, 3) for v in axis.get("domain") or (0.0, 1.0))
+        anchor = str(axis.get("anchor") or "y")
+        partner = layout.get("yaxis" + anchor[1:])
+        bottom = (partner.get("domain") or (0.0, 1.0))[0] if isinstance(partner, dict) else 0.0
+        columns.setdefault((domain, _axis_title(axis)), []).append((bottom, key))
+    for panels in columns.values():
+        for _, key in sorted(panels)[1:]:
+            layout[key].pop("title", None)
 
 
 def _pin_inherited_sizes(figure: dict, size: float) -> None:
