@@ -41,8 +41,8 @@ show_figure(
     figure, key="accuracy.figure", file_stem=f"ctt_vs_theta_{filters.year}_{filters.language}",
     image_format=filters.image_format,
     data=pd.concat([human_rows, points.assign(kind="model")], ignore_index=True),
-    caption=(f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
-             "scale); "
+    caption=((f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
+              "scale); " if filters.has_humans else "No human background; ")
              + (f"coloured: one marker per model repetition (option shuffle or sampling seed; "
                 f"{filters.prompt_label}); {REGION_RULE}.{fallback_note} Read across: same "
                 "CTT, different θ means the model got a different *kind* of item right than "
@@ -89,9 +89,11 @@ else:
         },
     )
     st.caption(f"Mean and standard deviation over every shuffle of the model "
-               f"({filters.prompt_label}); the percentile places the mean θ among "
-               f"{filters.group_label}. — : not defined (one repetition has no SD; no "
-               "candidates, no percentile).")
+               f"({filters.prompt_label}); "
+               + (f"the percentile places the mean θ among {filters.group_label}. "
+                  if filters.has_humans else
+                  "no percentile: this year has no candidates (item file only). ")
+               + "— : not defined (one repetition has no SD; no candidates, no percentile).")
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"model_accuracy_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="accuracy.table.csv")

@@ -57,6 +57,9 @@ marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()
              for area, frame in densities.items()}
 human_p5 = {area: histogram_quantile(m["lz_bin"], m["n"], 0.1, 0.05)
             for area, m in marginals.items()}
+# False where no area has humans (an item-file-only year, a filter leaving none): no grey
+# background and no dashed line to speak of.
+has_p5 = any(np.isfinite(value) for value in human_p5.values())
 points = selected_model_points(filters)
 note_missing_runs(filters, points)
 
@@ -86,7 +89,7 @@ for index, area in enumerate(filters.areas):
             customdata=cells["n"], hovertemplate=(f"{area}: %{{customdata:,}} all-blank tests"
                                                   "<extra></extra>")), row=row, col=col)
         blank_in_legend = True
-if any(np.isfinite(value) for value in human_p5.values()):
+if has_p5:
     legend_line(figure, 1, 1)
 blank_words = (f" Boxed: the {blank_total:,} all-blank tests (no answer marked, scored as all "
                "wrong): a cell per booklet at its lowest θ, where an all-wrong pattern fits "
@@ -98,12 +101,13 @@ show_figure(
     image_format=filters.image_format,
     data=pd.concat([pd.concat([f.assign(area=a, kind="humans") for a, f in densities.items()],
                               ignore_index=True), points.assign(kind="model")], ignore_index=True),
-    caption=(f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
+    caption=((f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
+              if has_p5 else "No human background; ")
              + (f"coloured: one marker per model repetition (shuffle or seed; "
-                f"{filters.prompt_label}); {REGION_RULE}; " if len(points) else
-                f"no model runs in this selection ({filters.prompt_label}); ")
-             + "dashed: the humans' 5th percentile of l_z. Below it = less coherent than 95% of "
-             "humans." + blank_words + filters.provenance),
+                f"{filters.prompt_label}); {REGION_RULE}" if len(points) else
+                f"no model runs in this selection ({filters.prompt_label})")
+             + ("; dashed: the humans' 5th percentile of l_z. Below it = less coherent than "
+                "95% of humans." if has_p5 else ".") + blank_words + filters.provenance),
 )
 
 st.subheader("The human l_z distribution for reference")
@@ -113,19 +117,19 @@ reference, table = histogram_with_lanes(
     filters.areas, {area: m.rename(columns={"lz_bin": "bin"}) for area, m in marginals.items()},
     points, "lz", bin_width=0.1, styles=styles, x_title=LZ_TITLE, human_label="humans",
     lane_names=lane_names, references=human_p5)
-if any(np.isfinite(value) for value in human_p5.values()):
+if has_p5:
     legend_line(reference, 2, 1)
 show_figure(
     reference, key="fit.reference", file_stem=f"lz_distribution_{filters.year}",
     image_format=filters.image_format, data=table,
-    caption=(f"Grey bars: share of {filters.group_label} per 0.1-wide l_z bin (values beyond "
-             "−10 and 5 in the edge bins). "
+    caption=((f"Grey bars: share of {filters.group_label} per 0.1-wide l_z bin (values "
+              "beyond −10 and 5 in the edge bins). " if has_p5 else "No human histogram. ")
              + ("Under them, one lane per model: each tick is one repetition's l_z "
                 f"({filters.prompt_label}"
                 + (f"; every lane's run is {shared_tail}" if shared_tail else "") + ")."
                 if len(points) else f"No model lanes: no runs in this selection "
                 f"({filters.prompt_label}).")
-             + " Dashed: the humans' 5th percentile."
+             + (" Dashed: the humans' 5th percentile." if has_p5 else "")
              + (f" The all-blank tests add a lone bar at l_z ≈ {blank_lz:.1f}."
                 if blank_total else "") + filters.provenance),
 )
@@ -145,8 +149,8 @@ else:
                                "table); undecided when a check has nothing to compare with"),
         "share_below_p5": st.column_config.ProgressColumn(
             "share below humans' 5th pct l_z", format="percent", min_value=0.0, max_value=1.0,
-            help="share of the repetitions whose l_z is below the humans' 5th percentile; — : "
-                 "no humans to give a percentile"),
+            help="share of the repetitions whose l_z is below the humans' 5th percentile; "
+                 "empty: no humans to give a percentile"),
         "mean_theta": st.column_config.NumberColumn("mean θ", format="%.3f"),
         "mean_se": st.column_config.NumberColumn("model SE", format="%.3f"),
         "human_se": st.column_config.NumberColumn(
@@ -168,9 +172,9 @@ else:
         "patterns": st.column_config.NumberColumn(
             "patterns", help="response patterns: runs × repetitions"),
     })
-    st.caption(RULE + f" Humans: {filters.group_label}. — : not available (no candidate in "
-               "the model's θ bin, no booklet); the column's help says which." +
-               filters.provenance)
+    st.caption(RULE + (f" Humans: {filters.group_label}." if filters.has_humans else "")
+               + " — : not available (no candidate in the model's θ bin, no booklet); the "
+               "column's help says which." + filters.provenance)
     st.download_button("Table (CSV)", data=table.to_csv(index=False),
                        file_name=f"person_fit_{filters.year}.csv", mime="text/csv",
                        on_click="ignore", key="fit.table.csv")
