@@ -2,7 +2,8 @@
 Test information pages, checked in Chromium at 1440×900 with the sidebar open.
 
 - Point 3: each page's key column (the human percentile, the trust verdict, the information
-  verdict) is drawn inside the table's visible part and the viewport, with no horizontal scroll.
+  verdict) is drawn inside the table's visible part and the viewport, with no horizontal scroll,
+  its values whole; on the demo store with the test runs and on the paper's nine series.
 - Point 6: no cell of the trust table reads "None" or "nan" where a θ bin has no humans; no
   label of the humans' 5th percentile sits inside a plot area (the legend names the line); the
   all-blank tests' dark cells are boxed and named in the legend and caption.
@@ -14,6 +15,7 @@ st.dataframe draws on a canvas, so the tests record what it draws: an init scrip
 
 from __future__ import annotations
 
+import shutil
 from itertools import pairwise
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import duckdb
 import pytest
 
 from store import dashboard_queries as q
+from store.connection import connected
 from tests.test_browser import (
     ARTIFACTS,
     BROWSER_ARGS,
@@ -29,6 +32,9 @@ from tests.test_browser import (
     _require_browser,
     _serving,
 )
+from tests.test_real_dashboard import PAPER_GRID
+from tests.test_real_dashboard import RESULT_FILES as PAPER_RESULT_FILES
+from workflows.results_io import import_results_summary
 
 VIEWPORT = {"width": 1440, "height": 900}
 #: Texts a table shows for a missing value when nothing better was chosen.
@@ -145,10 +151,33 @@ def _headers(grid: dict) -> list[dict]:
 
 @pytest.mark.parametrize("path", list(KEY_COLUMNS))
 def test_the_key_column_is_on_screen_without_scrolling(server, page, path):
-    _open(page, f"{server}/{path}")
+    _assert_key_column_on_screen(page, f"{server}/{path}", path, path)
+
+
+@pytest.fixture(scope="module")
+def paper_server(tmp_path_factory, real_items_db, real_data):
+    """The paper's nine published series (2019–2022) over the real item files."""
+    path = tmp_path_factory.mktemp("first_hour_paper") / "paper.duckdb"
+    shutil.copyfile(real_items_db, path)
+    with connected(path) as con:
+        for name in PAPER_RESULT_FILES:
+            import_results_summary(con, real_data / "paper-results" / name, PAPER_GRID)
+    with _serving(path, "streamlit-first-hour-tables-paper.log") as base:
+        yield base
+
+
+@pytest.mark.parametrize("path", list(KEY_COLUMNS))
+def test_the_key_column_is_on_screen_with_the_papers_runs(paper_server, page, path):
+    """Longer series names, nine series: the key column still fits beside them."""
+    _assert_key_column_on_screen(page, f"{paper_server}/{path}?year=2022", path,
+                                 f"paper_{path}")
+
+
+def _assert_key_column_on_screen(page, url: str, path: str, shot: str) -> None:
+    _open(page, url)
     sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
     assert sidebar and sidebar["width"] > 200, "the sidebar is open at 1440 px"
-    grid = _grids(page, path)[0]
+    grid = _grids(page, shot)[0]
     assert grid["scroll"] == 0
     assert grid["right"] <= VIEWPORT["width"]
     headers = _headers(grid)
