@@ -51,6 +51,19 @@ IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
 #: The booklet picker's value for "every booklet" (a real CO_PROVA is never 0).
 ALL_BOOKLETS = 0
 
+#: Run labels are long and their last words tell runs of one model apart ("… · 30 seeds",
+#: "… · 30 shuffles"), so the sidebar's chosen runs and every picker's options wrap instead of
+#: being cut to "llama2-13b · few-sh…" (Streamlit cuts both to one line).
+WRAPPED_CHOICES = """<style>
+[data-testid="stSidebar"] [data-testid="stMultiSelectTagsContainer"] [data-tag] {
+  max-width: 100%; height: auto; }
+[data-testid="stSidebar"] [data-testid="stMultiSelectTagsContainer"] [data-tag] > span[title] {
+  white-space: normal; overflow: visible; text-overflow: clip; overflow-wrap: anywhere; }
+[role="option"] { height: auto; min-height: 2.5rem; }
+[role="option"] > div { white-space: normal; overflow: visible; text-overflow: clip;
+  overflow-wrap: anywhere; }
+</style>"""
+
 #: What the sidebar's human counts count: one scored test is one candidate's answers in one area.
 TESTS_WORD = "tests taken"
 TESTS_HELP = ("Counts are tests taken: one per candidate and area, so a candidate who sat all "
@@ -524,6 +537,7 @@ def _run_filters(side, year: int) -> tuple[list[str], bool]:
     if tuning != "all":
         pool = pool[pool["instruction_tuned"].fillna(False).astype(bool) == (tuning == "instruct")]
     labels = run_choice_labels(pool)
+    side.html(WRAPPED_CHOICES)
     _runs_from_url(catalogue)
     key = _seed("model", list(labels), [], lambda v: v, multi=True)
     side.multiselect("Runs", list(labels), key=key, format_func=labels.get,

@@ -238,6 +238,47 @@ def test_lane_labels_are_whole_and_inside_the_figure_in_chromium(served, ui_run_
                 (tick, box)
 
 
+_CHOICES = """() => [...[...document.querySelectorAll(
+      '[data-testid="stSidebar"] [data-testid="stMultiSelect"]')]
+    .find(el => el.querySelector('label').textContent.startsWith('Runs'))
+    .querySelectorAll('[data-tag] > span[title]'),
+    ...document.querySelectorAll('[role="option"] > div')]
+  .map(el => ({text: el.textContent, title: el.getAttribute('title'),
+               cut: el.scrollWidth > el.clientWidth + 1,
+               right: el.getBoundingClientRect().right,
+               edge: el.parentElement.getBoundingClientRect().right}))"""
+
+
+def test_chosen_runs_and_picker_options_read_whole_in_chromium(served, ui_run_db):
+    """The sidebar's chosen runs (and the open picker's options) show their whole label: the
+    last words (' · seed 0') are what tells the two random-baseline runs apart."""
+    base, browser = served
+    catalogue = _catalogue(ui_run_db)
+    chosen = catalogue[catalogue["model_id"] == "random-baseline"]
+    query = "&".join(f"run={run}" for runs in chosen["run_ids"] for run in runs)
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(f"{base}/Accuracy_vs_ability?{query}", timeout=PAGE_TIMEOUT_MS)
+        _wait_until_rendered(page, 1)
+        runs = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelect"]').filter(
+            has_text="Runs")
+        runs.scroll_into_view_if_needed()
+        runs.locator("input").click()
+        page.wait_for_selector('[role="option"]', timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_timeout(500)
+        found = page.evaluate(_CHOICES)
+        page.screenshot(path=str(ARTIFACTS / "first_hour_run_picker.png"))
+    finally:
+        page.close()
+    tags = [item for item in found if item["title"]]
+    options = [item for item in found if not item["title"] and item["text"] != "Select all"]
+    assert len(tags) == len(chosen) and options, found
+    for item in tags + options:
+        assert not item["cut"] and item["right"] <= item["edge"] + 1, item
+    assert sorted(item["text"] for item in tags) == sorted(chosen["model"]), found
+    assert {item["text"] for item in options} == set(catalogue["model"]) - set(chosen["model"])
+
+
 def test_the_sidebar_counts_say_what_they_count(monkeypatch, ui_run_db):
     monkeypatch.setenv("ENEM_DB", str(ui_run_db))
     app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN"})
