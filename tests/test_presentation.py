@@ -23,6 +23,7 @@ from dashboard.presentation_slides import (
     query_key,
     selection_deck,
     slide_figure,
+    slide_scale,
     slides_of,
 )
 from workflows.report import Selection, figure_captions
@@ -35,7 +36,7 @@ QUERY = "?year=2023&area=CN&area=MT&lang=en&shots=0"
 
 # --- slide helpers --------------------------------------------------------------------------
 
-def test_slide_figure_scales_every_font_and_grows_the_height():
+def test_slide_figure_scales_every_font_and_leaves_the_size_to_the_screen():
     figure = {"data": [{"type": "bar", "textfont": {"size": 14}, "y": [1, 2]},
                        {"type": "heatmap", "colorbar": {"lenmode": "pixels", "len": 200,
                                                         "thickness": 14}},
@@ -54,8 +55,9 @@ def test_slide_figure_scales_every_font_and_grows_the_height():
     assert shown["layout"]["xaxis"]["tickfont"] == {"size": 15.0, "color": "red"}
     assert shown["layout"]["xaxis"]["title"]["font"] == {"size": 19.5}
     assert shown["layout"]["font"] == {"size": 18.0}  # plotly's default 12 px × 1.5
-    assert shown["layout"]["height"] == 450  # 300 × 1.5
-    assert "width" not in shown["layout"]
+    # The slide sizes the figure to the window: no height or width of its own.
+    assert "height" not in shown["layout"] and "width" not in shown["layout"]
+    assert shown["layout"]["autosize"] is True
     assert shown["data"][0]["y"] == [1, 2]
     assert shown["data"][1]["colorbar"] == {"lenmode": "pixels", "len": 300.0, "thickness": 14,
                                             "tickfont": {"size": 18.0}}
@@ -65,20 +67,41 @@ def test_slide_figure_scales_every_font_and_grows_the_height():
     assert figure["layout"]["height"] == 300 and figure["layout"]["width"] == 900
 
 
-def test_slide_figure_height_grows_with_its_fonts():
-    def height(own):
-        layout = {} if own is None else {"height": own}
-        return slide_figure({"data": [], "layout": layout}, scale=1.5)["layout"]["height"]
-
-    assert height(None) == 675  # plotly's default 450 px × 1.5
-    assert height(400) == 600
-    assert height(2530) == 3795
+def test_slide_scale_follows_the_room_a_figure_gets():
+    # On a 1280×720 screen: a figure that fits grows by 1.5, a taller one in proportion to
+    # the room it gets (1.15 × 620 / height), never below 0.9.
+    assert slide_scale(380) == pytest.approx(1.5)
+    assert slide_scale(720) == pytest.approx(1.15 * 620 / 720)
+    assert slide_scale(920) == slide_scale(2760) == pytest.approx(0.9)
+    # A larger screen enlarges all of it by its height's ratio, up to 1.8.
+    assert slide_scale(720, 930) == pytest.approx(1.15 * 930 / 720)
+    assert slide_scale(2760, 930) == pytest.approx(0.9 * 930 / 620)
+    assert slide_scale(380, 930) == pytest.approx(1.8)
+    # slide_figure's default: the scale of the figure's own height (plotly's 450 without one).
+    assert slide_figure({"data": [], "layout": {"height": 920}})["layout"]["font"]["size"] \
+        == pytest.approx(12 * slide_scale(920))
     figure = {"data": [], "layout": {"font": {"size": 20, "family": "serif"},
                                       "yaxis2": {"title": {"text": "θ"}}}}
     layout = slide_figure(figure, scale=1.5)["layout"]
     assert layout["font"] == {"size": 30.0, "family": "serif"}
     # The pinned sizes follow the figure's own (scaled) default.
     assert layout["yaxis2"]["tickfont"] == layout["yaxis2"]["title"]["font"] == {"size": 30.0}
+
+
+def test_a_column_of_panels_keeps_its_repeated_axis_title_on_the_lowest_panel():
+    title = {"text": "θ (ability, logits)"}
+    layout = {"xaxis": {"domain": [0, 0.46], "anchor": "y", "title": dict(title)},
+              "xaxis2": {"domain": [0.54, 1], "anchor": "y2", "title": dict(title)},
+              "xaxis3": {"domain": [0, 0.46], "anchor": "y3", "title": dict(title)},
+              "xaxis4": {"domain": [0.54, 1], "anchor": "y4", "title": {"text": "b"}},
+              "yaxis": {"domain": [0.55, 1]}, "yaxis2": {"domain": [0.55, 1]},
+              "yaxis3": {"domain": [0, 0.45]}, "yaxis4": {"domain": [0, 0.45]}}
+    shown = slide_figure({"data": [], "layout": layout})["layout"]
+    assert "title" not in shown["xaxis"]  # the lower panel of its column says the same
+    assert shown["xaxis3"]["title"]["text"] == "θ (ability, logits)"
+    # Alone in its column with that title (the panel under it says something else): kept.
+    assert shown["xaxis2"]["title"]["text"] == "θ (ability, logits)"
+    assert shown["xaxis4"]["title"]["text"] == "b"
 
 
 def test_slides_pair_each_figure_with_the_caption_after_it():
@@ -92,9 +115,13 @@ def test_slides_pair_each_figure_with_the_caption_after_it():
                  Block("figure", three), Block("caption", "third"),
                  Block("error", "boom")])]
     deck = slides_of(pages)
-    assert deck.slides == (Slide("Page A", one, "first"), Slide("Page A", two, ""),
-                           Slide("Page C", three, "third"))
+    assert deck.slides == (Slide("Page A", one, "first", "pages/a.py"),
+                           Slide("Page A", two, "", "pages/a.py"),
+                           Slide("Page C", three, "third", "pages/c.py"))
     assert deck.problems == ("Page C: boom",)
+    # Where a page's figures start (entering presentation mode from that page).
+    assert deck.first_of("pages/a.py") == 1 and deck.first_of("pages/c.py") == 3
+    assert deck.first_of("pages/b.py") is None and deck.first_of(None) is None
 
 
 def test_query_key_ignores_order_and_empty_keys():
@@ -146,6 +173,7 @@ def presenting(monkeypatch, pages_models_db):
     for key, values in Selection.from_url(QUERY).query().items():
         app.query_params[key] = values if len(values) > 1 else values[0]
     app.query_params["present"] = "1"
+    app.query_params["slide"] = "1"
     return app.switch_page("pages/2_Person_fit.py").run()
 
 
@@ -202,6 +230,23 @@ def test_a_slide_of_the_address_opens_there_and_bad_numbers_are_clamped(presenti
         assert caption == f"Figure {expected}. {captions[expected - 1]}", asked
 
 
+def test_without_a_slide_it_opens_at_the_pages_first_figure(monkeypatch, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, values in Selection.from_url(QUERY).query().items():
+        app.query_params[key] = values if len(values) > 1 else values[0]
+    app.query_params["present"] = "1"
+    app = app.switch_page("pages/2_Person_fit.py").run()
+    deck = capture_deck(pages_models_db, query_key(Selection.from_url(QUERY).query()))
+    first = next(n for n, slide in enumerate(deck.slides, 1) if slide.page.startswith("Person"))
+    assert first > 1  # Home's figure comes first in the deck
+    _, caption = _shown(app)
+    assert caption == f"Figure {first}. {deck.slides[first - 1].caption}"
+    assert app.query_params["slide"] == str(first)  # the address names the slide shown
+    app = app.button(key="present_previous").click().run()
+    assert _shown(app)[1].startswith(f"Figure {first - 1}. ")
+
+
 def test_leaving_returns_to_the_page_with_the_same_selection(presenting):
     app = presenting.button(key="present_next").click().run()
     app = app.button(key="present_leave").click().run()
@@ -217,11 +262,18 @@ def test_the_sidebar_button_enters_presentation_mode(monkeypatch, pages_models_d
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     app.query_params["area"] = "MT"
+    app.query_params["slide"] = "2"  # left over from an earlier presentation: dropped
     app = app.switch_page("pages/4_Test_information.py").run()
     app = app.sidebar.button(key="present_enter").click().run()
     assert app.query_params["present"] == "1" and app.query_params["area"] == "MT"
+    # The page's own first figure, not the deck's first (Home's).
+    deck = capture_deck(pages_models_db, query_key({"area": ["MT"]}))
+    first = next(n for n, slide in enumerate(deck.slides, 1)
+                 if slide.file == "pages/4_Test_information.py")
+    assert first > 1
     caption = _shown(app)[1]
-    assert caption.startswith("Figure 1. ")
+    assert caption == f"Figure {first}. {deck.slides[first - 1].caption}"
+    assert app.query_params["slide"] == str(first)
     assert len(app.sidebar.children) == 0
 
 
