@@ -305,3 +305,20 @@ def test_the_discrimination_item_table_reads_no_none(paper_server, page):
     grid = _grid(page, 1, "discrimination_items")
     _assert_no_missing_words(grid)
     assert "—" in {t["text"] for t in grid["texts"]}, "the case under test: items without DI"
+
+
+def test_response_pattern_rows_fill_their_heatmap(demo_server, page):
+    """One row per repetition: the cells start at the top of the heatmap and end at its bottom
+    (autorange padded the shared row axis for the l_z column, leaving bands of empty rows)."""
+    _open(page, f"{demo_server}/Response_patterns?area=CN", charts=1)
+    page.get_by_text("One row per repetition").click()
+    page.wait_for_function(
+        "document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length > 60",
+        timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "first_hour_items_patterns_per_repetition.png"))
+    axis = page.evaluate("""() => { const a = document.querySelector('.js-plotly-plot')
+        ._fullLayout.yaxis; return {range: a.range, rows: a._categories.length}; }""")
+    bottom, top = axis["range"]
+    assert top == pytest.approx(-0.5, abs=0.01), axis
+    assert bottom == pytest.approx(axis["rows"] - 0.5, abs=0.01), axis
