@@ -30,6 +30,7 @@ from dashboard.figures import plotly_config
 from dashboard.presentation_slides import (
     PLOTLY_HEIGHT,
     SLIDE_HEIGHT,
+    SLIDE_WIDTH,
     Deck,
     selection_deck,
     slide_figure,
@@ -86,18 +87,23 @@ _viewport = st.components.v2.component("enem_presentation_viewport", js=VIEWPORT
 REM_PX, REM_VH, ABOVE_FIGURE_REM = (14.0, 24.0), 0.021, 6.5
 
 
-def figure_height(window_height: float | None) -> float:
-    """About the height (px) STYLE leaves the figure in a window ``window_height`` px high
-    (:data:`SLIDE_HEIGHT`, a 1280×720 screen's, when the window has not reported its size)."""
-    if not window_height:
-        return SLIDE_HEIGHT
-    rem = min(REM_PX[1], max(REM_PX[0], REM_VH * window_height))
-    return max(window_height - ABOVE_FIGURE_REM * rem, 1.0)
+def figure_size(window: tuple[float, float] | None) -> tuple[float, float]:
+    """About the width and height (px) STYLE leaves the figure in a ``window`` (width, height)
+    px large (a 1280×720 screen's, :data:`SLIDE_WIDTH` × :data:`SLIDE_HEIGHT`, when the window
+    has not reported its size): three quarters of the width inside the padding, the height
+    below the controls and the title."""
+    if not window:
+        return SLIDE_WIDTH, SLIDE_HEIGHT
+    width, height = window
+    rem = min(REM_PX[1], max(REM_PX[0], REM_VH * height))
+    return (max(0.75 * (width - 4 * rem), 1.0), max(height - ABOVE_FIGURE_REM * rem, 1.0))
 
 
-def _window_height() -> float | None:
+def _window() -> tuple[float, float] | None:
     size = _viewport(key="present_viewport", on_size_change=lambda: None).get("size")
-    return float(size[1]) if isinstance(size, (list, tuple)) and len(size) == 2 else None
+    if isinstance(size, (list, tuple)) and len(size) == 2:
+        return float(size[0]), float(size[1])
+    return None
 
 
 def is_presenting() -> bool:
@@ -214,7 +220,7 @@ def _draw(deck: Deck, number: int, query: dict[str, list[str]]) -> None:
                     width="stretch", help="Previous figure")
     position.markdown(f"**Figure {number} of {count}**" if count else "**No figures**")
     with position:
-        height = figure_height(_window_height())
+        width, height = figure_size(_window())
     following.button("Next", key="present_next", on_click=_go, args=(number + 1,),
                      disabled=number >= count, icon=":material/arrow_forward:",
                      shortcut="Right", width="stretch", help="Next figure")
@@ -233,7 +239,7 @@ def _draw(deck: Deck, number: int, query: dict[str, list[str]]) -> None:
     st.subheader(slide.page)
     chart, words = st.container(key="present_body").columns([3, 1])
     layout = slide.figure.get("layout") or {}
-    scale = slide_scale(layout.get("height") or PLOTLY_HEIGHT, height)
+    scale = slide_scale(layout.get("height") or PLOTLY_HEIGHT, height, width)
     chart.plotly_chart(slide_figure(slide.figure, scale), width="stretch", height="stretch",
                        key=f"present_figure_{number}",
                        config=plotly_config(f"figure-{number:02d}"))

@@ -39,13 +39,15 @@ PLOTLY_FONT_SIZE = 12
 #: plotly.js's default figure height (px).
 PLOTLY_HEIGHT = 450
 #: About the height (px) a slide's figure gets on a 1280×720 screen, below the controls and
-#: the title.
-SLIDE_HEIGHT = 620
+#: the title, and its width there (three quarters of the window, the caption beside it).
+SLIDE_HEIGHT, SLIDE_WIDTH = 620, 920
+#: About the width (px) a page lays its figures out for (a 1440-px wide window).
+PAGE_WIDTH = 1100
 #: The smallest factor a slide on a 1280×720 screen draws a figure's type at (a figure laid
 #: out much taller than the screen), and the largest on any screen.
-MIN_FONT_SCALE, MAX_FONT_SCALE = 0.9, 1.8
-#: Type grows a little faster than the room between panels: labels have some room to spare.
-ROOM_SCALE = 1.15
+MIN_FONT_SCALE, MAX_FONT_SCALE = 1.0, 1.8
+#: Type grows as fast as the room between panels (small multiples leave none to spare).
+ROOM_SCALE = 1.0
 
 
 @dataclass(frozen=True)
@@ -144,18 +146,23 @@ def _scale_sizes(node: object, scale: float) -> None:
             _scale_sizes(value, scale)
 
 
-def slide_scale(height: float, available: float = SLIDE_HEIGHT) -> float:
+def slide_scale(height: float, available: float = SLIDE_HEIGHT,
+                width: float = SLIDE_WIDTH) -> float:
     """How much larger a figure's type is drawn on a slide: the figure was laid out ``height``
-    px high on its page, the slide gives it ``available`` px.
+    px high on its page, the slide gives it ``available`` px of height and ``width`` px of
+    width.
 
-    The room between a figure's panels is a fraction of its height, while text keeps its
-    size in pixels: on a 1280×720 screen (:data:`SLIDE_HEIGHT`) the type grows in proportion
-    to the room the figure gets (:data:`ROOM_SCALE` times it), within
-    :data:`MIN_FONT_SCALE` to :data:`FONT_SCALE`; a larger screen enlarges all of it by its
-    height's ratio, never beyond :data:`MAX_FONT_SCALE`."""
+    The room between a figure's panels is a fraction of its size, while text keeps its size in
+    pixels: on a 1280×720 screen (:data:`SLIDE_HEIGHT`) the type grows in proportion to the
+    height the figure gets (:data:`ROOM_SCALE` times it), up to :data:`FONT_SCALE`, and a
+    taller screen enlarges that by its height's ratio; but never
+    more than the width allows (:data:`ROOM_SCALE` times the slide's width over the page's,
+    :data:`PAGE_WIDTH`: side by side panels and long axis titles), nor beyond
+    :data:`MAX_FONT_SCALE`, nor below :data:`MIN_FONT_SCALE` (the page's own type)."""
     room = ROOM_SCALE * SLIDE_HEIGHT / max(height, 1.0)
-    on_small_screen = min(FONT_SCALE, max(MIN_FONT_SCALE, room))
-    return min(MAX_FONT_SCALE, on_small_screen * available / SLIDE_HEIGHT)
+    by_height = min(FONT_SCALE, room) * available / SLIDE_HEIGHT
+    by_width = ROOM_SCALE * width / PAGE_WIDTH
+    return max(MIN_FONT_SCALE, min(MAX_FONT_SCALE, by_height, by_width))
 
 
 def slide_figure(figure: dict, scale: float | None = None) -> dict:

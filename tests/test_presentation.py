@@ -68,15 +68,20 @@ def test_slide_figure_scales_every_font_and_leaves_the_size_to_the_screen():
 
 
 def test_slide_scale_follows_the_room_a_figure_gets():
-    # On a 1280×720 screen: a figure that fits grows by 1.5, a taller one in proportion to
-    # the room it gets (1.15 × 620 / height), never below 0.9.
-    assert slide_scale(380) == pytest.approx(1.5)
-    assert slide_scale(720) == pytest.approx(1.15 * 620 / 720)
-    assert slide_scale(920) == slide_scale(2760) == pytest.approx(0.9)
-    # A larger screen enlarges all of it by its height's ratio, up to 1.8.
-    assert slide_scale(720, 930) == pytest.approx(1.15 * 930 / 720)
-    assert slide_scale(2760, 930) == pytest.approx(0.9 * 930 / 620)
-    assert slide_scale(380, 930) == pytest.approx(1.8)
+    # By height: on a 1280×720 screen's 620 px a figure that fits grows by 1.5, a taller one
+    # in proportion to the room it gets (620 / height), never below 1 (the page's type); a
+    # taller screen enlarges that by its height's ratio; the width the slide gives bounds it.
+    wide = 10_000
+    assert slide_scale(380, 620, wide) == pytest.approx(1.5)
+    assert slide_scale(500, 620, wide) == pytest.approx(620 / 500)
+    assert slide_scale(920, 620, wide) == slide_scale(2760, 620, wide) == pytest.approx(1.0)
+    assert slide_scale(894, 932, wide) == pytest.approx(932 / 894)
+    assert slide_scale(380, 930, wide) == pytest.approx(1.8)  # the largest
+    # By width: the slide's width over the page's 1100 px; on a 1280×720 screen the figure
+    # beside its caption (920 px) leaves no room to grow; 1372 px (1920×1080) does.
+    assert slide_scale(380) == pytest.approx(1.0)
+    assert slide_scale(380, 932, 1372) == pytest.approx(1372 / 1100)
+    assert slide_scale(2760, 620, 600) == pytest.approx(1.0)  # never below the page's type
     # slide_figure's default: the scale of the figure's own height (plotly's 450 without one).
     assert slide_figure({"data": [], "layout": {"height": 920}})["layout"]["font"]["size"] \
         == pytest.approx(12 * slide_scale(920))
