@@ -322,7 +322,7 @@ _NOTE_AND_LANES = """() => {
 }"""
 
 
-def test_a_year_without_candidates_says_so_above_the_lanes_in_chromium(tmp_path):
+def test_a_year_without_candidates_says_so_above_the_lanes_in_chromium(tmp_path, served):
     """Home on an item-file-only year: the note sits in the empty histogram, not on a lane."""
     from dashboard.lane_figure import histogram_with_lanes
 
@@ -335,15 +335,16 @@ def test_a_year_without_candidates_says_so_above_the_lanes_in_chromium(tmp_path)
                                      human_label="humans")
     html = tmp_path / "lanes.html"
     figure.write_html(html, include_plotlyjs=True)
-    sync_playwright = _require_browser()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 800})
-            page.goto(html.as_uri())
-            page.wait_for_selector(".annotation")
-            found = page.evaluate(_NOTE_AND_LANES)
-        finally:
-            browser.close()
+    _, browser = served  # the module's browser (one Playwright per process at a time)
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    try:
+        page.goto(html.as_uri())
+        # plotly.js draws the figure in steps: wait for the note and all five lanes.
+        page.wait_for_function(f"(() => {{ const f = {_NOTE_AND_LANES}; const r = f(); "
+                               f"return r.note && r.lanes.length === {len(models)}; }})()",
+                               timeout=PAGE_TIMEOUT_MS)
+        found = page.evaluate(_NOTE_AND_LANES)
+    finally:
+        page.close()
     assert found["note"] and len(found["lanes"]) == len(models), found
     assert found["note"]["bottom"] < min(lane["top"] for lane in found["lanes"]) - 20, found
