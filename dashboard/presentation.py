@@ -2,10 +2,11 @@
 
 ``?present=1`` on any page's address (or the sidebar's *Present these figures* button) shows
 this instead of the page and the sidebar: one figure at a time with its page title and
-caption, larger type, Previous / Next buttons (and Streamlit's own button shortcuts: the arrow
-keys move, Esc leaves). The figure shown is in the address too (``slide=N``), so a link opens
-at the same figure. Leaving removes both keys: the page comes back with the same selection
-(the sidebar's filters stay in the session and in the address).
+caption, sized to fit the window without scrolling (1280×720 as 1920×1080), Previous / Next
+buttons (and Streamlit's own button shortcuts: the arrow keys move, Esc leaves). It opens at
+the first figure of the page it was entered from; the figure shown is in the address too
+(``slide=N``), so a link opens at the same figure. Leaving removes both keys: the page comes
+back with the same selection (the sidebar's filters stay in the session and in the address).
 
 The switch is :func:`present_if_asked`, called by :func:`dashboard.navigation.navigation`
 right after the menu is built. Every script run takes that step before the sidebar is drawn:
