@@ -217,8 +217,16 @@ def paths_figure(paths: pd.DataFrame) -> go.Figure:
                            marker={"color": colour, "symbol": symbol},
                            error_y={"type": "data", "array": rows["theta_se"], "visible": True,
                                     "color": colour, "thickness": 1})
-    figure.update_layout(title="Live CAT paths: θ̂ ± SE after each item", height=420,
-                         xaxis_title="items administered", yaxis_title=THETA_TITLE)
+    # Below the plot, not at its right: run labels are long, and a legend at the side took
+    # about 40% of a 1440 px page's width from the paths. Its top sits 80 px under the plot
+    # (clear of the ticks and the axis title); each entry may take a line of its own.
+    plot_px, entries = 320, len(paths.groupby(["series", "area", "path"]))
+    margin = {"t": 60, "b": 90 + 20 * entries}
+    figure.update_layout(title="Live CAT paths: θ̂ ± SE after each item",
+                         height=plot_px + margin["t"] + margin["b"], margin=margin,
+                         xaxis_title="items administered", yaxis_title=THETA_TITLE,
+                         legend={"orientation": "h", "yanchor": "top", "y": -80 / plot_px,
+                                 "x": 0, "xanchor": "left"})
     return figure
 
 
