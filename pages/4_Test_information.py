@@ -84,11 +84,16 @@ lc_language = right.radio("LC foreign-language items", list(LANGUAGE_NAMES), hor
 note_missing_runs(filters, points)
 
 # Series names are long ("llama2-13b · few-shot · 30 seeds"): beside a second column of panels
-# they would run into it, so long names get one column.
+# they would run into it. When every area has the same model rows, the right column's rows
+# are unlabelled (they read as the left's), which keeps two columns and half the height (four
+# stacked areas were squeezed unreadable on a 1280×720 slide); otherwise long names get one.
 longest = max((len(name) for name in points["model"].unique()), default=0) if len(points) else 0
 lanes = points["model"].nunique() if len(points) else 0
 models_px = LANE_PX * max(1, lanes)
-columns = 2 if len(filters.areas) > 1 and longest <= SHORT_NAME else 1
+same_rows = len(points) == 0 or all(
+    points.loc[points["area"] == area, "model"].nunique() == lanes for area in filters.areas)
+columns = 2 if len(filters.areas) > 1 and (longest <= SHORT_NAME or same_rows) else 1
+label_right = longest <= SHORT_NAME
 blocks = -(-len(filters.areas) // columns)
 # Rows per block: information panel, model rows, then an empty spacer row (none after the
 # last block), so the gap inside a block is narrow and the gap between blocks is wide.
@@ -104,7 +109,8 @@ for block in range(blocks):
     titles += [area_title(a) for a in names] + [""] * (columns - len(names)) + [""] * columns
 plot_height = sum(heights) + INNER_GAP_PX * (len(heights) - 1)
 figure = make_subplots(rows=len(heights), cols=columns, specs=specs, subplot_titles=titles,
-                       vertical_spacing=INNER_GAP_PX / plot_height, horizontal_spacing=0.2,
+                       vertical_spacing=INNER_GAP_PX / plot_height,
+                       horizontal_spacing=0.2 if label_right else 0.15,
                        row_heights=heights)
 for block in range(1, blocks):
     for col in range(1, columns + 1):
@@ -139,8 +145,12 @@ for index, area in enumerate(filters.areas):
         for row in (top, top + 1):
             figure.add_vrect(x0=low, x1=high, fillcolor=INFORMATIVE_FILL, line_width=0,
                              layer="below", row=row, col=col)
-    figure.update_yaxes(title_text="I(θ)", row=top, col=col, secondary_y=False)
-    figure.update_yaxes(title_text="SE(θ)", range=[0, 1.5], tickmode="auto",
+    # Axis titles on the outer sides only: between two columns the left panel's SE(θ) title
+    # and the right panel's I(θ) title fell on one another.
+    figure.update_yaxes(title_text="I(θ)" if col == 1 else "", row=top, col=col,
+                        secondary_y=False)
+    figure.update_yaxes(title_text="SE(θ)" if col == columns else "", range=[0, 1.5],
+                        tickmode="auto",
                         showgrid=False, row=top, col=col, secondary_y=True)
     # The panel and its model rows share one θ axis; only the model rows show its ticks.
     shared = figure.get_subplot(top + 1, col).xaxis.plotly_name.replace("axis", "")
@@ -192,7 +202,8 @@ for index, area in enumerate(filters.areas):
     names = sorted(in_area["model"].unique()) if len(in_area) else []
     figure.update_yaxes(title_text="model" if longest <= SHORT_NAME and names else "",
                         row=top + 1, col=col, type="category", tickmode="array",
-                        tickvals=names, range=[-0.5, max(1, len(names)) - 0.5])
+                        tickvals=names, range=[-0.5, max(1, len(names)) - 0.5],
+                        showticklabels=col == 1 or label_right)
     if not names:
         # An empty row still draws its θ axis (plotly leaves out the axes of a subplot without
         # a trace) and says why it is empty, in its own axes' coordinates.
@@ -227,7 +238,9 @@ show_figure(
              "the one most candidates took). "
              + (f"Bottom, per model ({filters.prompt_label}): its θ in each repetition (faint "
                 f"markers) and its mean θ with {interval_words}. Drawn: {interval_name}. "
-                f"{PAPER_AMBIGUITY} " if len(points) else
+                f"{PAPER_AMBIGUITY} "
+                + ("The right column's model rows are in the left column's order. "
+                   if columns == 2 and not label_right else "") if len(points) else
                 f"Bottom: one row per model; this selection ({filters.prompt_label}) has "
                 "none. ")
              + f"Green shading: where SE(θ) ≤ {max_se:.2f}, i.e. where the exam measures well."

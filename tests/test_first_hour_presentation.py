@@ -168,3 +168,30 @@ def test_every_slide_of_the_demo_fits_the_window(demo_server, browser, width,  #
     finally:
         page.close()
     assert not problems, "\n".join(problems)
+
+
+#: Every text a figure draws outside its legend (titles, axis titles, tick labels), as boxes.
+FIGURE_TEXTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot svg text'))
+  .filter((t) => !t.closest('.legend') && t.textContent.trim() !== '')
+  .map((t) => { const r = t.getBoundingClientRect();
+                return {text: t.textContent, box: [r.left, r.top, r.right, r.bottom]}; })
+  .filter((t) => t.box[2] - t.box[0] > 0 && t.box[3] - t.box[1] > 0)"""
+
+
+def test_four_areas_of_test_information_stay_readable_on_a_small_slide(demo_server,
+                                                                       browser):  # noqa: F811
+    """The tallest figure of the deck (an information panel and model rows per area) squeezed
+    into a 1280×720 slide: no panel title, axis title or tick label lies on another."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{demo_server}/Test_information?present=1", timeout=PAGE_TIMEOUT_MS)
+        _settle(page)
+        assert _title(page).startswith("Test information")
+        texts = page.evaluate(FIGURE_TEXTS)
+        page.screenshot(path=str(SHOTS.parent / "first_hour_test_information_slide.png"))
+        assert any(t["text"].startswith("MT") for t in texts)  # all four areas drawn
+        clashes = [(one["text"], other["text"]) for i, one in enumerate(texts)
+                   for other in texts[i + 1:] if _overlap(one["box"], other["box"]) > TOLERANCE]
+        assert not clashes, clashes
+    finally:
+        page.close()
