@@ -11,7 +11,6 @@ missing: ``.ci/run`` installs both.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,11 +24,21 @@ import pytest
 
 from dashboard.navigation import VIEWS
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update"]
+# Chromium's side lives in tests/browser_support.py; other test modules import these names
+# from here too.
+from tests.browser_support import (  # noqa: F401  (re-exported)
+    ARTIFACTS,
+    BROWSER_ARGS,
+    CHROMIUM,
+    PAGE_TIMEOUT_MS,
+    ROOT,
+    new_page,
+    open_and_settle,
+)
+from tests.browser_support import launched_browser as browser  # noqa: F401  (the fixture)
+from tests.browser_support import require_browser as _require_browser  # noqa: F401
+from tests.browser_support import wait_until_rendered as _wait_until_rendered
+
 #: URL path → (screenshot name, charts expected, title start)
 PAGES: dict[str, tuple[str, int, str]] = {
     "": ("home", 1, "When an LLM passes ENEM"),
@@ -44,7 +53,6 @@ PAGES: dict[str, tuple[str, int, str]] = {
 }
 if (ROOT / "pages" / "8_Runs.py").exists():
     PAGES["Runs"] = ("runs", 0, "Model runs")
-PAGE_TIMEOUT_MS = 60_000
 #: The navigation menu, in order (the home page used to show as "app").
 #: The menu every page must show: the views of dashboard.navigation, in order.
 NAVIGATION = [view.title for view in VIEWS]
@@ -54,19 +62,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _require_browser():
-    """Playwright's sync API, or a test failure naming what to install."""
-    if not CHROMIUM.exists() and not shutil.which(str(CHROMIUM)):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: install it with "
-                    "`apt-get install -y chromium` (Debian's package)", pytrace=False)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the Python package playwright is missing: pip install playwright==1.65.2",
-                    pytrace=False)
-    return sync_playwright
 
 
 @contextmanager
@@ -120,47 +115,17 @@ def server(pages_models_db):
         yield base
 
 
-@pytest.fixture(scope="module")
-def browser():
-    sync_playwright = _require_browser()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def _new_page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 2200})
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.errors = errors
-    return page
+def _new_page(browser):  # noqa: F811
+    return new_page(browser, {"width": 1440, "height": 2200})
 
 
 @pytest.fixture(scope="module")
-def browser_page(server, browser):
+def browser_page(server, browser):  # noqa: F811
     page = _new_page(browser)
     try:
         yield page
     finally:
         page.close()
-
-
-def _wait_until_rendered(page, charts: int) -> None:
-    """Wait for the script run to finish and ``charts`` plotly.js charts to be drawn."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_selector('h1', timeout=PAGE_TIMEOUT_MS)
-    if charts:
-        page.wait_for_function(
-            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
-            timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function(
-        "!document.querySelector('[data-testid=\"stStatusWidget\"]')",
-        timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(800)
 
 
 def _navigation(page) -> list[str]:
@@ -212,8 +177,7 @@ def test_page_renders_in_chromium(server, browser_page, path):
 
 
 def test_sidebar_choice_reaches_the_url_and_the_next_page(server, browser_page):
-    browser_page.goto(f"{server}/Accuracy_vs_ability", timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(browser_page, 1)
+    open_and_settle(browser_page, f"{server}/Accuracy_vs_ability", 1, expect_no_exception=False)
     browser_page.get_by_text("English (en)").first.click()
     browser_page.wait_for_function("window.location.search.includes('lang=en')",
                                    timeout=PAGE_TIMEOUT_MS)
@@ -229,8 +193,8 @@ def test_sidebar_choice_reaches_the_url_and_the_next_page(server, browser_page):
 
 
 def test_shared_url_opens_the_same_view(server, browser_page):
-    browser_page.goto(f"{server}/Person_fit?area=MT&lang=en&shots=4", timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(browser_page, 2)
+    open_and_settle(browser_page, f"{server}/Person_fit?area=MT&lang=en&shots=4", 2,
+                    expect_no_exception=False)
     assert browser_page.locator('[data-testid="stSidebar"]').get_by_text(
         "MT — Mathematics").count() >= 1
     assert browser_page.locator('[data-testid="stSidebar"]').get_by_text(
@@ -239,8 +203,7 @@ def test_shared_url_opens_the_same_view(server, browser_page):
 
 
 def test_clicking_a_heatmap_cell_opens_the_item(server, browser_page):
-    browser_page.goto(f"{server}/Response_patterns", timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(browser_page, 4)
+    open_and_settle(browser_page, f"{server}/Response_patterns", 4, expect_no_exception=False)
     cells = browser_page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
     browser_page.mouse.click(cells["x"] + cells["width"] * 0.3, cells["y"] + cells["height"] * 0.5)
     browser_page.wait_for_function(
@@ -252,15 +215,16 @@ def test_clicking_a_heatmap_cell_opens_the_item(server, browser_page):
     assert browser_page.locator('[data-testid="stException"]').count() == 0
 
 
-def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_db, browser):
+def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_db,
+                                                                   browser):  # noqa: F811
     """The first request a fresh server ever gets is a shared link into a page: Streamlit must
     run it through app.py (navigation, sidebar, filters from the URL), not as a lone file of
     the pages/ folder."""
     page = _new_page(browser)
     try:
         with _serving(pages_models_db, "streamlit-fresh-server.log") as fresh:
-            page.goto(f"{fresh}/Person_fit?year=2023&area=MT&lang=en", timeout=PAGE_TIMEOUT_MS)
-            _wait_until_rendered(page, 2)
+            open_and_settle(page, f"{fresh}/Person_fit?year=2023&area=MT&lang=en", 2,
+                            expect_no_exception=False)
             page.screenshot(path=str(ARTIFACTS / "fresh_deep_link_person_fit.png"),
                             full_page=True)
             deep = _navigation(page)
@@ -269,8 +233,7 @@ def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_d
             assert sidebar.get_by_text("MT — Mathematics").count() >= 1
             assert "lang=en" in page.evaluate("window.location.search")
             assert page.locator('[data-testid="stException"]').count() == 0
-            page.goto(f"{fresh}/", timeout=PAGE_TIMEOUT_MS)
-            _wait_until_rendered(page, 1)
+            open_and_settle(page, f"{fresh}/", 1, expect_no_exception=False)
             root = _navigation(page)
         assert not page.errors, page.errors
     finally:
@@ -281,8 +244,7 @@ def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_d
 
 def test_clicking_a_discrimination_bar_lists_that_bars_items(server, browser_page):
     """The clicked bar, not an overlapping one, fills the pickers and the item list."""
-    browser_page.goto(f"{server}/Discrimination?area=CN", timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(browser_page, 1)
+    open_and_settle(browser_page, f"{server}/Discrimination?area=CN", 1, expect_no_exception=False)
     traces = browser_page.locator(".js-plotly-plot .trace.bars").all()
     boxes = [(index, path.bounding_box()) for index, trace in enumerate(traces)
              for path in trace.locator("path").all()]

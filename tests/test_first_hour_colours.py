@@ -24,15 +24,13 @@ from dashboard.palette import MODEL_COLOURS, model_styles
 from dashboard.run_picker import run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
-from tests.test_browser import (
+from tests.browser_support import (
     ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
     PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
-    _wait_until_rendered,
+    launched_browser,  # noqa: F401  (the browser fixture)
+    wait_until_rendered,
 )
+from tests.test_browser import _serving
 from tests.test_pages import assert_clean, charts, run_page
 from tests.test_real_dashboard import SEED_SERIES, SHUFFLE_SERIES, paper_db  # noqa: F401
 from workflows.run_execution import execute_run
@@ -131,7 +129,7 @@ _TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(el 
 def _marker_colours(page, url: str) -> dict[str, set[tuple[str, str]]]:
     """Series name → the (colour, symbol) pairs of its marker traces on the page at ``url``."""
     page.goto(url, timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(page, 1)
+    wait_until_rendered(page, 1)
     found: dict[str, set[tuple[str, str]]] = {}
     for trace in page.evaluate(_TRACES):
         found.setdefault(trace["name"], set()).add((trace["colour"], trace["symbol"]))
@@ -139,16 +137,9 @@ def _marker_colours(page, url: str) -> dict[str, set[tuple[str, str]]]:
 
 
 @pytest.fixture(scope="module")
-def served(ui_run_db):
-    sync_playwright = _require_browser()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with _serving(ui_run_db, "streamlit-first-hour-colours.log") as base, \
-            sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield base, browser
-        finally:
-            browser.close()
+def served(ui_run_db, browser):
+    with _serving(ui_run_db, "streamlit-first-hour-colours.log") as base:
+        yield base, browser
 
 
 def test_pooling_keeps_each_model_colour_in_chromium(served, ui_run_db):
@@ -220,7 +211,7 @@ def test_lane_labels_are_whole_and_inside_the_figure_in_chromium(served, ui_run_
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     try:
         page.goto(f"{base}/{path}?area=CN", timeout=PAGE_TIMEOUT_MS)
-        _wait_until_rendered(page, 1)
+        wait_until_rendered(page, 1)
         plots = page.evaluate(_LANE_TICKS)
         page.screenshot(path=str(ARTIFACTS / f"first_hour_lanes_{path or 'home'}.png"),
                         full_page=True)
@@ -259,7 +250,7 @@ def test_chosen_runs_and_picker_options_read_whole_in_chromium(served, ui_run_db
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     try:
         page.goto(f"{base}/Accuracy_vs_ability?{query}", timeout=PAGE_TIMEOUT_MS)
-        _wait_until_rendered(page, 1)
+        wait_until_rendered(page, 1)
         runs = page.locator('[data-testid="stSidebar"] [data-testid="stMultiSelect"]').filter(
             has_text="Runs")
         runs.scroll_into_view_if_needed()

@@ -28,15 +28,14 @@ import pytest
 from dashboard.navigation import VIEWS
 from demo.items import AREAS
 from store.dashboard_queries import human_theta_ctt, human_theta_histogram
-from tests.test_browser import (
+from tests.browser_support import (
     ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
     PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
-    _wait_until_rendered,
+    launched_browser,  # noqa: F401  (the browser fixture)
+    new_page,
+    open_and_settle,
 )
+from tests.test_browser import _serving
 
 YEAR = 2023
 BIN = 0.1
@@ -199,26 +198,14 @@ def home_server(pages_models_db):
         yield base
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    sync_playwright = _require_browser()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def _open_home(chromium, base: str):
-    page = chromium.new_page(viewport=VIEWPORT)
-    page.goto(f"{base}/", timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(page, 1)
+def _open_home(browser, base: str):
+    page = new_page(browser, VIEWPORT)
+    open_and_settle(page, f"{base}/", 1, expect_no_exception=False)
     return page
 
 
-def test_home_guide_links_to_the_pages_that_answer_the_question(home_server, chromium):
-    page = _open_home(chromium, home_server)
+def test_home_guide_links_to_the_pages_that_answer_the_question(home_server, browser):
+    page = _open_home(browser, home_server)
     try:
         links = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stPageLink"] a')
         found = {text.strip().splitlines()[-1].strip(): links.nth(i).get_attribute("href")
@@ -237,8 +224,8 @@ def test_home_guide_links_to_the_pages_that_answer_the_question(home_server, chr
         page.close()
 
 
-def test_home_figure_starts_inside_a_1440x900_window_below_the_guide(home_server, chromium):
-    page = _open_home(chromium, home_server)
+def test_home_figure_starts_inside_a_1440x900_window_below_the_guide(home_server, browser):
+    page = _open_home(browser, home_server)
     try:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "home_guide_1440x900.png"))

@@ -21,19 +21,21 @@ import duckdb
 import pytest
 
 from tests import test_real_dashboard
-from tests.test_browser import (
+from tests.browser_support import (
     ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
+    FIRST_SCREEN,
     PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
+    canvas_page,  # noqa: F401  (the page fixture: a tab recording canvas texts)
+    launched_browser,  # noqa: F401  (the browser fixture)
+    open_and_settle,
+    painted_grids,
 )
+from tests.test_browser import _serving
 from tests.test_pages import assert_clean, messages, run_page
 
 #: The store with the paper's nine published runs (a module-scoped fixture).
 paper_db = test_real_dashboard.paper_db
-VIEWPORT = {"width": 1440, "height": 900}
+VIEWPORT = FIRST_SCREEN
 EXPLORER = "pages/6_Item_explorer.py"
 #: Booklets the paper's runs answered in 2019 (CN, CH, LC, MT).
 RUN_BOOKLETS_2019 = {"CN": 519, "CH": 520, "LC": 521, "MT": 522}
@@ -43,39 +45,6 @@ HEADER_PX = 36
 HEADROOM = 1.08
 #: What a table cell shows for a missing value when the page chose nothing better.
 MISSING_WORDS = {"None", "nan", "NaN", "<NA>", "NaT", "null"}
-
-#: Before any page script: keep each painted text with its canvas and its position in that
-#: canvas's pixels (the current transform applied; alignment turned into a left edge).
-NOTE_PAINTED_TEXT = """
-window.__painted = [];
-const paint = CanvasRenderingContext2D.prototype.fillText;
-CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
-  const t = this.getTransform(), width = this.measureText(String(text)).width * t.a;
-  const at = t.a * x + t.e;
-  const shift = {right: width, end: width, center: width / 2}[this.textAlign] || 0;
-  window.__painted.push({canvas: this.canvas, text: String(text), left: at - shift,
-                         width: width, y: t.d * y + t.f});
-  return paint.apply(this, arguments);
-};
-"""
-
-#: The texts painted inside the index-th st.dataframe, in page pixels, with the table's
-#: visible box and its horizontal scroll.
-TABLE_TEXTS = """(index) => {
-  const table = document.querySelectorAll('[data-testid="stDataFrame"]')[index];
-  const box = table.getBoundingClientRect();
-  const scroller = table.querySelector('.dvn-scroller');
-  const texts = window.__painted.filter(p => p.canvas.isConnected && table.contains(p.canvas))
-    .map(p => {
-      const r = p.canvas.getBoundingClientRect(), scale = p.canvas.width / r.width;
-      const left = r.left + p.left / scale;
-      return {text: p.text, left: left, right: left + p.width / scale,
-              y: r.top + p.y / scale};
-    });
-  return {texts: texts, left: box.left, right: box.right, top: box.top,
-          scroll: scroller ? scroller.scrollLeft : 0};
-}"""
-
 
 def _answered_items(db, year: int, area: str) -> set[int]:
     with duckdb.connect(str(db), read_only=True) as con:
@@ -146,41 +115,6 @@ def paper_server(paper_db):
         yield base
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    sync_playwright = _require_browser()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def page(chromium):
-    page = chromium.new_page(viewport=VIEWPORT)
-    page.add_init_script(NOTE_PAINTED_TEXT)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    page.close()
-    assert not errors, errors
-
-
-def _open(page, url: str, charts: int = 0) -> None:
-    page.goto(url, timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_selector("h1", timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function(
-        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
-        timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(800)
-    assert page.locator('[data-testid="stException"]').count() == 0
-
-
 #: Per drawn figure: its meta/title-free identity (trace count), and per y axis the range
 #: plotly.js used and the tallest bar drawn against it.
 BAR_AXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
@@ -215,7 +149,7 @@ def _assert_headroom(axes: dict, shot: str, page) -> None:
 
 
 def test_the_position_bias_axis_ends_above_the_tallest_bar(demo_server, page):
-    _open(page, f"{demo_server}/Options_and_traps", charts=3)
+    open_and_settle(page, f"{demo_server}/Options_and_traps", 3)
     chart = page.locator(".js-plotly-plot").filter(has_text="uniform")
     chart.scroll_into_view_if_needed()
     _assert_headroom(_bar_axes(page, "answers choosing the option shown there"),
@@ -226,12 +160,12 @@ def test_the_option_share_axis_of_an_item_ends_above_its_tallest_bar(paper_serve
                                                                       paper_db):
     # An item the runs answered, named in the link (the default item is tested above).
     item = min(_answered_items(paper_db, 2019, "CN"))
-    _open(page, f"{paper_server}/Item_explorer?year=2019&area=CN&item={item}", charts=2)
+    open_and_settle(page, f"{paper_server}/Item_explorer?year=2019&area=CN&item={item}", 2)
     _assert_headroom(_bar_axes(page, "share of answers"), "explorer_options", page)
 
 
 def test_discrimination_panels_end_above_their_tallest_bar(paper_server, page):
-    _open(page, f"{paper_server}/Discrimination?year=2019", charts=1)
+    open_and_settle(page, f"{paper_server}/Discrimination?year=2019", 1)
     axes = _bar_axes(page, "items")
     assert len(axes) == 4, axes
     _assert_headroom(axes, "discrimination", page)
@@ -249,7 +183,7 @@ def _grid(page, index: int, shot: str) -> dict:
     tables.nth(index).scroll_into_view_if_needed()
     page.wait_for_timeout(800)
     page.screenshot(path=str(ARTIFACTS / f"first_hour_items_{shot}.png"))
-    return page.evaluate(TABLE_TEXTS, index)
+    return painted_grids(page)[index]
 
 
 def _assert_key_column(grid: dict, header: str) -> None:
@@ -280,7 +214,7 @@ def _assert_no_missing_words(grid: dict) -> None:
     (-1, "p", "length_tests"),
 ])
 def test_options_tables_show_their_key_column(demo_server, page, index, header, shot):
-    _open(page, f"{demo_server}/Options_and_traps", charts=3)
+    open_and_settle(page, f"{demo_server}/Options_and_traps", 3)
     grid = _grid(page, index % _tables(page), shot)
     _assert_key_column(grid, header)
     _assert_no_missing_words(grid)
@@ -292,7 +226,7 @@ def test_options_tables_show_their_key_column(demo_server, page, index, header, 
 ])
 def test_data_tables_show_their_key_column_and_no_none(paper_server, page, index, header,
                                                        shot):
-    _open(page, f"{paper_server}/Data")
+    open_and_settle(page, f"{paper_server}/Data", 0)
     grid = _grid(page, index % _tables(page), shot)
     _assert_key_column(grid, header)
     _assert_no_missing_words(grid)
@@ -300,7 +234,7 @@ def test_data_tables_show_their_key_column_and_no_none(paper_server, page, index
 
 def test_the_discrimination_item_table_reads_no_none(paper_server, page):
     """2019 has no candidates and the runs answered half the items: missing DIs are '—'."""
-    _open(page, f"{paper_server}/Discrimination?year=2019", charts=1)
+    open_and_settle(page, f"{paper_server}/Discrimination?year=2019", 1)
     assert _tables(page) == 2
     grid = _grid(page, 1, "discrimination_items")
     _assert_no_missing_words(grid)
@@ -310,7 +244,7 @@ def test_the_discrimination_item_table_reads_no_none(paper_server, page):
 def test_response_pattern_rows_fill_their_heatmap(demo_server, page):
     """One row per repetition: the cells start at the top of the heatmap and end at its bottom
     (autorange padded the shared row axis for the l_z column, leaving bands of empty rows)."""
-    _open(page, f"{demo_server}/Response_patterns?area=CN", charts=1)
+    open_and_settle(page, f"{demo_server}/Response_patterns?area=CN", 1)
     page.get_by_text("One row per repetition").click()
     page.wait_for_function(
         "document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length > 60",

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import (
+from tests.browser_support import (
     ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
+    FIRST_SCREEN,
     PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
-    _wait_until_rendered,
+    launched_browser,  # noqa: F401  (the browser fixture)
+    new_page,
+    open_and_settle,
+    wait_until_rendered,
 )
+from tests.test_browser import _serving
 from tests.test_real_dashboard import paper_db  # noqa: F401  (the paper's nine runs)
 
-VIEWPORT = {"width": 1440, "height": 900}
+VIEWPORT = FIRST_SCREEN
 
 #: Every pair (row label of one panel, marker or error bar of the other panel) whose boxes
 #: intersect, in the first figure of the page: "label × element class".
@@ -65,18 +66,6 @@ _CUT_TEXT = r"""
 
 
 @pytest.fixture(scope="module")
-def browser():
-    sync_playwright = _require_browser()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture(scope="module")
 def demo_server(pages_demo_db):
     """The real server on the synthetic demo year (its own runs include the random baseline)."""
     with _serving(pages_demo_db, "streamlit-first-hour-layout.log") as base:
@@ -86,20 +75,11 @@ def demo_server(pages_demo_db):
 @pytest.fixture
 def page(browser):
     """A fresh tab at 1440×900 that collects the page's JavaScript errors."""
-    tab = browser.new_page(viewport=VIEWPORT)
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.errors = errors
+    tab = new_page(browser, VIEWPORT)
     try:
         yield tab
     finally:
         tab.close()
-
-
-def _open(page, url: str, charts: int) -> None:
-    page.goto(url, timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(page, charts)
-    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def _inside_viewport(box: dict | None) -> bool:
@@ -109,7 +89,7 @@ def _inside_viewport(box: dict | None) -> bool:
 
 
 def test_filters_are_in_view_and_the_menu_is_not_in_the_sidebar(demo_server, page):
-    _open(page, f"{demo_server}/Accuracy_vs_ability", 1)
+    open_and_settle(page, f"{demo_server}/Accuracy_vs_ability", 1)
     page.screenshot(path=str(ARTIFACTS / "first_hour_filters_1440x900.png"))
     sidebar = page.locator('[data-testid="stSidebar"]')
     year = sidebar.locator('[data-testid="stSelectbox"]', has_text="Year").first
@@ -127,7 +107,7 @@ def test_filters_are_in_view_and_the_menu_is_not_in_the_sidebar(demo_server, pag
 
 
 def test_the_toolbar_offers_nothing_for_deploying(demo_server, page):
-    _open(page, f"{demo_server}/", 1)
+    open_and_settle(page, f"{demo_server}/", 1)
     header = page.locator('[data-testid="stHeader"]')
     assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
     assert header.get_by_text("Deploy").count() == 0
@@ -139,7 +119,7 @@ def test_the_toolbar_offers_nothing_for_deploying(demo_server, page):
 
 
 def test_populations_pooling_switch_shows_its_whole_label(demo_server, page):
-    _open(page, f"{demo_server}/Populations", 2)
+    open_and_settle(page, f"{demo_server}/Populations", 2)
     switch = page.locator('[data-testid="stMain"] [data-testid="stCheckbox"]').filter(
         has=page.locator('input[aria-label^="Pool"]')).first
     label = switch.locator('[data-testid="stWidgetLabel"]')
@@ -150,17 +130,17 @@ def test_populations_pooling_switch_shows_its_whole_label(demo_server, page):
 
 
 def test_populations_area_is_in_the_url_and_survives_a_reload(demo_server, page):
-    _open(page, f"{demo_server}/Populations", 2)
+    open_and_settle(page, f"{demo_server}/Populations", 2)
     picker = page.locator('[data-testid="stMain"] input[aria-label="Area"]')
     assert picker.input_value() == "CN"
     picker.click()
     page.get_by_role("option", name="MT", exact=True).click()
     page.wait_for_function("new URLSearchParams(window.location.search).get('pop_area') === 'MT'",
                            timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(page, 2)
+    wait_until_rendered(page, 2)
     shared = page.url
     page.goto(shared, timeout=PAGE_TIMEOUT_MS)
-    _wait_until_rendered(page, 2)
+    wait_until_rendered(page, 2)
     assert page.locator('[data-testid="stMain"] input[aria-label="Area"]').input_value() == "MT"
     assert "MT," in page.locator('[data-testid="stCaptionContainer"]').filter(
         has_text="each population").first.inner_text()
@@ -173,7 +153,7 @@ def test_populations_row_labels_clear_the_other_panel(paper_db, browser):  # noq
     tab = browser.new_page(viewport=VIEWPORT)
     try:
         with _serving(paper_db, "streamlit-first-hour-paper.log") as base:
-            _open(tab, f"{base}/Populations?year=2022", 2)
+            open_and_settle(tab, f"{base}/Populations?year=2022", 2)
             figure = tab.locator(".js-plotly-plot").first
             figure.scroll_into_view_if_needed()
             tab.screenshot(path=str(ARTIFACTS / "first_hour_populations_paper.png"))
@@ -186,7 +166,7 @@ def test_populations_row_labels_clear_the_other_panel(paper_db, browser):  # noq
 
 
 def test_table1_legend_clears_the_panel_titles(demo_server, page):
-    _open(page, f"{demo_server}/Paper_tables", 1)
+    open_and_settle(page, f"{demo_server}/Paper_tables", 1)
     figure = page.locator(".js-plotly-plot").first
     figure.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "first_hour_table1.png"))

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401  (the browser fixture)
+from tests.browser_support import (
     ARTIFACTS,
     PAGE_TIMEOUT_MS,
-    _serving,
-    browser,
+    launched_browser,  # noqa: F401  (the browser fixture)
 )
+from tests.test_browser import _serving
 
 SHOTS = ARTIFACTS / "first_hour_presentation"
 #: Pixels a box may stick out of the window or into its neighbour (sub-pixel rounding).
@@ -80,7 +80,7 @@ def _title(page) -> str:
     return page.locator("h3").first.inner_text()
 
 
-def test_presenting_from_person_fit_opens_at_its_first_figure(demo_server, browser):  # noqa: F811
+def test_presenting_from_person_fit_opens_at_its_first_figure(demo_server, browser):
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     try:
         page.goto(f"{demo_server}/Person_fit", timeout=PAGE_TIMEOUT_MS)
@@ -132,7 +132,7 @@ def _overlap(one: list[float], other: list[float]) -> float:
 
 
 @pytest.mark.parametrize("width,height", [(1280, 720), (1920, 1080)])
-def test_every_slide_of_the_demo_fits_the_window(demo_server, browser, width,  # noqa: F811
+def test_every_slide_of_the_demo_fits_the_window(demo_server, browser, width,
                                                   height):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": width, "height": height})
@@ -179,7 +179,7 @@ FIGURE_TEXTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot sv
 
 
 def test_four_areas_of_test_information_stay_readable_on_a_small_slide(demo_server,
-                                                                       browser):  # noqa: F811
+                                                                       browser):
     """The tallest figure of the deck (an information panel and model rows per area) squeezed
     into a 1280×720 slide: no panel title, axis title or tick label lies on another."""
     page = browser.new_page(viewport={"width": 1280, "height": 720})

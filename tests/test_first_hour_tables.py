@@ -24,14 +24,14 @@ import pytest
 
 from store import dashboard_queries as q
 from store.connection import connected
-from tests.test_browser import (
+from tests.browser_support import (
     ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
-    PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
+    canvas_page,  # noqa: F401  (the page fixture: a tab recording canvas texts)
+    launched_browser,  # noqa: F401  (the browser fixture)
+    open_and_settle,
+    painted_grids,
 )
+from tests.test_browser import _serving
 from tests.test_real_dashboard import PAPER_GRID
 from tests.test_real_dashboard import RESULT_FILES as PAPER_RESULT_FILES
 from workflows.results_io import import_results_summary
@@ -49,99 +49,22 @@ KEY_COLUMNS = {
 #: centre, and between two lanes' centres.
 LANE_GAP_PX = 40
 
-#: Records every text drawn on a canvas with its transform, so tests can tell where a data
-#: grid drew its headers and cells.
-RECORD_CANVAS_TEXT = """
-window.__drawn = [];
-window.__canvases = [];
-const fillText = CanvasRenderingContext2D.prototype.fillText;
-CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
-  let index = window.__canvases.indexOf(this.canvas);
-  if (index < 0) { window.__canvases.push(this.canvas); index = window.__canvases.length - 1; }
-  const m = this.getTransform();
-  window.__drawn.push({text: String(text), x: m.a * x + m.e, y: m.d * y + m.f,
-                       width: this.measureText(String(text)).width * m.a,
-                       align: this.textAlign, canvas: index});
-  return fillText.apply(this, arguments);
-};
-"""
-
-#: The recorded texts of each data grid, in page (CSS pixel) coordinates: one list per
-#: st.dataframe in page order, each text with left, right and y; the grid's visible box; its
-#: horizontal scroll.
-GRID_TEXTS = """() => {
-  const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')];
-  return grids.map(grid => {
-    const frame = grid.querySelector('[data-testid="stDataFrameResizable"]')
-      .getBoundingClientRect();
-    const scroller = grid.querySelector('.dvn-scroller');
-    const texts = [];
-    for (const d of window.__drawn) {
-      const canvas = window.__canvases[d.canvas];
-      if (!canvas.isConnected || !grid.contains(canvas)) continue;
-      const rect = canvas.getBoundingClientRect();
-      const ratio = canvas.width / rect.width;
-      const x = rect.left + d.x / ratio, width = d.width / ratio;
-      const left = d.align === 'right' || d.align === 'end' ? x - width
-                   : d.align === 'center' ? x - width / 2 : x;
-      texts.push({text: d.text, left: left, right: left + width, y: rect.top + d.y / ratio});
-    }
-    return {texts: texts, left: frame.left, right: frame.right, top: frame.top,
-            scroll: scroller ? scroller.scrollLeft : 0};
-  });
-}"""
-
-
 @pytest.fixture(scope="module")
 def server(pages_models_db):
     with _serving(pages_models_db, "streamlit-first-hour-tables.log") as base:
         yield base
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    sync_playwright = _require_browser()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def page(chromium):
-    page = chromium.new_page(viewport=VIEWPORT)
-    page.add_init_script(RECORD_CANVAS_TEXT)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    page.close()
-    assert not errors, errors
-
-
-def _open(page, url: str, charts: int = 1) -> None:
-    page.goto(url, timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_selector("h1", timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function(
-        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
-        timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(800)
-    assert page.locator('[data-testid="stException"]').count() == 0
-
-
 def _grids(page, shot: str) -> list[dict]:
-    """Scroll the page's tables into view, screenshot the last, return :data:`GRID_TEXTS`."""
+    """Scroll the page's tables into view, screenshot the last, return
+    :func:`~tests.browser_support.painted_grids`."""
     tables = page.locator('[data-testid="stDataFrame"]')
     assert tables.count() >= 1
     for index in range(tables.count()):
         tables.nth(index).scroll_into_view_if_needed()
         page.wait_for_timeout(600)
     page.screenshot(path=str(ARTIFACTS / f"first_hour_tables_{shot}.png"))
-    return page.evaluate(GRID_TEXTS)
+    return painted_grids(page)
 
 
 def _headers(grid: dict) -> list[dict]:
@@ -174,7 +97,7 @@ def test_the_key_column_is_on_screen_with_the_papers_runs(paper_server, page, pa
 
 
 def _assert_key_column_on_screen(page, url: str, path: str, shot: str) -> None:
-    _open(page, url)
+    open_and_settle(page, url, 1)
     sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
     assert sidebar and sidebar["width"] > 200, "the sidebar is open at 1440 px"
     grid = _grids(page, shot)[0]
@@ -199,7 +122,7 @@ def _assert_key_column_on_screen(page, url: str, path: str, shot: str) -> None:
 
 def test_the_trust_table_says_what_a_missing_value_means(server, page):
     # A small state's candidates: the models' θ bins hold none of them in some areas.
-    _open(page, f"{server}/Person_fit?group=state:RR", charts=2)
+    open_and_settle(page, f"{server}/Person_fit?group=state:RR", 2)
     _grids(page, "person_fit_small_group")
     # Every column drawn once: the grid scrolled to its right end in steps.
     for step in range(1, 5):
@@ -208,7 +131,7 @@ def test_the_trust_table_says_what_a_missing_value_means(server, page):
             s.scrollLeft = (s.scrollWidth - s.clientWidth) * step / 4; }""", step)
         page.wait_for_timeout(400)
     page.screenshot(path=str(ARTIFACTS / "first_hour_tables_person_fit_small_group_right.png"))
-    grid = page.evaluate(GRID_TEXTS)[0]
+    grid = painted_grids(page)[0]
     drawn = [t["text"] for t in grid["texts"]]
     assert not MISSING_WORDS & set(drawn), sorted(MISSING_WORDS & set(drawn))
     assert "—" in drawn, "the case under test: a θ bin without humans"
@@ -231,7 +154,7 @@ def _overlap(a: dict, b: dict) -> bool:
 
 
 def test_person_fit_names_the_5th_percentile_outside_the_plot_areas(server, page):
-    _open(page, f"{server}/Person_fit", charts=2)
+    open_and_settle(page, f"{server}/Person_fit", 2)
     for figure in (0, 1):
         page.locator(".js-plotly-plot").nth(figure).scroll_into_view_if_needed()
         page.wait_for_timeout(400)
@@ -254,7 +177,7 @@ def test_person_fit_explains_the_all_blank_cells(server, page, pages_models_db: 
     finally:
         con.close()
     assert blank > 0
-    _open(page, f"{server}/Person_fit", charts=2)
+    open_and_settle(page, f"{server}/Person_fit", 2)
     legend = [t["text"] for t in _boxes(page, 0, ".legendtext")]
     assert "all-blank tests (no answer marked)" in legend, legend
     boxed = page.evaluate(
@@ -266,7 +189,7 @@ def test_person_fit_explains_the_all_blank_cells(server, page, pages_models_db: 
         has_text="per (0.1 θ × 0.1 l_z) cell").inner_text()
     assert f"Boxed: the {blank:,} all-blank tests" in caption
     # Left out by the sidebar's switch: nothing to box, nothing said.
-    _open(page, f"{server}/Person_fit?blank=out", charts=2)
+    open_and_settle(page, f"{server}/Person_fit?blank=out", 2)
     legend = [t["text"] for t in _boxes(page, 0, ".legendtext")]
     assert "all-blank tests (no answer marked)" not in legend
     assert "all-blank tests (no answer" not in page.locator(
@@ -298,7 +221,8 @@ LANE_POSITIONS = """() => {
 
 
 def test_test_information_lanes_sit_under_their_panel(server, page):
-    _open(page, f"{server}/Test_information?model=test-strong-it&model=test-odd-base")
+    open_and_settle(page, f"{server}/Test_information?model=test-strong-it&model=test-odd-base",
+                    1)
     page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
     page.wait_for_timeout(400)
     page.screenshot(path=str(ARTIFACTS / "first_hour_tables_test_information.png"))

@@ -1,0 +1,170 @@
+"""What the Chromium tests share: launching headless Chromium through Playwright, opening a
+tab that collects the page's JavaScript errors, opening a page of the app and waiting until it
+has settled, and reading the texts an st.dataframe paints on its canvas.
+
+- ``CHROMIUM``, ``BROWSER_ARGS``, ``ARTIFACTS`` (screenshots), ``PAGE_TIMEOUT_MS`` and
+  :func:`require_browser` (a test failure, never a skip, naming what to install).
+- The module-scoped ``browser`` fixture (:func:`launched_browser`): one Chromium per test
+  module. A test module imports it (``from tests.browser_support import launched_browser``),
+  as it imports any shared fixture; the fixture's name stays ``browser``.
+- The ``page`` fixture (:func:`canvas_page`): a fresh 1440×900 tab that records the texts
+  painted on canvases (:data:`RECORD_CANVAS_TEXT`) and fails its test on a page error; a module
+  that imports it imports :func:`launched_browser` too.
+- :func:`new_page` (a tab whose ``errors`` list collects page errors) and :func:`checked_page`
+  (the same, closed on leaving, asserting no page error).
+- :func:`wait_until_rendered` and :func:`open_and_settle`: the script run over, the page's
+  plotly.js charts drawn, and (by default) no exception box.
+- :data:`RECORD_CANVAS_TEXT`, an init script around ``fillText``, and :func:`painted_grids`,
+  its reader: per st.dataframe the texts drawn, in page pixels, with the grid's visible box.
+
+The real Streamlit server the pages come from is in tests/test_browser.py (``_serving``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update"]
+PAGE_TIMEOUT_MS = 60_000
+#: The window of the first-hour tests: a common laptop screen.
+FIRST_SCREEN = {"width": 1440, "height": 900}
+
+
+def require_browser():
+    """Playwright's sync API, or a test failure naming what to install."""
+    if not CHROMIUM.exists() and not shutil.which(str(CHROMIUM)):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install it with "
+                    "`apt-get install -y chromium` (Debian's package)", pytrace=False)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the Python package playwright is missing: pip install playwright==1.65.2",
+                    pytrace=False)
+    return sync_playwright
+
+
+@pytest.fixture(scope="module", name="browser")
+def launched_browser():
+    """Headless Chromium, launched once per test module (screenshot folder created)."""
+    sync_playwright = require_browser()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def new_page(browser, viewport: dict, init_script: str | None = None):
+    """A new tab of ``viewport`` (its ``init_script`` run before any page script) whose
+    ``errors`` attribute lists the page's uncaught JavaScript errors."""
+    page = browser.new_page(viewport=viewport)
+    if init_script:
+        page.add_init_script(init_script)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.errors = errors
+    return page
+
+
+@contextmanager
+def checked_page(browser, viewport: dict, init_script: str | None = None) -> Iterator:
+    """:func:`new_page`, closed on leaving; then asserts that the page raised no error."""
+    page = new_page(browser, viewport, init_script)
+    try:
+        yield page
+    finally:
+        page.close()
+    assert not page.errors, page.errors
+
+
+def wait_until_rendered(page, charts: int) -> None:
+    """Wait for the script run to finish and ``charts`` plotly.js charts to be drawn."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_selector('h1', timeout=PAGE_TIMEOUT_MS)
+    if charts:
+        page.wait_for_function(
+            f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}",
+            timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function(
+        "!document.querySelector('[data-testid=\"stStatusWidget\"]')",
+        timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_timeout(800)
+
+
+def open_and_settle(page, url: str, charts: int, *, expect_no_exception: bool = True) -> None:
+    """Open ``url``, wait until it is rendered with ``charts`` charts; unless told otherwise,
+    assert that the page shows no exception box."""
+    page.goto(url, timeout=PAGE_TIMEOUT_MS)
+    wait_until_rendered(page, charts)
+    if expect_no_exception:
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+#: Before any page script: record every text drawn on a canvas with its canvas (an index into
+#: ``window.__canvases``), its anchor in that canvas's pixels (the current transform applied),
+#: its width and its alignment, so :data:`GRID_TEXTS` can tell where a data grid drew its
+#: headers and cells.
+RECORD_CANVAS_TEXT = """
+window.__drawn = [];
+window.__canvases = [];
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, maxWidth) {
+  let index = window.__canvases.indexOf(this.canvas);
+  if (index < 0) { window.__canvases.push(this.canvas); index = window.__canvases.length - 1; }
+  const m = this.getTransform();
+  window.__drawn.push({text: String(text), x: m.a * x + m.e, y: m.d * y + m.f,
+                       width: this.measureText(String(text)).width * m.a,
+                       align: this.textAlign, canvas: index});
+  return fillText.apply(this, arguments);
+};
+"""
+
+#: The recorded texts of each data grid, in page (CSS pixel) coordinates: one entry per
+#: st.dataframe in page order, each text with left, right and y (alignment turned into a left
+#: edge); the grid's visible box (left, right, top); its horizontal scroll.
+GRID_TEXTS = """() => {
+  const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')];
+  return grids.map(grid => {
+    const frame = grid.querySelector('[data-testid="stDataFrameResizable"]')
+      .getBoundingClientRect();
+    const scroller = grid.querySelector('.dvn-scroller');
+    const texts = [];
+    for (const d of window.__drawn) {
+      const canvas = window.__canvases[d.canvas];
+      if (!canvas.isConnected || !grid.contains(canvas)) continue;
+      const rect = canvas.getBoundingClientRect();
+      const ratio = canvas.width / rect.width;
+      const x = rect.left + d.x / ratio, width = d.width / ratio;
+      const left = d.align === 'right' || d.align === 'end' ? x - width
+                   : d.align === 'center' ? x - width / 2 : x;
+      texts.push({text: d.text, left: left, right: left + width, y: rect.top + d.y / ratio});
+    }
+    return {texts: texts, left: frame.left, right: frame.right, top: frame.top,
+            scroll: scroller ? scroller.scrollLeft : 0};
+  });
+}"""
+
+
+def painted_grids(page) -> list[dict]:
+    """What :data:`RECORD_CANVAS_TEXT` saw drawn in each st.dataframe: :data:`GRID_TEXTS`."""
+    return page.evaluate(GRID_TEXTS)
+
+
+@pytest.fixture(name="page")
+def canvas_page(browser):
+    """A fresh 1440×900 tab recording canvas texts (:data:`RECORD_CANVAS_TEXT`); the test
+    fails if the page raised a JavaScript error."""
+    with checked_page(browser, FIRST_SCREEN, RECORD_CANVAS_TEXT) as page:
+        yield page
