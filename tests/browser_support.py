@@ -100,6 +100,10 @@ def wait_until_rendered(page, charts: int) -> None:
     page.wait_for_function(
         "!document.querySelector('[data-testid=\"stStatusWidget\"]')",
         timeout=PAGE_TIMEOUT_MS)
+    # The running indicator shows only after a delay: on a busy machine it can be absent while
+    # the page still streams its elements. The app root says when the script run is over.
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           timeout=PAGE_TIMEOUT_MS)
     page.wait_for_timeout(800)
 
 

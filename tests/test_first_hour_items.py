@@ -177,11 +177,28 @@ def _tables(page) -> int:
     return page.locator('[data-testid="stDataFrame"]').count()
 
 
-def _grid(page, index: int, shot: str) -> dict:
+#: True once the index-th grid holds a painted text equal to the given one (a grid further down
+#: the page may paint only after it is scrolled to, and a slow machine takes its time).
+_PAINTED = """([index, text]) => {
+  const grid = document.querySelectorAll('[data-testid="stDataFrame"]')[index];
+  return !!grid && window.__drawn.some(d => d.text === text
+      && grid.contains(window.__canvases[d.canvas]));
+}"""
+
+
+def _grid(page, index: int, shot: str, painted: str | None = None) -> dict:
+    """The index-th grid's painted texts, after scrolling it into view (and, given
+    ``painted``, after waiting up to 20 s for that text to be drawn in it)."""
     tables = page.locator('[data-testid="stDataFrame"]')
     assert tables.count() > index
     tables.nth(index).scroll_into_view_if_needed()
     page.wait_for_timeout(800)
+    if painted is not None:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+        try:
+            page.wait_for_function(_PAINTED, arg=[index, painted], timeout=20_000)
+        except PlaywrightTimeout:
+            pass  # the assertion on the texts says what was drawn instead
     page.screenshot(path=str(ARTIFACTS / f"first_hour_items_{shot}.png"))
     return painted_grids(page)[index]
 
@@ -220,6 +237,15 @@ def test_options_tables_show_their_key_column(demo_server, page, index, header, 
     _assert_no_missing_words(grid)
 
 
+#: True once a data grid follows the Data page's "Model runs" heading.
+_RUNS_TABLE_DRAWN = """() => {
+  const heading = [...document.querySelectorAll('h3')]
+      .find(h => h.textContent.startsWith('Model runs'));
+  return !!heading && [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+      .some(grid => heading.compareDocumentPosition(grid) & Node.DOCUMENT_POSITION_FOLLOWING);
+}"""
+
+
 @pytest.mark.parametrize(("index", "header", "shot"), [
     (0, "scoring", "data_ingests"),
     (-1, "status", "data_runs"),
@@ -227,7 +253,10 @@ def test_options_tables_show_their_key_column(demo_server, page, index, header, 
 def test_data_tables_show_their_key_column_and_no_none(paper_server, page, index, header,
                                                        shot):
     open_and_settle(page, f"{paper_server}/Data", 0)
-    grid = _grid(page, index % _tables(page), shot)
+    # The runs table is the page's last element: on a busy machine the page can still be
+    # streaming its elements once the running indicator is gone, so wait for that table.
+    page.wait_for_function(_RUNS_TABLE_DRAWN, timeout=PAGE_TIMEOUT_MS)
+    grid = _grid(page, index % _tables(page), shot, painted=header)
     _assert_key_column(grid, header)
     _assert_no_missing_words(grid)
 
