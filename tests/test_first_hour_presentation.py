@@ -13,6 +13,8 @@ Screenshots of every slide go to ``test-artifacts/browser/first_hour_presentatio
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser_support import (
@@ -71,8 +73,8 @@ def _settle(page) -> None:
 
 def _counter(page) -> tuple[int, int]:
     """(slide shown, slides in the deck) from the "Figure N of M" counter."""
-    text = page.get_by_text("Figure ", exact=False).filter(has_text=" of ").first.inner_text()
-    number, count = text.replace("Figure", "").split(" of ")
+    counter = page.get_by_text(re.compile(r"^\s*Figure \d+ of \d+\s*$")).first
+    number, count = re.findall(r"\d+", counter.inner_text())
     return int(number), int(count)
 
 
