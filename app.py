@@ -45,5 +45,9 @@ page = navigation()
 # Only the Home page builds the demo, as before the frame existed: a deep link into another
 # page of a fresh install explains that there is no database and points to Home.
 if is_home(page):
+    missing = not database_path().exists()
     ensure_database(database_path())
+    if missing and database_path().exists():
+        # This run's frame saw no database and drew no presentation switch: draw it again.
+        st.rerun()
 run_page(page)

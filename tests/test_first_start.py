@@ -18,6 +18,8 @@ def test_home_page_builds_the_demo_database_on_first_start(monkeypatch, tmp_path
     assert not app.exception
     assert db.exists() and not db.with_name(db.name + ".building").exists()
     assert any("synthetic demo" in info.value for info in app.info)
+    # The sidebar the first visitor sees is the whole one, the presentation switch included.
+    assert "Present these figures" in [button.label for button in app.sidebar.button]
     con = duckdb.connect(str(db), read_only=True)
     try:
         candidates = con.execute("SELECT count(*) FROM examinees").fetchone()[0]
