@@ -15,7 +15,6 @@ st.dataframe draws on a canvas, so the tests record what it draws: an init scrip
 
 from __future__ import annotations
 
-import shutil
 from itertools import pairwise
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import duckdb
 import pytest
 
 from store import dashboard_queries as q
-from store.connection import connected
+from tests import test_real_dashboard
 from tests.browser_support import (
     ARTIFACTS,
     canvas_page,  # noqa: F401  (the page fixture: a tab recording canvas texts)
@@ -32,9 +31,6 @@ from tests.browser_support import (
     painted_grids,
 )
 from tests.test_browser import _serving
-from tests.test_real_dashboard import PAPER_GRID
-from tests.test_real_dashboard import RESULT_FILES as PAPER_RESULT_FILES
-from workflows.results_io import import_results_summary
 
 VIEWPORT = {"width": 1440, "height": 900}
 #: Texts a table shows for a missing value when nothing better was chosen.
@@ -77,15 +73,13 @@ def test_the_key_column_is_on_screen_without_scrolling(server, page, path):
     _assert_key_column_on_screen(page, f"{server}/{path}", path, path)
 
 
+#: The paper's nine published series (2019–2022) over the real item files and 2022 texts.
+paper_db = test_real_dashboard.paper_db
+
+
 @pytest.fixture(scope="module")
-def paper_server(tmp_path_factory, real_items_db, real_data):
-    """The paper's nine published series (2019–2022) over the real item files."""
-    path = tmp_path_factory.mktemp("first_hour_paper") / "paper.duckdb"
-    shutil.copyfile(real_items_db, path)
-    with connected(path) as con:
-        for name in PAPER_RESULT_FILES:
-            import_results_summary(con, real_data / "paper-results" / name, PAPER_GRID)
-    with _serving(path, "streamlit-first-hour-tables-paper.log") as base:
+def paper_server(paper_db):
+    with _serving(paper_db, "streamlit-first-hour-tables-paper.log") as base:
         yield base
 
 
