@@ -14,7 +14,6 @@ estimator subclasses :class:`AbilityEstimator`, whose docstring is the contract 
 from __future__ import annotations
 
 import abc
-import math
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
@@ -29,10 +28,21 @@ from analytics.irt import (
     ItemBank,
     counted_responses,
     for_each_row_block,
-    information_from_probabilities,
-    logits,
-    response_probabilities,
     sliced_product,
+)
+from analytics.mode_search import (
+    Bracket,
+    LogLikelihoodDerivatives,
+    check_prior,
+    check_theta_bounds,
+    grid_bracket,
+    grid_log_probabilities,
+    information_at,
+    log_likelihood_derivatives,
+    newton_in_bracket,
+    normal_log_prior,
+    prior_precision,
+    search_grid,
 )
 
 QUADRATURE_RULES = ("uniform", "gauss-legendre")
@@ -94,11 +104,6 @@ INEP_GRID = QuadratureGrid(40, (-4.0, 4.0))
 PAPER_GRID = QuadratureGrid(121, THETA_BOUNDS)
 MIRT_LEGACY_GRID = QuadratureGrid(61, THETA_BOUNDS)
 
-# Spacing of the coarse search that seeds MAP and ML; the likelihood of a 45-item test is
-# smooth on this scale, so its grid maximum sits next to the continuous one.
-_SEARCH_STEP = 0.1
-
-
 @dataclass(frozen=True, eq=False)
 class AbilityEstimate:
     """θ estimates and their standard errors, each of shape (n_examinees,)."""
@@ -146,8 +151,7 @@ class _GridTerms(NamedTuple):
 
 
 def _grid_terms(bank: ItemBank, points: FloatArray) -> _GridTerms:
-    probs = response_probabilities(logits(points, bank), bank.c)
-    log_p, log_q = np.log(probs.p), np.log(probs.q)
+    log_p, log_q = grid_log_probabilities(bank, points)
     return _GridTerms(log_p, log_q, log_p - log_q, log_q.sum(axis=1))
 
 
@@ -170,149 +174,60 @@ def _log_likelihood_columns(
     return result
 
 
-def _log_normal_prior(points: FloatArray, prior_mean: float, prior_sd: float) -> FloatArray:
-    # Constant terms are dropped: they cancel when the posterior is normalised.
-    return -0.5 * ((points - prior_mean) / prior_sd) ** 2
-
-
-def _check_prior(prior_mean: float, prior_sd: float) -> None:
-    if not np.isfinite(prior_mean):
-        raise ValueError(f"prior_mean must be finite; got {prior_mean!r}")
-    if not (np.isfinite(prior_sd) and prior_sd > 0):
-        raise ValueError(f"prior_sd must be finite and positive; got {prior_sd!r}")
-
-
-class _Derivatives(NamedTuple):
-    """Score, second derivative and Fisher information of the log-likelihood, each (rows,)."""
-
-    score: FloatArray
-    second: FloatArray
-    information: FloatArray
-
-
-def _derivatives(data: CountedResponses, theta: FloatArray) -> _Derivatives:
-    """Log-likelihood derivatives at one θ per examinee.
-
-    With s = logistic(z), z = D·a·(θ − b), P = c + (1−c)s and P' = D·a·(1−c)·s·(1−s):
-      score       = Σ D·a·(u − P)·s/P
-      second      = Σ D²a²·(1−s)·(s/P)·[(u − P)·c/P − (1 − c)·s]
-      information = Σ D²a²·(1−c)·s·(1−s)·(s/P)
-    """
-    bank = data.bank
-    slope = bank.scaling * bank.a
-    out = _Derivatives(*(np.empty(data.n_examinees) for _ in range(3)))
+def _derivatives(data: CountedResponses, theta: FloatArray) -> LogLikelihoodDerivatives:
+    """Log-likelihood derivatives at one θ per examinee (n,), in blocks of rows on the block
+    threads; the formulas are ``mode_search.log_likelihood_derivatives``."""
+    out = LogLikelihoodDerivatives(*(np.empty(data.n_examinees) for _ in range(3)))
 
     def derivatives_of(rows: slice) -> None:
         block = data.rows(rows)
-        probs = response_probabilities(logits(theta[rows], bank), bank.c)
-        residual = block.correct - probs.p * block.counted
-        # einsum rather than BLAS for these matrix-vector products: see irt.sliced_product.
-        out.score[rows] = np.einsum("ij,j->i", residual * probs.s_over_p, slope)
-        curvature = residual * (bank.c / probs.p) - (1.0 - bank.c) * probs.s * block.counted
-        out.second[rows] = np.einsum(
-            "ij,j->i", probs.s_complement * probs.s_over_p * curvature, slope**2)
-        info = information_from_probabilities(probs, bank.a, bank.c, bank.scaling)
-        out.information[rows] = np.einsum("ij,ij->i", info, block.counted)
+        derivs = log_likelihood_derivatives(theta[rows], data.bank, block.correct, block.counted)
+        for field, values in zip(out, derivs):
+            field[rows] = values
 
     for_each_row_block(derivatives_of, data.n_examinees)
     return out
 
 
-def _grid_start(
+def _information_at(data: CountedResponses, theta: FloatArray) -> FloatArray:
+    """Test information over each examinee's counted items at one θ each, shape (n,)."""
+    out = np.empty(data.n_examinees)
+
+    def information_of(rows: slice) -> None:
+        out[rows] = information_at(theta[rows], data.bank, data.counted[rows])
+
+    for_each_row_block(information_of, data.n_examinees)
+    return out
+
+
+def _mode(
     data: CountedResponses,
     theta_bounds: tuple[float, float],
     prior_mean: float,
-    prior_precision: float,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Start and bracket for the mode of the log posterior, each of shape (n,).
-
-    The bracket is the best point of a grid over the bounds and its two neighbours; the start is
-    the vertex of the parabola through those three values (the best point itself at a bound),
-    which leaves Newton about one step less to do.
-    """
-    low, high = theta_bounds
-    n_points = max(3, math.ceil((high - low) / _SEARCH_STEP) + 1)
-    points = np.linspace(low, high, n_points)
-    step = points[1] - points[0]
-    terms = _grid_terms(data.bank, points)
-    log_prior = -0.5 * prior_precision * (points - prior_mean) ** 2
-    start = np.empty(data.n_examinees)
-    best = np.empty(data.n_examinees, dtype=np.intp)
-
-    def search(rows: slice) -> None:
-        objective = _log_likelihood_columns(data.rows(rows), terms, log_prior)
-        top = objective.argmax(axis=0)
-        inner = np.clip(top, 1, n_points - 2)
-        left, middle, right = (np.take_along_axis(objective, (inner + k)[None, :], axis=0)[0]
-                               for k in (-1, 0, 1))
-        bend = left - 2.0 * middle + right
-        with np.errstate(divide="ignore", invalid="ignore"):
-            offset = np.where(bend < 0.0, 0.5 * step * (left - right) / bend, 0.0)
-        vertex = points[inner] + np.clip(offset, -step, step)
-        start[rows] = np.where(top == inner, vertex, points[top])
-        best[rows] = top
-
-    for_each_row_block(search, data.n_examinees, GRID_BLOCK)
-    lower = points[np.maximum(best - 1, 0)]
-    upper = points[np.minimum(best + 1, n_points - 1)]
-    return start, lower, upper
-
-
-def _newton_in_bracket(
-    data: CountedResponses,
-    theta: FloatArray,
-    lower: FloatArray,
-    upper: FloatArray,
-    prior_mean: float,
-    prior_precision: float,
+    prior_sd: float | None,
     max_iter: int,
     tol: float,
 ) -> FloatArray:
-    """Maximise the log posterior inside [lower, upper] for every examinee at once.
+    """The highest mode of log L + log N(μ, σ²) (log L alone when ``prior_sd`` is None) inside
+    ``theta_bounds`` for every examinee, shape (n,): ``mode_search``'s grid bracket and
+    bracketed Newton search.
 
-    Newton steps on the score; Fisher scoring replaces the second derivative where it is not
-    negative; a step that leaves the bracket becomes a bisection, and each evaluated score
-    shrinks the bracket, so the iteration cannot diverge. A maximum at a bracket end (e.g. ML of
-    an all-correct pattern at the upper bound) ends there.
+    The grid objective (search points × examinees) is built in blocks of GRID_BLOCK examinees,
+    so its memory stays bounded for any number of them.
     """
-    theta, lower, upper = theta.copy(), lower.copy(), upper.copy()
-    active = np.arange(theta.shape[0])
-    for _ in range(max_iter):
-        if active.size == 0:
-            break
-        here = theta[active]
-        derivs = _derivatives(data.rows(active), here)
-        score = derivs.score - prior_precision * (here - prior_mean)
-        second = derivs.second - prior_precision
-        fisher = derivs.information + prior_precision
-        low = np.where(score > 0.0, here, lower[active])
-        high = np.where(score < 0.0, here, upper[active])
-        curvature = np.where(second < 0.0, second, -fisher)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(score == 0.0, 0.0, -score / curvature)
-        proposal = here + step
-        # A converged step is taken as is: at rounding level the score's sign is noise, and the
-        # bracket end it just set may coincide with the point itself.
-        # Newton converges quadratically: after a true Newton step of length h the error is of
-        # order h², so h² < tol/100 is as good as a step below tol and saves one evaluation.
-        converged = (np.abs(step) < tol) | ((second < 0.0) & (step**2 < 0.01 * tol))
-        outside = ~((proposal > low) & (proposal < high) | converged)
-        proposal = np.where(outside, 0.5 * (low + high), proposal)
-        done = converged | (high - low < tol)
-        theta[active], lower[active], upper[active] = proposal, low, high
-        active = active[~done]
-    return theta
+    points = search_grid(theta_bounds)
+    terms = _grid_terms(data.bank, points)
+    log_prior = normal_log_prior(points, prior_mean, prior_sd)
+    bracket = Bracket(*(np.empty(data.n_examinees) for _ in range(3)))
 
+    def search(rows: slice) -> None:
+        objective = _log_likelihood_columns(data.rows(rows), terms, log_prior)
+        for field, values in zip(bracket, grid_bracket(objective, points)):
+            field[rows] = values
 
-def _check_bounds(theta_bounds: tuple[float, float]) -> tuple[float, float]:
-    low, high = (float(bound) for bound in theta_bounds)
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
-        raise ValueError(f"theta_bounds must be finite with low < high; got {theta_bounds}")
-    return low, high
-
-
-def _information_at(data: CountedResponses, theta: FloatArray) -> FloatArray:
-    return _derivatives(data, theta).information
+    for_each_row_block(search, data.n_examinees, GRID_BLOCK)
+    return newton_in_bracket(lambda rows, theta: _derivatives(data.rows(rows), theta), bracket,
+                             prior_mean, prior_precision(prior_sd), max_iter, tol)
 
 
 class AbilityEstimator(abc.ABC):
@@ -404,10 +319,10 @@ class EAPEstimator(AbilityEstimator):
     name: ClassVar[str] = "eap"
 
     def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
-        _check_prior(self.prior_mean, self.prior_sd)
+        check_prior(self.prior_mean, self.prior_sd)
         points = self.grid.points
         terms = _grid_terms(data.bank, points)
-        log_prior = _log_normal_prior(points, self.prior_mean, self.prior_sd) + self.grid.log_weights
+        log_prior = normal_log_prior(points, self.prior_mean, self.prior_sd) + self.grid.log_weights
         theta = np.empty(data.n_examinees)
         variance = np.empty(data.n_examinees)
         # One product gives Σw, Σw·q and Σw·q² for every examinee.
@@ -456,13 +371,10 @@ class MAPEstimator(AbilityEstimator):
     name: ClassVar[str] = "map"
 
     def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
-        _check_prior(self.prior_mean, self.prior_sd)
-        bounds = _check_bounds(self.theta_bounds)
-        precision = 1.0 / self.prior_sd**2
-        start, lower, upper = _grid_start(data, bounds, self.prior_mean, precision)
-        theta = _newton_in_bracket(data, start, lower, upper, self.prior_mean, precision,
-                                   self.max_iter, self.tol)
-        se = 1.0 / np.sqrt(_information_at(data, theta) + precision)
+        check_prior(self.prior_mean, self.prior_sd)
+        bounds = check_theta_bounds(self.theta_bounds)
+        theta = _mode(data, bounds, self.prior_mean, self.prior_sd, self.max_iter, self.tol)
+        se = 1.0 / np.sqrt(_information_at(data, theta) + prior_precision(self.prior_sd))
         return AbilityEstimate(theta=theta, se=se)
 
 
@@ -499,9 +411,8 @@ class MLEstimator(AbilityEstimator):
     prior_sd: ClassVar[float | None] = None
 
     def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
-        bounds = _check_bounds(self.theta_bounds)
-        start, lower, upper = _grid_start(data, bounds, 0.0, 0.0)
-        theta = _newton_in_bracket(data, start, lower, upper, 0.0, 0.0, self.max_iter, self.tol)
+        bounds = check_theta_bounds(self.theta_bounds)
+        theta = _mode(data, bounds, 0.0, None, self.max_iter, self.tol)
         theta[data.counted.sum(axis=1) == 0] = np.nan
         info = np.zeros_like(theta)
         has_theta = np.isfinite(theta)

@@ -4,7 +4,9 @@ items (every step of a lockstep simulation).
 The log-likelihood of every simulee is kept on a fixed θ grid (:class:`GridLikelihood`) and
 updated by one column gather per step, so EAP costs one pass over (n, K) and the ML/MAP searches
 start from the grid's best point. ML and MAP then polish that point with a bracketed Newton
-iteration on the simulee's administered items only (shape (n, t)).
+iteration on the simulee's administered items only (shape (n, t)). The derivatives, prior,
+search grid and Newton search are ``analytics.mode_search``'s, the same as the whole-test
+estimators use.
 
 One small class per estimator, all subclasses of :class:`CatEstimator`:
 :class:`CatEAP` (posterior mean, as ``analytics.ability.EAPEstimator``), :class:`CatMAP`
@@ -15,7 +17,6 @@ One small class per estimator, all subclasses of :class:`CatEstimator`:
 from __future__ import annotations
 
 import abc
-import math
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
@@ -23,16 +24,34 @@ import numpy as np
 from numpy.typing import NDArray
 
 from analytics.ability import INEP_GRID, THETA_BOUNDS, AbilityEstimate, QuadratureGrid
-from analytics.irt import (
-    FloatArray,
-    ItemBank,
-    information_from_probabilities,
-    logits,
-    response_probabilities,
+from analytics.irt import FloatArray, ItemBank
+from analytics.mode_search import (
+    SEARCH_STEP,
+    LogLikelihoodDerivatives,
+    grid_bracket,
+    grid_log_probabilities,
+    information_at,
+    log_likelihood_derivatives,
+    newton_in_bracket,
+    normal_log_prior,
+    prior_precision,
+    search_grid,
 )
 
-#: Spacing of the grid that brackets the ML / MAP maximum (as ``analytics.ability``'s search).
-SEARCH_STEP = 0.1
+__all__ = [
+    "CONSTANT_PATTERN_RULES",
+    "SEARCH_STEP",
+    "Answered",
+    "CatEAP",
+    "CatEstimator",
+    "CatMAP",
+    "CatML",
+    "GridLikelihood",
+    "administered_information",
+    "maximise",
+    "search_grid",
+]
+
 #: How ML treats a pattern with only correct or only wrong answers (no finite maximum).
 CONSTANT_PATTERN_RULES = ("dodd", "bound")
 
@@ -45,11 +64,11 @@ class GridLikelihood:
     """
 
     def __init__(self, bank: ItemBank, points: FloatArray, n_simulees: int) -> None:
-        probs = response_probabilities(logits(points, bank), bank.c)
         self.points = np.asarray(points, dtype=np.float64)
+        log_p, log_q = grid_log_probabilities(bank, self.points)
         self.terms = np.empty((2 * bank.n_items, self.points.shape[0]))
-        self.terms[0::2] = np.log(probs.q).T
-        self.terms[1::2] = np.log(probs.p).T
+        self.terms[0::2] = log_q.T
+        self.terms[1::2] = log_p.T
         self.values = np.zeros((n_simulees, self.points.shape[0]))
 
     def add(self, rows: NDArray[np.intp] | slice, items: NDArray[np.intp],
@@ -109,7 +128,7 @@ class CatEAP(CatEstimator):
 
     def estimate(self, answered: Answered, bank: ItemBank) -> AbilityEstimate:
         points = self.grid.points
-        log_prior = -0.5 * ((points - self.prior_mean) / self.prior_sd) ** 2
+        log_prior = normal_log_prior(points, self.prior_mean, self.prior_sd)
         log_post = answered.log_likelihood + (log_prior + self.grid.log_weights)
         log_post -= log_post.max(axis=1, keepdims=True)
         weights = np.exp(log_post)
@@ -133,8 +152,8 @@ class CatMAP(CatEstimator):
         return search_grid(self.theta_bounds)
 
     def estimate(self, answered: Answered, bank: ItemBank) -> AbilityEstimate:
-        precision = 1.0 / self.prior_sd**2
-        log_prior = -0.5 * precision * (self.points - self.prior_mean) ** 2
+        precision = prior_precision(self.prior_sd)
+        log_prior = normal_log_prior(self.points, self.prior_mean, self.prior_sd)
         theta = maximise(answered, bank, self.points, log_prior, self.prior_mean, precision)
         info = administered_information(answered.items, theta, bank)
         return AbilityEstimate(theta=theta, se=1.0 / np.sqrt(info + precision))
@@ -164,7 +183,8 @@ class CatML(CatEstimator):
         return search_grid(self.theta_bounds)
 
     def estimate(self, answered: Answered, bank: ItemBank) -> AbilityEstimate:
-        theta = maximise(answered, bank, self.points, np.zeros(self.points.shape[0]), 0.0, 0.0)
+        theta = maximise(answered, bank, self.points, normal_log_prior(self.points, 0.0, None),
+                         0.0, prior_precision(None))
         if self.constant_patterns == "dodd":
             n_correct = answered.correct.sum(axis=1)
             previous = answered.previous
@@ -177,21 +197,10 @@ class CatML(CatEstimator):
             return AbilityEstimate(theta=theta, se=1.0 / np.sqrt(info))
 
 
-def search_grid(theta_bounds: tuple[float, float]) -> FloatArray:
-    """Equally spaced points over ``theta_bounds``, about SEARCH_STEP apart, ends included."""
-    low, high = (float(bound) for bound in theta_bounds)
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
-        raise ValueError(f"theta_bounds must be finite with low < high; got {theta_bounds}")
-    return np.linspace(low, high, max(3, math.ceil((high - low) / SEARCH_STEP) + 1))
-
-
 def administered_information(items: NDArray[np.intp], theta: FloatArray,
                              bank: ItemBank) -> FloatArray:
     """Test information Σ_j I_j(θ̂_i) over each simulee's items (n, t), shape (n,)."""
-    a, c = bank.a[items], bank.c[items]
-    z = bank.scaling * a * (theta[:, None] - bank.b[items])
-    probs = response_probabilities(z, c)
-    return information_from_probabilities(probs, a, c, bank.scaling).sum(axis=1)
+    return information_at(theta, bank, items=items)
 
 
 def maximise(answered: Answered, bank: ItemBank, points: FloatArray, log_prior: FloatArray,
@@ -199,54 +208,18 @@ def maximise(answered: Answered, bank: ItemBank, points: FloatArray, log_prior: 
              tol: float = 1e-8) -> FloatArray:
     """The highest mode of log L + log prior for every simulee, shape (n,).
 
-    The best grid point and its neighbours bracket the mode; safeguarded Newton steps (Fisher
-    scoring where the curvature is not negative, bisection when a step leaves the bracket)
-    polish it. A maximum at a bound ends there.
+    ``points`` (K,) is the grid of ``answered.log_likelihood`` and ``log_prior`` (K,) the prior
+    on it; ``prior_mean`` and ``precision`` (1/σ², 0.0 for ML) are the same prior for the Newton
+    steps. The best grid point and its neighbours bracket the mode; ``mode_search``'s
+    safeguarded Newton search polishes it over the administered items (n, t) alone. A maximum
+    at a bound ends there.
     """
     objective = answered.log_likelihood + log_prior
-    best = objective.argmax(axis=1)
-    last = points.shape[0] - 1
-    theta = points[best].copy()
-    lower = points[np.maximum(best - 1, 0)]
-    upper = points[np.minimum(best + 1, last)]
-    active = np.arange(theta.shape[0])
-    for _ in range(max_iter):
-        if active.size == 0:
-            break
-        here = theta[active]
-        score, second, fisher = _derivatives(answered.items[active], answered.correct[active],
-                                             here, bank)
-        score -= precision * (here - prior_mean)
-        second -= precision
-        fisher += precision
-        low = np.where(score > 0.0, here, lower[active])
-        high = np.where(score < 0.0, here, upper[active])
-        curvature = np.where(second < 0.0, second, -fisher)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(score == 0.0, 0.0, -score / curvature)
-        proposal = here + step
-        converged = np.abs(step) < tol
-        outside = ~(((proposal > low) & (proposal < high)) | converged)
-        proposal = np.where(outside, 0.5 * (low + high), proposal)
-        done = converged | (high - low < tol)
-        theta[active], lower[active], upper[active] = proposal, low, high
-        active = active[~done]
-    return theta
+    # The grid runs along axis 1 here; grid_bracket wants it along axis 0 (a view, no copy).
+    bracket = grid_bracket(objective.T, points)
 
+    def derivatives(rows: NDArray[np.intp], theta: FloatArray) -> LogLikelihoodDerivatives:
+        return log_likelihood_derivatives(theta, bank, answered.correct[rows],
+                                          items=answered.items[rows])
 
-def _derivatives(items: NDArray[np.intp], correct: NDArray[np.bool_], theta: FloatArray,
-                 bank: ItemBank) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Score, second derivative and Fisher information of log L at θ (n,), over items (n, t).
-
-    With s = logistic(D·a·(θ − b)) and P = c + (1 − c)s:
-    score = Σ D·a·(u − P)·s/P, second = Σ D²a²·(1 − s)·(s/P)·[(u − P)·c/P − (1 − c)·s].
-    """
-    a, c = bank.a[items], bank.c[items]
-    slope = bank.scaling * a
-    probs = response_probabilities(slope * (theta[:, None] - bank.b[items]), c)
-    residual = correct - probs.p
-    score = np.einsum("ij,ij->i", residual * probs.s_over_p, slope)
-    curvature = residual * (c / probs.p) - (1.0 - c) * probs.s
-    second = np.einsum("ij,ij->i", probs.s_complement * probs.s_over_p * curvature, slope**2)
-    fisher = information_from_probabilities(probs, a, c, bank.scaling).sum(axis=1)
-    return score, second, fisher
+    return newton_in_bracket(derivatives, bracket, prior_mean, precision, max_iter, tol)
