@@ -28,7 +28,7 @@ import numpy as np
 from analytics import ItemBank, log_likelihood_on_grid
 from analytics.cat import CatEAP, CatML, FixedLength, MaxInformation, simulate_cat
 from bench.scoring import best_time, inep_like_bank
-from workflows.cat_live import CatRunSpec, execute_live_cat
+from workflows.cat.live import CatRunSpec, execute_live_cat
 from workflows.demo_build import build_demo_database
 
 #: catsim's search stops within xatol = 1e-5 of the maximum; ours converges to 1e-8.

@@ -53,7 +53,7 @@ from inference.plan import RunSpec
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from tests.tiny_model import build_tiny_model
 from workflows.demo_build import build_demo_database
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
 #: The paper's full exam: every area, item, shuffle (30), prompt language and shot setting.
 FULL_SHUFFLES = 30

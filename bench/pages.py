@@ -132,7 +132,7 @@ def main() -> int:
     scored, patterns = int(rows["scores"]), int(rows["model_scores"])
     print(f"database: {db} ({db.stat().st_size / 1e9:.2f} GB), {scored:,} scored area records, "
           f"{patterns:,} model patterns")
-    time_page("pages/7_Data.py", 0)  # imports and first connection, not counted
+    time_page("pages/Data.py", 0)  # imports and first connection, not counted
     results = []
     print(f"{'page':36s} {'cold s':>8s} {'warm s':>8s}  cold/3s  warm/1s")
     for page in args.page or PAGES:

@@ -4,7 +4,7 @@
 
 Without ``--db`` it builds (once, cached under bench/out/) the shipped demo: 100,000 synthetic
 candidates, the demo's model runs and the random baseline, exactly as ``enem-llm demo``. Then it
-times ``workflows.report.build_report`` for the selection (default: the dashboard's default view,
+times ``workflows.report.build.build_report`` for the selection (default: the dashboard's default view,
 every area and run): running every page headless (the baseline: what the dashboard itself does
 to show them once, cold caches), writing the HTML report and slides, and on request the PDF
 and the SVG/PNG figures through headless Chromium. Targets: the demo's report ≤ 20 s, a
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from workflows.demo_build import build_demo_database
-from workflows.report import Selection, build_report
+from workflows.report.build import Selection, build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"

@@ -1,6 +1,6 @@
 """Adaptive-testing commands: ``cat-simulate`` (the simulation study on a stored item bank),
-``cat-run`` (a live CAT of a model through a backend; see ``workflows.cat_live``) and
-``cat-posthoc`` (real candidates' answers replayed adaptively; see ``workflows.cat_posthoc``)."""
+``cat-run`` (a live CAT of a model through a backend; see ``workflows.cat.live``) and
+``cat-posthoc`` (real candidates' answers replayed adaptively; see ``workflows.cat.posthoc``)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from workflows.cat_comparison import comparison_lines, load_comparison
-from workflows.cat_live import CatRunSpec, execute_live_cat
-from workflows.cat_posthoc import needed_distribution, posthoc_cat
-from workflows.cat_simulation import (
+from workflows.cat.comparison import comparison_lines, load_comparison
+from workflows.cat.live import CatRunSpec, execute_live_cat
+from workflows.cat.posthoc import needed_distribution, posthoc_cat
+from workflows.cat.simulation import (
     load_area_bank,
     memory_budget,
     run_simulation,

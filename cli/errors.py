@@ -15,8 +15,8 @@ import duckdb
 from enem.csvfiles import UnusableFileError
 from inference.backends import BackendSettingsError, ScoringError
 from workflows.ingest import IngestError
-from workflows.run_folder import RunBusyError
-from workflows.runs import RunNotRemovable, RunNotRunning
+from workflows.runs.folder import RunBusyError
+from workflows.runs.service import RunNotRemovable, RunNotRunning
 
 
 class UsageError(ValueError):

@@ -23,8 +23,8 @@ from store.dashboard_queries import (
     shots_from_url,
 )
 from store.queries import year_booklets
-from workflows.report import Selection, build_report
-from workflows.report_capture import report_pages
+from workflows.report.build import Selection, build_report
+from workflows.report.capture import report_pages
 
 
 def add_report_parser(commands) -> None:

@@ -33,10 +33,10 @@ from inference.backends import available_backends
 from inference.plan import PAPER_SHOT_YEAR, RunSpec, model_or_default
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
-from workflows import runs as runs_service
 from workflows.question_import import QUESTION_FORMATS, import_questions
 from workflows.results_io import export_run, import_results_summary
-from workflows.run_execution import BATCH_ITEMS, RunCancelled, check_run, execute_run
+from workflows.runs import service as runs_service
+from workflows.runs.execution import BATCH_ITEMS, RunCancelled, check_run, execute_run
 
 #: Backend options the ``run`` flags set: option -> (flag, the backends that take it).
 BACKEND_FLAGS = {

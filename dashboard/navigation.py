@@ -24,11 +24,15 @@ class View:
 
     file: str
     title: str
-    #: The URL path: the one Streamlit derived from the file name before the app had a
-    #: navigation frame, set explicitly so that shared links keep working.
-    url_path: str
     #: The menu section heading it is listed under (one of :data:`SECTIONS`).
     section: str = "The paper's analyses"
+
+    @property
+    def url_path(self) -> str:
+        """The URL path: the file's name without ``.py``. It is also the name Streamlit gives a
+        page file it runs on its own (a deep link as a fresh server's first request, AppTest),
+        so both routes agree on which page a URL means and shared links keep working."""
+        return self.file.removeprefix("pages/").removesuffix(".py")
 
 
 #: Menu sections, in order.
@@ -37,26 +41,23 @@ SECTIONS: tuple[str, ...] = ("Overview", "The paper's analyses", "Beyond the pap
 
 
 #: The default page, served at the root URL (its url_path only names it internally).
-HOME = View("pages/home.py", "Home", "home", "Overview")
-ITEM_EXPLORER = View("pages/6_Item_explorer.py", "Item explorer", "Item_explorer",
-                     "Items, data and runs")
-RUNS = View("pages/8_Runs.py", "Runs", "Runs", "Items, data and runs")
+HOME = View("pages/home.py", "Home", "Overview")
+ITEM_EXPLORER = View("pages/Item_explorer.py", "Item explorer", "Items, data and runs")
+RUNS = View("pages/Runs.py", "Runs", "Items, data and runs")
 
 VIEWS: tuple[View, ...] = (
     HOME,
-    View("pages/1_Accuracy_vs_ability.py", "Accuracy vs ability", "Accuracy_vs_ability"),
-    View("pages/2_Person_fit.py", "Person fit", "Person_fit"),
-    View("pages/3_Response_patterns.py", "Response patterns", "Response_patterns"),
-    View("pages/4_Test_information.py", "Test information", "Test_information"),
-    View("pages/5_Discrimination.py", "Discrimination", "Discrimination"),
-    View("pages/12_Paper_tables.py", "Paper tables", "Paper_tables"),
-    View("pages/10_Populations.py", "Populations", "Populations", "Beyond the paper"),
-    View("pages/11_Options_and_traps.py", "Options and traps", "Options_and_traps",
-         "Beyond the paper"),
-    View("pages/9_Adaptive_testing.py", "Adaptive testing", "Adaptive_testing",
-         "Beyond the paper"),
+    View("pages/Accuracy_vs_ability.py", "Accuracy vs ability"),
+    View("pages/Person_fit.py", "Person fit"),
+    View("pages/Response_patterns.py", "Response patterns"),
+    View("pages/Test_information.py", "Test information"),
+    View("pages/Discrimination.py", "Discrimination"),
+    View("pages/Paper_tables.py", "Paper tables"),
+    View("pages/Populations.py", "Populations", "Beyond the paper"),
+    View("pages/Options_and_traps.py", "Options and traps", "Beyond the paper"),
+    View("pages/Adaptive_testing.py", "Adaptive testing", "Beyond the paper"),
     ITEM_EXPLORER,
-    View("pages/7_Data.py", "Data", "Data", "Items, data and runs"),
+    View("pages/Data.py", "Data", "Items, data and runs"),
     RUNS,
 )
 

@@ -37,7 +37,7 @@ from dashboard.presentation_slides import (
     slide_figure,
     slide_scale,
 )
-from workflows.report import Selection
+from workflows.report.build import Selection
 
 #: Query keys of presentation mode itself; every other key is the selection.
 PRESENT_KEY, SLIDE_KEY = "present", "slide"
@@ -124,7 +124,7 @@ def present_if_asked(page: StreamlitPage | None = None) -> None:
 
 
 def page_file(page: StreamlitPage | None) -> str | None:
-    """The file of ``page`` as the slides name it (``pages/2_Person_fit.py``), None without
+    """The file of ``page`` as the slides name it (``pages/Person_fit.py``), None without
     a page or for one the menu does not list."""
     if page is None:
         return None

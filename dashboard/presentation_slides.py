@@ -1,7 +1,7 @@
 """The slides of presentation mode: every figure the report captures for a selection, with
 its page title and caption, captured once per selection and database version.
 
-The figures come from the report's capture (:func:`workflows.report_capture.capture_pages`:
+The figures come from the report's capture (:func:`workflows.report.capture.capture_pages`:
 every page run headless through the app with the selection as its URL), so presentation mode
 shows the dashboard's own figures and holds no copy of their code. The capture runs Streamlit's
 ``AppTest``, which replaces the process's Streamlit runtime while it runs; inside the serving
@@ -26,8 +26,8 @@ import streamlit as st
 
 from dashboard.data import Token, version_token
 from store.connection import PROJECT_ROOT
-from workflows.report import REPORT_PROCESS_TIMEOUT, figure_captions
-from workflows.report_capture import PageCapture, capture_pages
+from workflows.report.build import REPORT_PROCESS_TIMEOUT, figure_captions
+from workflows.report.capture import PageCapture, capture_pages
 
 #: A selection as a cache key: (query key, its values) pairs, sorted by key.
 Query = tuple[tuple[str, tuple[str, ...]], ...]
@@ -53,7 +53,7 @@ ROOM_SCALE = 1.0
 @dataclass(frozen=True)
 class Slide:
     """One figure: the page it is on (its title and its file, relative to the project as in
-    ``pages/2_Person_fit.py``), the figure (Plotly JSON as a dict), its caption."""
+    ``pages/Person_fit.py``), the figure (Plotly JSON as a dict), its caption."""
 
     page: str
     figure: dict
@@ -71,7 +71,7 @@ class Deck:
 
     def first_of(self, file: str | None) -> int | None:
         """The number (1-based) of the first slide of the page ``file`` (as in
-        ``pages/2_Person_fit.py``), None when that page shows no figure here."""
+        ``pages/Person_fit.py``), None when that page shows no figure here."""
         return next((number for number, slide in enumerate(self.slides, 1)
                      if file and slide.file == file), None)
 

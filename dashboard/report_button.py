@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import access
-from workflows.report import report_in_process
+from workflows.report.build import report_in_process
 
 #: Session key of the last report's files (name → bytes), kept across reruns.
 _FILES = "report.files"

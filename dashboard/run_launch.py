@@ -27,7 +27,7 @@ from inference.backends import available_backends
 from inference.operator_config import AllowedModel, OperatorConfig, allowed_models
 from inference.plan import RANDOM_BASELINE, RunSpec
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from workflows.runs import check_queue, command_line, start_in_background
+from workflows.runs.service import check_queue, command_line, start_in_background
 
 STARTED_KEY = "runs.started"
 

@@ -1,5 +1,5 @@
 """The store's side of listing and removing model runs (``enem-llm runs``, ``remove-run`` and
-the Runs page, through ``workflows.runs``).
+the Runs page, through ``workflows.runs.service``).
 
 A run is *published* when ``model_runs`` holds it with status 'finished' (a local run's last
 step, or an import). Rows of a run that is not published (left by an interrupted write of an

@@ -23,7 +23,7 @@ from inference.plan import RunSpec
 from inference.run_scoring import UNPARSED_MARK
 from tests.db_reading import query_rows
 from tests.tiny_model import build_tiny_model
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
 
 @pytest.fixture(scope="module")

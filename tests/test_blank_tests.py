@@ -55,7 +55,7 @@ def _humans_total(app) -> float:
 def test_sidebar_switch_and_url_leave_blank_tests_out(monkeypatch, pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     raw = _raw_counts(pages_models_db)
-    app = run_page("pages/1_Accuracy_vs_ability.py")
+    app = run_page("pages/Accuracy_vs_ability.py")
     assert_clean(app)
     everyone = _humans_total(app)
     assert everyone == sum(total for _, total in raw.values())
@@ -65,7 +65,7 @@ def test_sidebar_switch_and_url_leave_blank_tests_out(monkeypatch, pages_models_
     assert app.query_params["blank"] == "out"
     assert any("all-blank tests left out" in c.value for c in app.caption)
 
-    shared = run_page("pages/1_Accuracy_vs_ability.py", query={"blank": "out"})
+    shared = run_page("pages/Accuracy_vs_ability.py", query={"blank": "out"})
     assert_clean(shared)
     assert shared.sidebar.toggle(key="sidebar.blank").value is True
     assert _humans_total(shared) == sum(total - blank for blank, total in raw.values())

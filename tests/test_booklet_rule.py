@@ -77,7 +77,7 @@ def test_a_booklet_with_other_items_shows_no_model(other_items_db):
 def test_pages_say_which_booklet_the_models_took(monkeypatch, pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     _, took, other, _ = _taken_and_other(pages_models_db)
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"booklet": str(other)})
+    app = run_page("pages/Accuracy_vs_ability.py", {"booklet": str(other)})
     assert_clean(app)
     captions = " | ".join(c.value for c in app.caption)
     assert f"same items as booklet {took}" in captions
@@ -90,8 +90,8 @@ def test_pages_say_which_booklet_the_models_took(monkeypatch, pages_models_db):
 #: Pages that place a run's θ on the chosen booklet (the item pages match answers by item id;
 #: adaptive tests draw items from the whole bank, not from a booklet).
 THETA_PAGES = [page for page in PER_MODEL_PAGES
-               if page not in ("pages/3_Response_patterns.py", "pages/6_Item_explorer.py",
-                               "pages/9_Adaptive_testing.py")]
+               if page not in ("pages/Response_patterns.py", "pages/Item_explorer.py",
+                               "pages/Adaptive_testing.py")]
 
 
 @pytest.mark.parametrize("page", THETA_PAGES)

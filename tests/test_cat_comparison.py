@@ -11,7 +11,7 @@ import pytest
 
 from cli.main import main
 from store.connection import connected
-from workflows.cat_comparison import compare_with_full_exam, load_comparison
+from workflows.cat.comparison import compare_with_full_exam, load_comparison
 
 
 def _steps(run: str, model: str, thetas: list[float], path: int = 0) -> pd.DataFrame:

@@ -16,9 +16,9 @@ from analytics.ability import EAPEstimator, QuadratureGrid
 from analytics.cat import CatSettings
 from cli.main import main
 from tests.test_pages import assert_clean, charts, decoded, run_page
-from workflows.cat_simulation import load_area_bank
+from workflows.cat.simulation import load_area_bank
 
-PAGE = "pages/9_Adaptive_testing.py"
+PAGE = "pages/Adaptive_testing.py"
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ from cli.cat_commands import cat_run_spec
 from cli.main import build_parser
 from store.connection import connected
 from tests.test_pages import assert_clean, charts, messages, run_page
-from workflows.cat_launch import cat_command, cat_state
-from workflows.cat_live import CatRunSpec
-from workflows.runs import runs_directory
+from workflows.cat.launch import cat_command, cat_state
+from workflows.cat.live import CatRunSpec
+from workflows.runs.service import runs_directory
 
-PAGE = "pages/9_Adaptive_testing.py"
+PAGE = "pages/Adaptive_testing.py"
 
 
 @pytest.mark.parametrize("spec", [

@@ -11,8 +11,8 @@ from inference.backends import make_scorer
 from store.cat_queries import cat_paths
 from store.connection import connected
 from tests.tiny_model import build_tiny_model
-from workflows.cat_live import CatRunSpec, execute_live_cat
-from workflows.run_folder import RunFolder
+from workflows.cat.live import CatRunSpec, execute_live_cat
+from workflows.runs.folder import RunFolder
 
 
 class _FailingAfter:

@@ -12,9 +12,9 @@ import pytest
 
 from store.connection import connected
 from tests.test_pages import assert_clean, charts, decoded, run_page
-from workflows.cat_live import CatRunSpec, execute_live_cat
+from workflows.cat.live import CatRunSpec, execute_live_cat
 
-PAGE = "pages/9_Adaptive_testing.py"
+PAGE = "pages/Adaptive_testing.py"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from enem.responses import correctness, strings_to_chars
 from store.cat_queries import candidate_sample
 from store.connection import connected
 from store.model_runs import load_form, year_scoring_options
-from workflows.cat_posthoc import posthoc_cat, year_cat_settings
+from workflows.cat.posthoc import posthoc_cat, year_cat_settings
 
 
 def test_replay_ends_at_the_stored_theta_and_counts_items_by_brute_force(ingested_2023):

@@ -13,7 +13,7 @@ from store.cat_queries import area_item_icc
 from store.connection import connected
 from store.dashboard_queries import area_items, model_item_correct, model_points
 from tests.test_pages import assert_clean, charts, decoded, run_page
-from workflows.cat_skills import bin_index, mean_theta, skill_diagnostics
+from workflows.cat.skills import bin_index, mean_theta, skill_diagnostics
 
 MODEL = "SmolLM2-135M-Instruct"
 
@@ -98,7 +98,7 @@ def test_bins_and_items_without_humans():
 
 def test_page_draws_the_report(monkeypatch, pages_demo_db):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
-    app = run_page("pages/9_Adaptive_testing.py")
+    app = run_page("pages/Adaptive_testing.py")
     assert_clean(app)
     [figure] = [f for f in charts(app) if "accuracy by skill" in f["layout"]["title"]["text"]]
     label, _, expected = _by_hand(pages_demo_db, "CN")

@@ -21,9 +21,9 @@ from analytics.cat import (
 )
 from cli.main import main
 from tests.test_pages import assert_clean, charts, decoded, run_page
-from workflows.cat_simulation import SE_TARGETS, load_area_bank
+from workflows.cat.simulation import SE_TARGETS, load_area_bank
 
-PAGE = "pages/9_Adaptive_testing.py"
+PAGE = "pages/Adaptive_testing.py"
 
 
 def _bank(n_items: int = 90, seed: int = 3) -> ItemBank:

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from cli.main import build_parser
 from inference.plan import RunSpec
 from tests.test_pages import ROOT, TIMEOUT, assert_clean
-from workflows.run_folder import RunFolder
+from workflows.runs.folder import RunFolder
 
 #: The sub-commands the parser knows (the test checks ``--help`` lists the same).
 COMMANDS = sorted(next(action for action in build_parser()._actions
@@ -178,7 +178,7 @@ def test_item_explorer_ignores_a_malformed_item_in_the_url(monkeypatch, pages_de
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     app.query_params["item"] = item
     app.query_params["area"] = "MT"
-    app.switch_page("pages/6_Item_explorer.py").run()
+    app.switch_page("pages/Item_explorer.py").run()
     assert_clean(app)
     assert app.title[0].value == "Item explorer"
     warnings = " ".join(w.value for w in app.warning)

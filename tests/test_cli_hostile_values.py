@@ -20,7 +20,7 @@ from cli.main import main
 from cli.report_commands import check_selection
 from store.connection import connected
 from store.dashboard_queries import human_groups
-from workflows.report import Selection
+from workflows.report.build import Selection
 from workflows.results_io import import_results_summary
 
 #: (arguments after ``cat-simulate --area MT``, a fragment the error line must hold).

@@ -117,7 +117,7 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return int(red), int(green), int(blue)
 
 
-@pytest.mark.parametrize("page", ["pages/1_Accuracy_vs_ability.py", "pages/4_Test_information.py"])
+@pytest.mark.parametrize("page", ["pages/Accuracy_vs_ability.py", "pages/Test_information.py"])
 def test_pages_keep_a_model_colour_across_selections(monkeypatch, pages_models_db, page):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     labels = _catalogue(pages_models_db)

@@ -144,7 +144,7 @@ def test_figure_draws_one_contour_at_the_level_and_names_fallbacks():
 def test_accuracy_page_draws_the_hdr_of_each_run(monkeypatch, pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    app.switch_page("pages/1_Accuracy_vs_ability.py").run()
+    app.switch_page("pages/Accuracy_vs_ability.py").run()
     assert not app.exception
     figure = json.loads(app.get("plotly_chart")[0].proto.spec)
     contours = {(trace["xaxis"], trace["name"].split(": ")[0]): trace["meta"]["hdr_level"]

@@ -26,7 +26,7 @@ import pytest
 from inference.plan import RunSpec
 from store.connection import staged_path, writing
 from workflows.ingest import ingest_year
-from workflows.run_folder import RunFolder
+from workflows.runs.folder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH_GLOB = ".ingest-scratch-*"

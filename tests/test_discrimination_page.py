@@ -13,7 +13,7 @@ import pytest
 from store import dashboard_queries as q
 from tests.test_pages import assert_clean, run_page
 
-PAGE = "pages/5_Discrimination.py"
+PAGE = "pages/Discrimination.py"
 
 
 def _brute_force_di(rows) -> dict[int, float]:

@@ -33,7 +33,7 @@ from tests.browser_support import (
 from tests.test_browser import _serving
 from tests.test_pages import assert_clean, charts, run_page
 from tests.test_real_dashboard import SEED_SERIES, SHUFFLE_SERIES, paper_db  # noqa: F401
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
 #: What the Runs page's form launches for the random backend with its defaults: the demo
 #: already holds a random baseline with these settings (seed 2023), so the store names this
@@ -180,14 +180,14 @@ def test_a_run_launched_from_the_ui_has_one_name_in_picker_legend_and_caption(mo
     assert set(catalogue.loc[catalogue["model_id"] == "random-baseline", "family"]) == {
         "baseline"}
     monkeypatch.setenv("ENEM_DB", str(ui_run_db))
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN"})
+    app = run_page("pages/Accuracy_vs_ability.py", {"area": "CN"})
     assert_clean(app)
     [runs] = [w for w in app.sidebar.multiselect if w.label == "Runs"]
     legend = {trace["name"] for figure in charts(app) for trace in figure["data"]
               if trace.get("showlegend") is not False and trace.get("legendgroup")}
     assert UI_LABEL in runs.options
     assert set(runs.options) == legend
-    pooled = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN", "pool": "model"})
+    pooled = run_page("pages/Accuracy_vs_ability.py", {"area": "CN", "pool": "model"})
     assert_clean(pooled)
     assert UI_LABEL in " ".join(caption.value for caption in pooled.caption)
 
@@ -272,7 +272,7 @@ def test_chosen_runs_and_picker_options_read_whole_in_chromium(served, ui_run_db
 
 def test_the_sidebar_counts_say_what_they_count(monkeypatch, ui_run_db):
     monkeypatch.setenv("ENEM_DB", str(ui_run_db))
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN"})
+    app = run_page("pages/Accuracy_vs_ability.py", {"area": "CN"})
     assert_clean(app)
     [group] = [w for w in app.sidebar.selectbox if w.label == "Human subgroup"]
     words = [*group.options[1:], *(t.label for t in app.sidebar.toggle)]

@@ -36,7 +36,7 @@ from tests.test_pages import assert_clean, messages, run_page
 #: The store with the paper's nine published runs (a module-scoped fixture).
 paper_db = test_real_dashboard.paper_db
 VIEWPORT = FIRST_SCREEN
-EXPLORER = "pages/6_Item_explorer.py"
+EXPLORER = "pages/Item_explorer.py"
 #: Booklets the paper's runs answered in 2019 (CN, CH, LC, MT).
 RUN_BOOKLETS_2019 = {"CN": 519, "CH": 520, "LC": 521, "MT": 522}
 #: The grid header row's height in px: texts drawn within it are headers.

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
-EXPLORER = "pages/6_Item_explorer.py"
+EXPLORER = "pages/Item_explorer.py"
 
 
 @pytest.fixture

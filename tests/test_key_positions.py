@@ -15,8 +15,8 @@ import plotly.graph_objects as go
 import pytest
 from scipy import stats
 
-from dashboard.option_data import answer_table, human_items
-from dashboard.option_key_positions import (
+from dashboard.options.data import answer_table, human_items
+from dashboard.options.key_positions import (
     dependence_correlations,
     key_dependence,
     key_position_counts,
@@ -28,7 +28,7 @@ from store.connection import connected
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.results_io import import_results_summary
 
-PAGE = "pages/11_Options_and_traps.py"
+PAGE = "pages/Options_and_traps.py"
 LETTERS = "ABCDE"
 SHUFFLE_FILE = "enem-experiments-results-shuffle-processed-with-irt-lz.parquet"
 MAIN_FILE = "enem-experiments-results-processed-with-irt-lz.parquet"

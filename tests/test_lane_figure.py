@@ -60,7 +60,7 @@ def test_bars_are_shares_and_models_sit_in_lanes():
 
 def test_person_fit_reference_draws_models_in_lanes(monkeypatch, pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
-    app = run_page("pages/2_Person_fit.py", {"area": "MT"})
+    app = run_page("pages/Person_fit.py", {"area": "MT"})
     assert_clean(app)
     figure = json.loads(app.get("plotly_chart")[1].proto.spec)
     layout = figure["layout"]

@@ -22,7 +22,7 @@ from inference.backends.openai_backend import OpenAIScorer, letters_from_top_log
 from tests.conftest import pair_key
 from tests.db_reading import query_rows
 from tests.test_inference_openai import completion, request
-from workflows.run_folder import read_run_folders
+from workflows.runs.folder import read_run_folders
 
 SECRET = "sk-hostile-0123456789abcdef"
 LN = math.log

@@ -38,8 +38,8 @@ from tests.test_openai_hostile import (
     _openai_runs,
     _run,
 )
-from workflows import runs as service
-from workflows.run_folder import RunFolder, read_run_folders
+from workflows.runs import service
+from workflows.runs.folder import RunFolder, read_run_folders
 
 #: The neighbouring tests' local servers, as this module's fixtures of the same names: a chat
 #: completions endpoint answering each prompt with a top-k after a delay, and a chat plus

@@ -32,7 +32,7 @@ from inference.operator_config import (
     load_operator_config,
     normalized_url,
 )
-from workflows.report_html import markdown_html
+from workflows.report.html import markdown_html
 
 CANARY = "sk-canary-0123456789"
 

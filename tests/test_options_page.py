@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dashboard.option_data import answer_table, human_items, theta_cube
-from dashboard.option_loading import explorer_link
-from dashboard.option_pairs import choice_agreement, pair_table
+from dashboard.options.data import answer_table, human_items, theta_cube
+from dashboard.options.loading import explorer_link
+from dashboard.options.pairs import choice_agreement, pair_table
 from store.connection import connected
 from store.option_queries import model_option_answers
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.ingest import ingest_items
 
-PAGE = "pages/11_Options_and_traps.py"
+PAGE = "pages/Options_and_traps.py"
 LETTERS = "ABCDE"
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from workflows.runs import list_runs
+from workflows.runs.service import list_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
@@ -25,25 +25,25 @@ TIMEOUT = 120
 #: page file → (title start, plotly charts with model runs, dataframes with model runs)
 PAGES: dict[str, tuple[str, int, int]] = {
     "pages/home.py": ("When an LLM passes ENEM", 1, 1),
-    "pages/1_Accuracy_vs_ability.py": ("Accuracy vs ability", 1, 1),
-    "pages/2_Person_fit.py": ("Person fit", 2, 1),
-    "pages/3_Response_patterns.py": ("Response patterns", 4, 0),
-    "pages/4_Test_information.py": ("Test information", 1, 1),
-    "pages/5_Discrimination.py": ("Discrimination", 1, 2),
-    "pages/10_Populations.py": ("Populations", 2, 3),
-    "pages/11_Options_and_traps.py": ("Options and traps", 3, 4),
-    "pages/12_Paper_tables.py": ("Paper tables", 1, 2),
-    "pages/6_Item_explorer.py": ("Item explorer", 2, 0),
-    "pages/7_Data.py": ("Data", 0, 3),
-    "pages/9_Adaptive_testing.py": ("Adaptive testing", 3, 1),
+    "pages/Accuracy_vs_ability.py": ("Accuracy vs ability", 1, 1),
+    "pages/Person_fit.py": ("Person fit", 2, 1),
+    "pages/Response_patterns.py": ("Response patterns", 4, 0),
+    "pages/Test_information.py": ("Test information", 1, 1),
+    "pages/Discrimination.py": ("Discrimination", 1, 2),
+    "pages/Populations.py": ("Populations", 2, 3),
+    "pages/Options_and_traps.py": ("Options and traps", 3, 4),
+    "pages/Paper_tables.py": ("Paper tables", 1, 2),
+    "pages/Item_explorer.py": ("Item explorer", 2, 0),
+    "pages/Data.py": ("Data", 0, 3),
+    "pages/Adaptive_testing.py": ("Adaptive testing", 3, 1),
 }
 HOME = "pages/home.py"
-RUNS = "pages/8_Runs.py"
+RUNS = "pages/Runs.py"
 #: Pages with the shared "No model runs … launch one" empty state (Paper tables says which
 #: random or 4-shot runs each table lacks; tests/test_paper_tables_page.py checks it).
-MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/7_Data.py", "pages/12_Paper_tables.py")]
+MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/Data.py", "pages/Paper_tables.py")]
 #: Pages that draw models one by one (Discrimination pools them into one population).
-PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/5_Discrimination.py"]
+PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/Discrimination.py"]
 
 
 def run_page(page: str, query: dict[str, str | list[str]] | None = None) -> AppTest:
@@ -124,8 +124,8 @@ def test_page_explains_missing_model_runs(no_runs_db, page):
     if page in MODEL_PAGES or page == HOME:
         assert "No model runs for 2023" in messages(app)
         assert "launch one on the Runs page" in messages(app)
-    if page not in ("pages/7_Data.py", "pages/3_Response_patterns.py",
-                    "pages/12_Paper_tables.py"):
+    if page not in ("pages/Data.py", "pages/Response_patterns.py",
+                    "pages/Paper_tables.py"):
         assert charts(app), "human views still draw without model runs"
 
 
@@ -146,7 +146,7 @@ def test_page_explains_a_missing_database(monkeypatch, tmp_path, page):
 
 
 def test_area_filter_changes_panels_and_table(models_db):
-    app = run_page("pages/1_Accuracy_vs_ability.py")
+    app = run_page("pages/Accuracy_vs_ability.py")
     titles = [a["text"] for a in charts(app)[0]["layout"]["annotations"]]
     assert sum(t.startswith(("CN", "CH", "LC", "MT")) for t in titles) == 4
     app.sidebar.multiselect(key="sidebar.area").set_value(["MT"]).run()
@@ -158,7 +158,7 @@ def test_area_filter_changes_panels_and_table(models_db):
 
 
 def test_language_and_shots_change_model_points(models_db):
-    app = run_page("pages/1_Accuracy_vs_ability.py")
+    app = run_page("pages/Accuracy_vs_ability.py")
     portuguese = app.dataframe[0].value.set_index(["model", "area"])["mean_theta"]
     app.sidebar.radio(key="sidebar.lang").set_value("en").run()
     english = app.dataframe[0].value.set_index(["model", "area"])["mean_theta"]
@@ -171,7 +171,7 @@ def test_language_and_shots_change_model_points(models_db):
 
 
 def test_model_family_and_tuning_filters(models_db):
-    app = run_page("pages/2_Person_fit.py")
+    app = run_page("pages/Person_fit.py")
     # The demo ships a real SmolLM2-135M-Instruct run (demo/runs) beside the test runs.
     # Pages compare run series, named model · prompt type · repetitions.
     smollm = "SmolLM2-135M-Instruct · 0-shot · 30 shuffles"
@@ -201,7 +201,7 @@ def test_subgroup_and_booklet_change_the_human_background(models_db):
         heatmaps = [t for t in charts(app)[0]["data"] if t.get("type") == "heatmap"]
         return float(sum(np.nansum(decoded(t["customdata"])) for t in heatmaps))
 
-    app = run_page("pages/1_Accuracy_vs_ability.py")
+    app = run_page("pages/Accuracy_vs_ability.py")
     everyone = humans_total(app)
     app.sidebar.selectbox(key="sidebar.group").set_value("school_type:3").run()
     assert_clean(app)
@@ -218,7 +218,7 @@ def test_subgroup_and_booklet_change_the_human_background(models_db):
 
 
 def test_filters_are_read_from_the_url(models_db):
-    app = run_page("pages/2_Person_fit.py", query={
+    app = run_page("pages/Person_fit.py", query={
         "area": ["CH", "LC"], "lang": "en", "shots": "4", "model": "test-odd-base"})
     assert_clean(app)
     assert app.sidebar.multiselect(key="sidebar.area").value == ["CH", "LC"]
@@ -230,7 +230,7 @@ def test_filters_are_read_from_the_url(models_db):
 
 
 def test_bad_url_values_fall_back_to_defaults(models_db):
-    app = run_page("pages/1_Accuracy_vs_ability.py", query={
+    app = run_page("pages/Accuracy_vs_ability.py", query={
         "year": "1999", "area": "XX", "shots": "seven", "booklet": "12", "model": "nope"})
     assert_clean(app)
     assert app.sidebar.selectbox(key="sidebar.year").value == 2023
@@ -238,10 +238,10 @@ def test_bad_url_values_fall_back_to_defaults(models_db):
 
 
 def test_filters_survive_moving_between_pages(models_db):
-    app = run_via_home("pages/1_Accuracy_vs_ability.py")
+    app = run_via_home("pages/Accuracy_vs_ability.py")
     app.sidebar.multiselect(key="sidebar.area").set_value(["LC"]).run()
     app.sidebar.radio(key="sidebar.lang").set_value("en").run()
-    app.switch_page("pages/4_Test_information.py").run()
+    app.switch_page("pages/Test_information.py").run()
     assert_clean(app)
     assert app.sidebar.multiselect(key="sidebar.area").value == ["LC"]
     assert app.sidebar.radio(key="sidebar.lang").value == "en"
@@ -250,7 +250,7 @@ def test_filters_survive_moving_between_pages(models_db):
 
 
 def test_response_patterns_open_the_item_explorer(models_db):
-    app = run_via_home("pages/3_Response_patterns.py")
+    app = run_via_home("pages/Response_patterns.py")
     item, area = app.selectbox(key="patterns.item").value[1], app.selectbox(
         key="patterns.item").value[0]
     app.button(key="patterns.open").click().run()
@@ -267,7 +267,7 @@ def test_item_explorer_shows_the_item_from_the_url(models_db, pages_models_db):
         "SELECT item_id, key FROM items WHERE area = 'MT' AND NOT abandoned ORDER BY item_id "
         "LIMIT 1").fetchall()[0]
     con.close()
-    app = run_page("pages/6_Item_explorer.py", query={"item": str(item_id), "area": "MT"})
+    app = run_page("pages/Item_explorer.py", query={"item": str(item_id), "area": "MT"})
     assert_clean(app)
     assert app.selectbox(key="explorer.item").value == item_id
     text = " ".join(m.value for m in app.markdown)
@@ -278,21 +278,21 @@ def test_item_explorer_shows_the_item_from_the_url(models_db, pages_models_db):
 
 
 def test_person_fit_flags_the_incoherent_model(models_db):
-    app = run_page("pages/2_Person_fit.py")
+    app = run_page("pages/Person_fit.py")
     table = app.dataframe[0].value.set_index(["model", "area"])
     assert table.loc["test-odd-base", "theta_trusted"].str.startswith("no: fails person fit").all()
     assert (table.loc["test-strong-it", "theta_trusted"] == "yes").all()
 
 
 def test_information_page_gives_a_verdict_per_model(models_db):
-    app = run_page("pages/4_Test_information.py")
+    app = run_page("pages/Test_information.py")
     table = app.dataframe[0].value
     assert len(table) == 4 * table["model"].nunique() and table["model"].nunique() >= 3
     assert table["verdict"].str.contains("θ falls").all()
 
 
 def test_discrimination_page_lists_items_of_a_bar(models_db):
-    app = run_page("pages/5_Discrimination.py")
+    app = run_page("pages/Discrimination.py")
     items = app.dataframe[1].value
     assert len(items) == 45 and items["model_di"].notna().all()
     app.selectbox(key="discrimination.bin").set_value("0.5").run()
@@ -303,7 +303,7 @@ def test_discrimination_page_lists_items_of_a_bar(models_db):
 
 
 def test_data_page_lists_ingests_counts_and_runs(models_db):
-    app = run_page("pages/7_Data.py")
+    app = run_page("pages/Data.py")
     assert_clean(app)
     frames = [frame.value for frame in app.dataframe]
     ingests = next(f for f in frames if "ingest_id" in f)
@@ -324,7 +324,7 @@ def test_home_page_says_it_is_the_synthetic_demo(models_db):
 
 
 def test_the_demo_own_runs_are_shown(demo_db):
-    app = run_page("pages/1_Accuracy_vs_ability.py")
+    app = run_page("pages/Accuracy_vs_ability.py")
     assert_clean(app)
     series = "random-baseline · 0-shot · 30 shuffles"
     assert series in set(app.dataframe[0].value["model"])

@@ -23,7 +23,7 @@ from inference.questions import QuestionFormatError
 from tests.db_reading import query_rows
 from tests.inep_reference import booklet_items, read_rows
 from workflows.question_import import import_questions
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOKLETS_2022 = {"CH": 1062, "LC": 1072, "MT": 1082, "CN": 1092}

@@ -30,9 +30,9 @@ from workflows.paper_tables import (
     save_attribute_corrections,
 )
 from workflows.question_import import derive_item_attributes
-from workflows.runs import list_runs
+from workflows.runs.service import list_runs
 
-PAGE = "pages/12_Paper_tables.py"
+PAGE = "pages/Paper_tables.py"
 YEAR = 2023
 #: Min-K% values are made to follow this test model's 4-shot accuracy (r near 1) and to be
 #: unrelated to the other's.

@@ -22,7 +22,7 @@ from tests.model_fixtures import add_test_model_runs
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page
 from workflows.ingest import ingest_items
 
-PAGE = "pages/3_Response_patterns.py"
+PAGE = "pages/Response_patterns.py"
 YEAR = 2023
 
 

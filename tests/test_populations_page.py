@@ -14,12 +14,12 @@ from scipy import stats
 from analytics.ability import MLEstimator
 from analytics.irt import ItemBank
 from analytics.populations import pool_inverse_variance
-from dashboard.population_models import (
+from dashboard.populations.models import (
     ml_rescored,
     model_summaries,
     variant_estimates,
 )
-from dashboard.population_tables import (
+from dashboard.populations.tables import (
     SCALES,
     model_entries,
     percentile_table,
@@ -33,7 +33,7 @@ from store.populations import build_populations
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page
 from tests.test_real_dashboard import paper_db  # noqa: F401 (a fixture)
 
-PAGE = "pages/10_Populations.py"
+PAGE = "pages/Populations.py"
 MODELS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
 
 

@@ -26,8 +26,8 @@ from dashboard.presentation_slides import (
     slide_scale,
     slides_of,
 )
-from workflows.report import Selection, figure_captions
-from workflows.report_capture import Block, PageCapture, capture_pages
+from workflows.report.build import Selection, figure_captions
+from workflows.report.capture import Block, PageCapture, capture_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 300
@@ -179,7 +179,7 @@ def presenting(monkeypatch, pages_models_db):
         app.query_params[key] = values if len(values) > 1 else values[0]
     app.query_params["present"] = "1"
     app.query_params["slide"] = "1"
-    return app.switch_page("pages/2_Person_fit.py").run()
+    return app.switch_page("pages/Person_fit.py").run()
 
 
 def _shown(app: AppTest) -> tuple[dict, str]:
@@ -241,7 +241,7 @@ def test_without_a_slide_it_opens_at_the_pages_first_figure(monkeypatch, pages_m
     for key, values in Selection.from_url(QUERY).query().items():
         app.query_params[key] = values if len(values) > 1 else values[0]
     app.query_params["present"] = "1"
-    app = app.switch_page("pages/2_Person_fit.py").run()
+    app = app.switch_page("pages/Person_fit.py").run()
     deck = capture_deck(pages_models_db, query_key(Selection.from_url(QUERY).query()))
     first = next(n for n, slide in enumerate(deck.slides, 1) if slide.page.startswith("Person"))
     assert first > 1  # Home's figure comes first in the deck
@@ -268,13 +268,13 @@ def test_the_sidebar_button_enters_presentation_mode(monkeypatch, pages_models_d
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     app.query_params["area"] = "MT"
     app.query_params["slide"] = "2"  # left over from an earlier presentation: dropped
-    app = app.switch_page("pages/4_Test_information.py").run()
+    app = app.switch_page("pages/Test_information.py").run()
     app = app.sidebar.button(key="present_enter").click().run()
     assert app.query_params["present"] == "1" and app.query_params["area"] == "MT"
     # The page's own first figure, not the deck's first (Home's).
     deck = capture_deck(pages_models_db, query_key({"area": ["MT"]}))
     first = next(n for n, slide in enumerate(deck.slides, 1)
-                 if slide.file == "pages/4_Test_information.py")
+                 if slide.file == "pages/Test_information.py")
     assert first > 1
     caption = _shown(app)[1]
     assert caption == f"Figure {first}. {deck.slides[first - 1].caption}"

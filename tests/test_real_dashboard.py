@@ -58,7 +58,7 @@ def _trace_names(app) -> set[str]:
 @pytest.mark.parametrize("language", ["pt", "en"])
 def test_every_paper_series_is_drawn_for_every_year_and_language(paper_dashboard, year,
                                                                  language):
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"year": str(year), "lang": language})
+    app = run_page("pages/Accuracy_vs_ability.py", {"year": str(year), "lang": language})
     assert_clean(app)
     assert set(SEED_SERIES + SHUFFLE_SERIES) <= _trace_names(app)
     assert "No model runs" not in messages(app)
@@ -78,7 +78,7 @@ def test_the_paper_theta_is_on_screen(paper_dashboard, real_data):
     """Runs imported with the paper's grid: the table's mean θ per series is the mean of the
     published IRT_SCORE over the same rows, and captions say the runs were scored otherwise
     than the year's candidates would be (INEP's grid, the store's default)."""
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"year": "2021", "lang": "en"})
+    app = run_page("pages/Accuracy_vs_ability.py", {"year": "2021", "lang": "en"})
     shown = next(f.value for f in app.dataframe if "mean_theta" in f.value)
     published = pd.read_parquet(real_data / "paper-results" / RESULT_FILES[0])
     rows = published[(published["EXAM_YEAR"] == "2021") & (published["LANGUAGE"] == "en")]
@@ -93,7 +93,7 @@ def test_the_paper_theta_is_on_screen(paper_dashboard, real_data):
     assert ("θ: EAP, 40 points on [-4, 4], D = 1, ENEM nota. Humans: no candidates (item file "
             "only). Model runs scored otherwise: EAP, 121 points on [-6, 6], D = 1, ENEM nota."
             ) in captions
-    data = run_page("pages/7_Data.py")
+    data = run_page("pages/Data.py")
     runs = next(f.value for f in data.dataframe if "series" in f.value)
     assert set(runs["scoring"]) == {"EAP, 121 points on [-6, 6], D = 1, ENEM nota"}
     assert set(runs.loc[runs["series"].isin(SEED_SERIES), "repetition"]) == {"seed"}
@@ -103,7 +103,7 @@ def test_the_paper_theta_is_on_screen(paper_dashboard, real_data):
 def test_test_information_uses_the_booklet_the_models_answered(paper_dashboard):
     """No candidates to say which booklet is the main one: the curves are drawn for the booklet
     the runs answered (2019: 519 CN, 520 CH, 521 LC, 522 MT), not the lowest CO_PROVA."""
-    app = run_page("pages/4_Test_information.py", {"year": "2019"})
+    app = run_page("pages/Test_information.py", {"year": "2019"})
     assert_clean(app)
     verdicts = next(f.value for f in app.dataframe if "verdict" in f.value)
     assert verdicts.groupby("area")["booklet"].unique().map(list).to_dict() == {

@@ -34,13 +34,13 @@ def test_items_only_year_shows_models_and_says_humans_are_missing(monkeypatch,
     app = run_page(page, {"year": "2022"})
     assert_clean(app)
     assert ITEMS_ONLY_NOTE in messages(app)
-    if page in ("pages/1_Accuracy_vs_ability.py", "pages/2_Person_fit.py",
-                "pages/4_Test_information.py", "pages/home.py"):
+    if page in ("pages/Accuracy_vs_ability.py", "pages/Person_fit.py",
+                "pages/Test_information.py", "pages/home.py"):
         names = {trace.get("name") for figure in charts(app) for trace in figure["data"]}
         assert "test-strong-it" in names
         heatmaps = [t for f in charts(app) for t in f["data"] if t.get("type") == "heatmap"]
         assert all(np.nansum(decoded(t.get("z", []))) == 0 for t in heatmaps)
-    if page == "pages/2_Person_fit.py":
+    if page == "pages/Person_fit.py":
         # Without humans there is no 5th percentile of l_z and no humans' SE: those checks
         # are not made, so no θ is trusted (a model can still fail the other two).
         verdicts = next(f.value for f in app.dataframe if "theta_trusted" in f.value)
@@ -79,7 +79,7 @@ def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
         heatmaps = [t for t in charts(app)[0]["data"] if t.get("type") == "heatmap"]
         return float(sum(np.nansum(decoded(t["customdata"])) for t in heatmaps))
 
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "CN"})
+    app = run_page("pages/Accuracy_vs_ability.py", {"area": "CN"})
     assert_clean(app)
     assert f"booklet(s) {booklet} (CN, 50% reproduced)" in messages(app)
     everyone = humans_total(app)
@@ -89,10 +89,10 @@ def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
     assert app.query_params["reproduced"] == "only"
     assert "left out of the human reference" in messages(app)
     # Another area's page has nothing flagged to warn about.
-    other = run_page("pages/1_Accuracy_vs_ability.py", {"area": "MT"})
+    other = run_page("pages/Accuracy_vs_ability.py", {"area": "MT"})
     assert "do not reproduce" not in messages(other)
 
-    data = run_page("pages/7_Data.py")
+    data = run_page("pages/Data.py")
     audit = next(f.value for f in data.dataframe if "flagged" in f.value)
     assert audit.set_index("booklet_id").loc[booklet, "flagged"]
     assert int(audit["flagged"].sum()) == 1
@@ -106,7 +106,7 @@ def test_leaving_every_booklet_of_an_area_out_says_no_human_is_drawn(
     con.execute("UPDATE booklet_audit SET nota_matched = 0 WHERE area = 'CN'")
     con.close()
     monkeypatch.setenv("ENEM_DB", str(path))
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": ["CN", "MT"]})
+    app = run_page("pages/Accuracy_vs_ability.py", {"area": ["CN", "MT"]})
     assert_clean(app)
     assert "leave no human" not in messages(app)
     app.sidebar.toggle(key="sidebar.reproduced").set_value(True).run()

@@ -20,10 +20,10 @@ import pytest
 from cli.main import main
 from tests.test_browser import ARTIFACTS, browser  # noqa: F401  (the Chromium fixture)
 from tests.test_pages import charts, run_page
-from workflows.report import Selection, build_report, figure_captions
-from workflows.report_capture import report_pages
-from workflows.report_export import PRINT_SCALE
-from workflows.report_html import FIGURE_WIDTH
+from workflows.report.build import Selection, build_report, figure_captions
+from workflows.report.capture import report_pages
+from workflows.report.export import PRINT_SCALE
+from workflows.report.html import FIGURE_WIDTH
 
 QUERY = "?year=2023&area=CN&area=MT&lang=pt&shots=0"
 
@@ -171,7 +171,7 @@ def test_cli_refuses_a_year_not_in_the_store(pages_demo_db, tmp_path, capsys):
 def test_page_button_builds_the_report_of_the_address_bar(monkeypatch, pages_demo_db,
                                                          as_operator):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
-    app = run_page("pages/12_Paper_tables.py", {"area": "MT"})
+    app = run_page("pages/Paper_tables.py", {"area": "MT"})
     app.button(key="report.build").click().run(timeout=600)
     assert not app.exception and not app.error, [e.value for e in [*app.exception, *app.error]]
     names = {button.proto.label for button in app.get("download_button")

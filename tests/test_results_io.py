@@ -15,7 +15,7 @@ from store.connection import connected
 from store.model_runs import load_form
 from tests.inep_reference import booklet_items, read_rows, slow_eap
 from workflows.results_io import ResultsFormatError, export_run, import_results
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
 
 def _paper_rows(demo_files, n_seeds=3):

@@ -11,8 +11,8 @@ import pytest
 
 from inference.plan import RANDOM_BASELINE, RunSpec
 from tests.test_runs_page import wait_for
-from workflows import runs as service
-from workflows.run_slots import try_slot
+from workflows.runs import service
+from workflows.runs.slots import try_slot
 
 
 def spec(area: str, seed: int = 0) -> RunSpec:
@@ -71,7 +71,7 @@ def test_a_full_queue_refuses_the_next_launch(demo_db, tmp_path, monkeypatch):
 
 
 def test_a_slot_is_freed_when_its_holder_dies(tmp_path):
-    script = ("import time; from workflows.run_slots import try_slot; "
+    script = ("import time; from workflows.runs.slots import try_slot; "
               f"s = try_slot({str(tmp_path)!r}, 1); print(s.index, flush=True); time.sleep(600)")
     holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "0"

@@ -16,9 +16,9 @@ from dashboard.run_picker import pooling_sentence, run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
 from tests.test_pages import assert_clean, run_page
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
-ACCURACY = "pages/1_Accuracy_vs_ability.py"
+ACCURACY = "pages/Accuracy_vs_ability.py"
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ from store.model_runs import ExamReader
 from tests.db_reading import query_rows
 from tests.inep_reference import slow_eap
 from tests.tiny_model import build_tiny_model
-from workflows.run_execution import execute_run
-from workflows.run_folder import RunBusyError, RunFolder
+from workflows.runs.execution import execute_run
+from workflows.runs.folder import RunBusyError, RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 

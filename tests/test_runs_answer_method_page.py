@@ -12,7 +12,7 @@ from cli.main import build_parser
 from cli.run_commands import spec_from_args
 from tests.test_openai_answer_methods import REPLIES, server  # noqa: F401 (fixture)
 from tests.test_runs_page import assert_clean, db, labelled, open_runs, wait_for  # noqa: F401
-from workflows.runs import list_runs, project_command
+from workflows.runs.service import list_runs, project_command
 
 #: The Runs page launches for the operator only (AppTest has no browser request).
 pytestmark = pytest.mark.usefixtures("as_operator")

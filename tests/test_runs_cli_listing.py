@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from inference.plan import RunSpec
-from workflows.run_folder import RunFolder
+from workflows.runs.folder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 

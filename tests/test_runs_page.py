@@ -17,12 +17,12 @@ from cli.main import build_parser
 from cli.run_commands import spec_from_args
 from inference.plan import RunSpec
 from tests.test_browser import BROWSER_ARGS, CHROMIUM, _require_browser, _serving
-from workflows.run_folder import RunFolder
-from workflows.runs import list_runs, project_command
+from workflows.runs.folder import RunFolder
+from workflows.runs.service import list_runs, project_command
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
-RUNS = "pages/8_Runs.py"
+RUNS = "pages/Runs.py"
 SCREENSHOTS = ROOT / "test-artifacts" / "browser"
 
 #: The Runs page launches for the operator only (AppTest has no browser request).

@@ -1,4 +1,4 @@
-"""The runs service (workflows/runs.py) that the command line and the Runs page share."""
+"""The runs service (workflows/runs/service.py) that the command line and the Runs page share."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from cli.main import build_parser
 from cli.run_commands import add_run_parser, spec_from_args
 from inference.plan import RANDOM_BASELINE, RunSpec
 from store.connection import connected
-from workflows import runs as service
-from workflows.run_execution import execute_run
-from workflows.run_folder import RunFolder
+from workflows.runs import service
+from workflows.runs.execution import execute_run
+from workflows.runs.folder import RunFolder
 
 
 def _spec(**changes) -> RunSpec:

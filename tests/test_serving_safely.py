@@ -36,8 +36,8 @@ import pytest
 from inference.plan import RunSpec
 from tests.test_browser import BROWSER_ARGS, CHROMIUM, _free_port, _require_browser, running
 from workflows.question_import import import_questions
-from workflows.run_folder import RunFolder
-from workflows.runs import list_runs
+from workflows.runs.folder import RunFolder
+from workflows.runs.service import list_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "test-artifacts"

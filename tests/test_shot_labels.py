@@ -14,12 +14,12 @@ from cli.main import build_parser
 from cli.report_commands import selection_from
 from store.dashboard_queries import UNCOUNTED_SHOTS
 from tests.test_pages import assert_clean, charts, run_page
-from workflows.report import Selection
+from workflows.report.build import Selection
 
 FEW_SHOT = "test-odd-base · few-shot · 8 shuffles"
 ZERO_SHOT_RUN = "test-strong-it"
-PAGES = ("pages/1_Accuracy_vs_ability.py", "pages/2_Person_fit.py",
-         "pages/4_Test_information.py", "pages/3_Response_patterns.py")
+PAGES = ("pages/Accuracy_vs_ability.py", "pages/Person_fit.py",
+         "pages/Test_information.py", "pages/Response_patterns.py")
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_few_shot_setting_shows_the_run_and_says_few_shot(monkeypatch, few_shot_
 
 def test_shots_picker_names_the_prompt_type_and_hover_says_it(monkeypatch, few_shot_db):
     monkeypatch.setenv("ENEM_DB", str(few_shot_db))
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "MT"})
+    app = run_page("pages/Accuracy_vs_ability.py", {"area": "MT"})
     assert_clean(app)
     picker = app.sidebar.radio(key="sidebar.shots")
     assert list(picker.options) == ["0-shot", "1-shot", "4-shot", "few-shot (no count given)"]
@@ -98,7 +98,7 @@ def test_a_store_of_few_shot_runs_alone_opens_on_them(monkeypatch, tmp_path, few
         con.execute(f"DELETE FROM {table} WHERE run_id <> 'imported-few-shot'")
     con.close()
     monkeypatch.setenv("ENEM_DB", str(path))
-    app = run_page("pages/1_Accuracy_vs_ability.py", {"area": "MT"})
+    app = run_page("pages/Accuracy_vs_ability.py", {"area": "MT"})
     assert_clean(app)
     assert app.sidebar.radio(key="sidebar.shots").value == -1
     assert any(FEW_SHOT in (name or "") for name in _names(app))

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.information_data import theta_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = "pages/4_Test_information.py"
+PAGE = "pages/Test_information.py"
 AMBIGUITY = ("its text does not settle whether that is the CI of the mean or the central 95% of "
              "the shuffles' θ, and neither includes a pattern's own SE(θ)")
 

@@ -83,7 +83,7 @@ def test_humans_se_is_read_from_the_bin_holding_theta():
 
 def test_person_fit_page_does_not_trust_random_runs(monkeypatch, pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
-    app = run_page("pages/2_Person_fit.py")
+    app = run_page("pages/Person_fit.py")
     assert_clean(app)
     table = app.dataframe[0].value.set_index(["model", "area"])
     for model in ("test-random-baseline", "random-baseline · 0-shot · 30 shuffles"):

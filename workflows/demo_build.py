@@ -15,7 +15,7 @@ from store.connection import PROJECT_ROOT, connected
 from store.question_texts import load_question_texts
 from workflows.ingest import IngestSummary, ingest_year
 from workflows.results_io import import_results
-from workflows.run_execution import execute_run
+from workflows.runs.execution import execute_run
 
 DEMO_YEAR = 2023
 DEMO_EXAMINEES = 100_000

@@ -39,7 +39,7 @@ from store.paper_table_queries import (
 )
 from workflows.demo_build import RANDOM_BASELINE_SHUFFLES
 from workflows.question_import import derive_item_attributes
-from workflows.runs import LaunchedRun, start_in_background
+from workflows.runs.service import LaunchedRun, start_in_background
 
 #: An item discriminates for the models when its DI over their patterns is at least this.
 GOOD_DI = 0.2

@@ -50,7 +50,7 @@ up to ``malformed_attempts`` times. Other HTTP errors fail at once. Any final fa
 cancels the requests not yet sent and returns without waiting for those in flight (they send
 no retry). Requests run on a thread pool of ``concurrency`` workers.
 
-Stopping: after :meth:`OpenAIScorer.watch_stop` (``workflows.run_execution`` passes the event
+Stopping: after :meth:`OpenAIScorer.watch_stop` (``workflows.runs.execution`` passes the event
 its SIGTERM/SIGINT handler sets), no request is sent once the event is set, a wait between
 retries ends at once, and ``score`` raises :class:`~inference.backends.base.ScoringCancelled`
 within ``STOP_POLL_SECONDS`` (requests not yet sent are cancelled, those in flight are not

@@ -1,0 +1,149 @@
+"""Everything the Options and traps page shows, fetched for the sidebar's selection and put
+together (cached queries in, the tables of :mod:`dashboard.options.data` and
+:mod:`dashboard.options.comparisons` out)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import queries
+from dashboard.data import Token, version_token
+from dashboard.navigation import ITEM_EXPLORER
+from dashboard.options import queries as option_queries
+from dashboard.options.comparisons import band_accuracy, item_distances, length_tests
+from dashboard.options.data import (
+    answer_table,
+    distractor_table,
+    human_items,
+    position_table,
+    theta_cube,
+    trap_table,
+)
+from dashboard.options.key_positions import (
+    dependence_correlations,
+    key_dependence,
+    key_position_counts,
+    rescored_items,
+)
+from dashboard.state import Filters
+
+#: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
+HUMAN_TEXT_LANGUAGE = "pt"
+
+
+@dataclass
+class OptionResults:
+    """Every table of the page for one selection, areas concatenated.
+
+    ``items``: :func:`dashboard.options.data.human_items` rows; ``answers``:
+    :func:`dashboard.options.data.answer_table` rows; ``series``: the series answering, in order;
+    ``model_theta[(series, area)]``: the series' mean θ there;
+    ``without_theta_counts``: areas whose store lacks the humans' option counts per θ bin;
+    ``has_lengths``: whether any question text is stored. The rest are the tables of
+    :mod:`dashboard.options.data` and :mod:`dashboard.options.comparisons` (``distances`` is
+    ``item_distances``; ``positions``/``chi_square`` the two tables of ``position_table``),
+    and of :mod:`dashboard.options.key_positions` (``key_counts``: ``key_position_counts``,
+    ``key_dependence``, ``key_correlations``: ``dependence_correlations``, ``rescored``: the
+    items left out of those by ``rescored_items``).
+    """
+
+    items: pd.DataFrame
+    answers: pd.DataFrame
+    series: list
+    model_theta: dict
+    without_theta_counts: list
+    has_lengths: bool
+    traps: pd.DataFrame
+    agreement: pd.DataFrame
+    distances: pd.DataFrame
+    positions: pd.DataFrame
+    chi_square: pd.DataFrame
+    bands: pd.DataFrame
+    lengths: pd.DataFrame
+    key_counts: pd.DataFrame
+    key_dependence: pd.DataFrame
+    key_correlations: pd.DataFrame
+    rescored: pd.DataFrame
+
+    @property
+    def has_option_counts(self) -> bool:
+        """Whether any human chose an option in the selection (False: items-only years)."""
+        return bool(len(self.items)) and bool(self.items["humans_with_a_letter"].sum() > 0)
+
+
+def option_results(filters: Filters) -> OptionResults:
+    """The page's tables for the sidebar's selection, computed once per selection and store
+    version (warm reruns are served from memory, as the queries are)."""
+    areas = tuple(filters.areas)
+    return _results(version_token(), filters.year, areas,
+                    tuple(filters.booklet_for(area) for area in areas), filters.language,
+                    filters.shots, tuple(filters.models), bool(filters.pooled))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: str, shots: int,
+             models: tuple, pooled: bool) -> OptionResults:
+    """``token`` (the store's version) only keys the cache."""
+    items, answers, lengths_pt, lengths_model = [], [], [], []
+    cubes, model_theta, without = {}, {}, []
+    for area, booklet in zip(areas, booklets):
+        theta_counts = option_queries.human_option_theta_counts(year, area)
+        table = human_items(area, queries.area_items(year, area),
+                            option_queries.human_option_counts(year, area), theta_counts)
+        items.append(table)
+        cubes[area] = theta_cube(theta_counts, table["item_id"].to_numpy())
+        if theta_counts.empty:
+            without.append(area)
+        raw = option_queries.model_option_answers(year, area, booklet, language, shots,
+                                                  list(models), pooled)
+        answers.append(answer_table(raw, table))
+        points = queries.model_points(year, area, booklet, language, shots, list(models),
+                                      pooled)
+        for series, theta in points.groupby("model")["theta"].mean().items():
+            model_theta[series, area] = float(theta)
+        lengths_pt.append(option_queries.question_lengths(year, area, HUMAN_TEXT_LANGUAGE))
+        lengths_model.append(option_queries.question_lengths(year, area, language))
+    items = pd.concat(items, ignore_index=True)
+    answers = pd.concat(answers, ignore_index=True)
+    human_lengths = pd.concat(lengths_pt, ignore_index=True)
+    model_lengths = pd.concat(lengths_model, ignore_index=True)
+    positions, chi_square = position_table(answers)
+    key_counts = key_position_counts(answers, items)
+    dependence = key_dependence(key_counts)
+    return OptionResults(
+        items=items, answers=answers, series=list(dict.fromkeys(answers["model"])),
+        model_theta=model_theta,
+        without_theta_counts=without,
+        has_lengths=bool(len(human_lengths) or len(model_lengths)),
+        traps=trap_table(items, answers), agreement=distractor_table(answers),
+        distances=item_distances(items, answers, cubes, model_theta),
+        positions=positions, chi_square=chi_square,
+        bands=(band_accuracy(items, answers) if items["band"].notna().any()
+               else pd.DataFrame()),
+        lengths=length_tests(items, answers, human_lengths, model_lengths),
+        key_counts=key_counts, key_dependence=dependence,
+        key_correlations=dependence_correlations(dependence),
+        rescored=rescored_items(answers))
+
+
+def runs_without_order(answers: pd.DataFrame) -> list[str]:
+    """Series none of whose answers recorded the option order (their positions are unknown)."""
+    if answers.empty:
+        return []
+    known = answers.groupby("model")["permutation"].apply(lambda v: v.notna().any())
+    return sorted(known.index[~known.to_numpy(bool)])
+
+
+def explorer_link(item_id: int, area: str, year: int) -> str:
+    """A relative link opening the item in the Item explorer (``?item=&area=&year=``)."""
+    return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
+
+
+def item_words(row: pd.Series) -> str:
+    """'MT · item 123456 · b = 1.23 · trap' for the item picker."""
+    b = f"b = {row['b']:.2f}" if pd.notna(row.get("b")) else "no b"
+    trap = " · trap" if row.get("trap") == 1 else ""
+    return f"{row['area']} · item {int(row['item_id'])} · {b}{trap}"

@@ -1,0 +1,1 @@
+"""The Paper tables view: the paper's tables from the stored runs and the published results."""

@@ -1,0 +1,149 @@
+"""The Populations page's tables: populations and models side by side on one scale, their
+ranks by percent correct and by IRT, Welch's tests of a model against each population, and
+the model's percentile inside each population.
+
+Scales (:data:`SCALES`): θ in logits; the ENEM nota; the paper's 100·θ + 500. On the nota
+scale humans are described by their stored official notas (rounded to 0.1, a blank test 0)
+and a model by k·θ + d of its θ (``analytics.scales.ENEM_SCALE``, unrounded); on the others
+both are the same linear map of θ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analytics.populations import (
+    Z_95,
+    intervals_overlap,
+    percentile_in,
+    rank_changes,
+    welch_test,
+)
+from analytics.scales import ENEM_SCALE
+from dashboard.populations.labels import value_label
+
+SCALES: tuple[str, ...] = ("θ (logits)", "ENEM nota", "100·θ + 500")
+#: The box figure's percentiles (index into the stored 0..100% quantiles).
+BOX_PERCENTILES: tuple[int, ...] = (5, 25, 50, 75, 95)
+POPULATION, MODEL = "population", "model"
+
+
+def linear_map(scale: str, area: str) -> tuple[float, float]:
+    """(slope, intercept) taking θ to ``scale`` in ``area``."""
+    if scale == SCALES[1]:
+        return ENEM_SCALE[area]
+    if scale == SCALES[2]:
+        return 100.0, 500.0
+    return 1.0, 0.0
+
+
+def _measure(rows: pd.DataFrame, prefix: str, slope: float = 1.0,
+             intercept: float = 0.0) -> dict[str, np.ndarray]:
+    """Mean, SE, 95% CI of the mean and box percentiles of one stored measure, mapped."""
+    mean = rows[f"{prefix}_mean"].to_numpy(float) * slope + intercept
+    se = rows[f"{prefix}_se"].to_numpy(float) * slope
+    quantiles = np.stack(rows[f"{prefix}_quantiles"].map(np.asarray).to_numpy()) \
+        if len(rows) else np.empty((0, 101))
+    out = {"mean": mean, "sd": rows[f"{prefix}_sd"].to_numpy(float) * slope, "se": se,
+           "ci_low": mean - Z_95 * se, "ci_high": mean + Z_95 * se}
+    for p in BOX_PERCENTILES:
+        out[f"p{p}"] = quantiles[:, p] * slope + intercept if len(rows) else np.array([])
+    return out
+
+
+def population_summary(rows: pd.DataFrame, scale: str, area: str) -> pd.DataFrame:
+    """One row per stored population (``store.population_queries.population_rows``): name,
+    entry ('population'), kind, value, n, and for IRT (``irt_*``, on ``scale``) and percent
+    correct (``pct_*``) the mean, SD, SE, 95% CI of the mean and the 5/25/50/75/95th
+    percentiles."""
+    nota = scale == SCALES[1]
+    irt = _measure(rows, "nota") if nota else _measure(rows, "theta", *linear_map(scale, area))
+    pct = _measure(rows, "pct")
+    out = pd.DataFrame({
+        "name": [value_label(k, v) for k, v in zip(rows["group_kind"], rows["group_value"],
+                                                     strict=True)],
+        "entry": POPULATION, "kind": rows["group_kind"].to_numpy(),
+        "value": rows["group_value"].to_numpy(), "n": rows["n"].to_numpy()})
+    for prefix, values in (("irt", irt), ("pct", pct)):
+        for key, array in values.items():
+            out[f"{prefix}_{key}"] = array
+    return out
+
+
+def model_entries(summaries: pd.DataFrame, scale: str, area: str) -> pd.DataFrame:
+    """The models (``dashboard.populations.models.model_summaries``) in the columns of
+    :func:`population_summary`: IRT is the pooled θ̄ and its CI on ``scale``; percent correct
+    the mean over variants with its CI; n the number of variants."""
+    slope, intercept = linear_map(scale, area)
+    return pd.DataFrame({
+        "name": summaries["model"], "entry": MODEL, "kind": MODEL, "value": summaries["model"],
+        "n": summaries["variants"],
+        "irt_mean": summaries["theta"] * slope + intercept, "irt_se": summaries["se"] * slope,
+        "irt_ci_low": summaries["ci_low"] * slope + intercept,
+        "irt_ci_high": summaries["ci_high"] * slope + intercept,
+        "pct_mean": summaries["pct"], "pct_sd": summaries["pct_sd"],
+        "pct_ci_low": summaries["pct_ci_low"], "pct_ci_high": summaries["pct_ci_high"],
+    })
+
+
+def ranking(entries: pd.DataFrame) -> pd.DataFrame:
+    """Populations and models ranked by mean percent correct (CTT) and by mean IRT score:
+    name, entry, pct_mean, irt_mean, rank_ctt, rank_irt, change (rank by CTT − rank by IRT:
+    positive climbs under IRT), sorted by the IRT rank."""
+    by_ctt, by_irt, change = rank_changes(entries["pct_mean"], entries["irt_mean"])
+    out = entries[["name", "entry", "n", "pct_mean", "irt_mean"]].copy()
+    out["rank_ctt"], out["rank_irt"], out["change"] = by_ctt, by_irt, change
+    return out.sort_values(["rank_irt", "name"]).reset_index(drop=True)
+
+
+def welch_table(model: pd.Series, populations: pd.DataFrame, scale: str,
+                area: str) -> pd.DataFrame:
+    """Welch's test of one model (a row of ``model_summaries``) against every population, by
+    percent correct and by IRT (on ``scale``), and whether their 95% CIs overlap.
+
+    The model's side is its variants: mean, SD and n over them (percent correct; θ mapped to
+    ``scale``); a population's side is its mean, SD and n (from ``population_summary``).
+    """
+    slope, intercept = linear_map(scale, area)
+    n = float(model["variants"])
+    irt = welch_test(model["variant_theta_mean"] * slope + intercept,
+                     model["variant_theta_sd"] * abs(slope), n,
+                     populations["irt_mean"], populations["irt_sd"], populations["n"])
+    pct = welch_test(model["pct"], model["pct_sd"], n, populations["pct_mean"],
+                     populations["pct_sd"], populations["n"])
+    low, high = model["ci_low"] * slope + intercept, model["ci_high"] * slope + intercept
+    return pd.DataFrame({
+        "population": populations["name"].to_numpy(), "n": populations["n"].to_numpy(),
+        "ctt_difference": model["pct"] - populations["pct_mean"].to_numpy(),
+        "ctt_t": pct.t, "ctt_df": pct.df, "ctt_p": pct.p,
+        "ctt_ci_overlap": intervals_overlap(model["pct_ci_low"], model["pct_ci_high"],
+                                            populations["pct_ci_low"],
+                                            populations["pct_ci_high"]),
+        "irt_difference": model["theta"] * slope + intercept
+        - populations["irt_mean"].to_numpy(),
+        "irt_t": irt.t, "irt_df": irt.df, "irt_p": irt.p,
+        "irt_ci_overlap": intervals_overlap(low, high, populations["irt_ci_low"],
+                                            populations["irt_ci_high"]),
+    })
+
+
+def percentile_table(model: pd.Series, rows: pd.DataFrame) -> pd.DataFrame:
+    """The model's place inside each stored population: the percent of its candidates below
+    the model's pooled θ̄ (``theta_percentile``) and below its mean percent correct
+    (``pct_percentile``), ties counted half (``analytics.populations.percentile_in``)."""
+    theta = [float(percentile_in(model["theta"], q)) for q in rows["theta_quantiles"]]
+    pct = [float(percentile_in(model["pct"], q)) for q in rows["pct_quantiles"]]
+    return pd.DataFrame({
+        "population": [value_label(k, v) for k, v in zip(rows["group_kind"],
+                                                          rows["group_value"], strict=True)],
+        "kind": rows["group_kind"].to_numpy(), "value": rows["group_value"].to_numpy(),
+        "n": rows["n"].to_numpy(), "theta_percentile": theta, "pct_percentile": pct})
+
+
+def ordinal(number: float) -> str:
+    """'83rd' for 83.2."""
+    whole = round(float(number))
+    suffix = "th" if 10 <= whole % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(whole % 10,
+                                                                                  "th")
+    return f"{whole}{suffix}"

@@ -1,0 +1,1 @@
+"""Model runs: the service that starts, follows, cancels and lists them; their folders, slots, worker process and execution."""
