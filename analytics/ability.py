@@ -9,6 +9,8 @@ There is one way to ask for θ: build an estimator (:class:`EAPEstimator`, :clas
 :class:`MLEstimator`, or :func:`make_estimator` by name) and call its ``estimate``. Every
 estimator subclasses :class:`AbilityEstimator`, whose docstring is the contract that
 ``scoring.score_responses`` relies on. The formulas are in docs/methods.md, Ability estimation.
+MAP and ML find their mode with ``mode_search`` (grid bracket, bracketed Newton, the
+log-likelihood derivatives), the kernel the adaptive-testing estimators share.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@ items (every step of a lockstep simulation).
 
 The log-likelihood of every simulee is kept on a fixed θ grid (:class:`GridLikelihood`) and
 updated by one column gather per step, so EAP costs one pass over (n, K) and the ML/MAP searches
-start from the grid's best point. ML and MAP then polish that point with a bracketed Newton
+are bracketed by the grid's best point. ML and MAP then polish it with a bracketed Newton
 iteration on the simulee's administered items only (shape (n, t)). The derivatives, prior,
-search grid and Newton search are ``analytics.mode_search``'s, the same as the whole-test
-estimators use.
+search grid, start and Newton search are ``analytics.mode_search``'s, the same as the
+whole-test estimators use.
 
 One small class per estimator, all subclasses of :class:`CatEstimator`:
 :class:`CatEAP` (posterior mean, as ``analytics.ability.EAPEstimator``), :class:`CatMAP`
