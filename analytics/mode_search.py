@@ -136,18 +136,8 @@ def _sum_over_items(values: FloatArray, counted: FloatArray | None) -> FloatArra
 
 def information_at(theta: FloatArray, bank: ItemBank, counted: FloatArray | None = None,
                    items: NDArray[np.intp] | None = None) -> FloatArray:
-    """Test information Σ_j I_j(θ_i) over each row's counted items, shape (n,).
-
-    Parameters
-    ----------
-    theta : array of shape (n,)
-        One θ per row.
-    bank : ItemBank
-    counted : array of shape (n, m), optional
-        1.0 where the item counts; None when every one does.
-    items : int array of shape (n, m), optional
-        Bank indices of each row's items; None when the m columns are the bank's items.
-    """
+    """Test information Σ_j I_j(θ_i) over each row's counted items, shape (n,): the
+    ``information`` of :func:`log_likelihood_derivatives` (same parameters) without the rest."""
     terms = _item_terms(theta, bank, items)
     info = information_from_probabilities(terms.probs, terms.a, terms.c, bank.scaling)
     return _sum_over_items(info, counted)

@@ -26,7 +26,6 @@ from numpy.typing import NDArray
 from analytics.ability import INEP_GRID, THETA_BOUNDS, AbilityEstimate, QuadratureGrid
 from analytics.irt import FloatArray, ItemBank
 from analytics.mode_search import (
-    SEARCH_STEP,
     LogLikelihoodDerivatives,
     grid_bracket,
     grid_log_probabilities,
@@ -37,20 +36,6 @@ from analytics.mode_search import (
     prior_precision,
     search_grid,
 )
-
-__all__ = [
-    "CONSTANT_PATTERN_RULES",
-    "SEARCH_STEP",
-    "Answered",
-    "CatEAP",
-    "CatEstimator",
-    "CatMAP",
-    "CatML",
-    "GridLikelihood",
-    "administered_information",
-    "maximise",
-    "search_grid",
-]
 
 #: How ML treats a pattern with only correct or only wrong answers (no finite maximum).
 CONSTANT_PATTERN_RULES = ("dodd", "bound")
