@@ -14,6 +14,11 @@ from numpy.typing import ArrayLike
 
 from analytics.irt import FloatArray
 
+#: Share of examinees in each of the bottom and top groups of the upper-lower discrimination
+#: index (the top 25% minus the bottom 25%, as the paper ranks them by θ): the one default of
+#: every DI in the project, humans' items and models' alike.
+DISCRIMINATION_GROUP_FRACTION = 0.25
+
 
 def _matrix(responses: ArrayLike) -> FloatArray:
     matrix = np.asarray(responses, dtype=np.float64)
@@ -139,7 +144,7 @@ def group_size(n_examinees: int, group_fraction: float) -> int:
 def discrimination_index(
     responses: ArrayLike,
     ranking_score: ArrayLike,
-    group_fraction: float = 0.25,
+    group_fraction: float = DISCRIMINATION_GROUP_FRACTION,
 ) -> FloatArray:
     """Upper-lower discrimination index DI = p_high − p_low per item.
 
@@ -150,7 +155,7 @@ def discrimination_index(
     ranking_score : array of shape (n_examinees,)
         The score examinees are ranked by (θ in the paper). Examinees whose score is NaN are left
         out before the groups are formed.
-    group_fraction : float in (0, 0.5], default 0.25
+    group_fraction : float in (0, 0.5], default DISCRIMINATION_GROUP_FRACTION (0.25)
         Each group holds ceil(group_fraction · n) examinees, n being those with a finite score.
 
     Returns
@@ -177,7 +182,7 @@ def discrimination_index(
 
 
 def rank_groups(
-    ranking_score: ArrayLike, group_fraction: float = 0.25
+    ranking_score: ArrayLike, group_fraction: float = DISCRIMINATION_GROUP_FRACTION
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The bottom and top groups of :func:`discrimination_index`, as boolean masks.
 

@@ -29,7 +29,9 @@ from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, inep_nota, score_form
 
 #: Scores within this distance of the official NU_NOTA count as reproduced (one decimal).
 NOTA_TOLERANCE = 0.05
-#: Booklets whose share of reproduced official notas is below this are listed in summaries.
+#: Booklets whose share of reproduced official notas is below this are flagged: listed by the
+#: ingest, shown on the Data page and, on request, left out of the human reference. The one
+#: definition of the rule; the SQL in ``store`` takes it as a parameter.
 REPRODUCED_SHARE_FLOOR = 0.99
 #: At most this many such booklets are listed one per line; the rest are counted.
 MAX_LISTED_BOOKLETS = 40
@@ -56,6 +58,14 @@ class BookletAudit:
     def reproduced_share(self) -> float | None:
         """nota_matched / nota_checked in [0, 1]; None when no official nota was checked."""
         return self.nota_matched / self.nota_checked if self.nota_checked else None
+
+
+def reproduced_share_text(floor: float = REPRODUCED_SHARE_FLOOR) -> str:
+    """``floor`` as a percentage for UI and summary text ("99%" for the default).
+
+    Written with ``:g`` so a floor such as 0.995 reads "99.5%" rather than being rounded.
+    """
+    return f"{100 * floor:g}%"
 
 
 def count_notas(audit: BookletAudit, nota: np.ndarray, official: np.ndarray) -> None:
