@@ -68,6 +68,19 @@ def reproduced_share_text(floor: float = REPRODUCED_SHARE_FLOOR) -> str:
     return f"{100 * floor:g}%"
 
 
+def booklet_flagged(nota_matched: int, nota_checked: int,
+                    floor: float = REPRODUCED_SHARE_FLOOR) -> bool:
+    """Whether a booklet is flagged: some official notas checked, under ``floor`` of them matched.
+
+    ``nota_matched`` and ``nota_checked`` are candidate counts (:class:`BookletAudit`). The
+    test is ``nota_matched < floor · nota_checked`` in float64, exactly the comparison the
+    store's SQL makes (``store.dashboard_queries.FLAGGED_BOOKLET``), so the ingest's list and
+    the pages' flags never disagree at the edge. (For the default floor it also agrees with
+    ``nota_matched / nota_checked < floor`` for every count up to 20 million candidates.)
+    """
+    return nota_checked > 0 and nota_matched < floor * nota_checked
+
+
 def count_notas(audit: BookletAudit, nota: np.ndarray, official: np.ndarray) -> None:
     """Add scored records to ``audit``: ``nota`` and ``official`` are (n,), NaN = no official."""
     checked = ~np.isnan(official)
@@ -82,11 +95,12 @@ def unreproduced_lines(audits, floor: float = REPRODUCED_SHARE_FLOOR) -> list[st
     ``audits`` is an iterable of BookletAudit. Booklets without official notas are skipped.
     Empty list when every checked booklet reaches the floor.
     """
-    low = sorted((a for a in audits if a.reproduced_share is not None
-                  and a.reproduced_share < floor), key=lambda a: (a.area, a.booklet_id))
+    low = sorted((a for a in audits if booklet_flagged(a.nota_matched, a.nota_checked, floor)),
+                 key=lambda a: (a.area, a.booklet_id))
     if not low:
         return []
-    out = [f"  booklets with under {100 * floor:.0f}% of official NU_NOTA reproduced: {len(low)}"]
+    share = reproduced_share_text(floor)
+    out = [f"  booklets with under {share} of official NU_NOTA reproduced: {len(low)}"]
     for audit in low[:MAX_LISTED_BOOKLETS]:
         out.append(f"    booklet {audit.booklet_id} ({audit.area}): {audit.nota_matched:,} of "
                    f"{audit.nota_checked:,} ({100 * audit.reproduced_share:.1f}%)")

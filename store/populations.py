@@ -16,7 +16,7 @@ one sort of θ per area serves every grouping here (``analytics.populations``), 
 correct and notas (in tenths) are discrete, so their quantiles come exactly from counts.
 
 When some booklets' notas are not reproduced (``booklet_audit``, below
-``REPRODUCED_SHARE``), a second set of rows (``booklets = 'reproduced'``) leaves their
+``enem.score_batches.REPRODUCED_SHARE_FLOOR``), a second set of rows (``booklets = 'reproduced'``) leaves their
 candidates out, for the sidebar switch that does so on every page.
 """
 
@@ -41,8 +41,9 @@ from analytics.populations import (
     sorted_group_quantiles,
 )
 from enem.areas import AREAS
+from enem.score_batches import booklet_flagged
 from store.connection import insert_rows
-from store.dashboard_queries import REPRODUCED_SHARE
+from store.dashboard_queries import flagged_booklets
 
 #: Grouping kind → its ``examinees`` column.
 GROUPINGS: dict[str, str] = {
@@ -301,17 +302,10 @@ def _area_rows(records: _Records, keep: slice | np.ndarray) -> list[dict]:
 
 
 def reproduced_below_share(audits) -> list[int]:
-    """The booklets of ``audits`` (``enem.score_batches.BookletAudit``) whose official notas
-    are reproduced for under REPRODUCED_SHARE (as :func:`flagged_booklets` reads them)."""
-    return sorted(a.booklet_id for a in audits
-                  if a.nota_checked > 0 and a.nota_matched < REPRODUCED_SHARE * a.nota_checked)
-
-
-def flagged_booklets(con: duckdb.DuckDBPyConnection, year: int) -> list[int]:
-    """Booklets of ``year`` whose official notas are reproduced for under REPRODUCED_SHARE."""
-    return [int(r[0]) for r in con.execute(
-        """SELECT booklet_id FROM booklet_audit WHERE year = ? AND nota_checked > 0
-             AND nota_matched < ? * nota_checked""", [year, REPRODUCED_SHARE]).fetchall()]
+    """The booklets of ``audits`` (``enem.score_batches.BookletAudit``) that
+    ``enem.score_batches.booklet_flagged`` flags, ascending: the ingest's own counts, before
+    they are stored (:func:`flagged_booklets` reads the same rule back from the store)."""
+    return sorted(a.booklet_id for a in audits if booklet_flagged(a.nota_matched, a.nota_checked))
 
 
 def _area_population_rows(records: _Records, year: int, area: str,
