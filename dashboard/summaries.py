@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from analytics.ctt import discrimination_index
+from analytics.ctt import DISCRIMINATION_GROUP_FRACTION, discrimination_index
 from analytics.irt import (
     ItemBank,
     item_information,
@@ -188,7 +188,8 @@ def information_verdict(
     return f"{where} (SE ≈ {se_at_theta:.2f}, 95% interval {wide:.2f} wide)"
 
 
-def model_item_di(long: pd.DataFrame, group_fraction: float = 0.25) -> tuple[pd.Series, int]:
+def model_item_di(long: pd.DataFrame, group_fraction: float = DISCRIMINATION_GROUP_FRACTION
+                  ) -> tuple[pd.Series, int]:
     """Discrimination index of each item over model response patterns ranked by θ.
 
     ``long`` has one row per (pattern, item) with columns pattern, theta, item_id, correct (as

@@ -11,14 +11,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analytics.ctt import correlation_from_sums, rank_groups, ratio
+from analytics.ctt import (
+    DISCRIMINATION_GROUP_FRACTION,
+    correlation_from_sums,
+    rank_groups,
+    ratio,
+)
 from enem.items import ItemsTable
 from enem.score_batches import AreaAccumulator
 
 OPTION_MARKS = "ABCDE.*"
 #: Width of the θ bins of the empirical item characteristic curves.
 ICC_BIN_WIDTH = 0.25
-DI_FRACTION = 0.25
 
 
 #: Candidates handled at a time in the one pass over a population: bounds the temporaries to
@@ -28,7 +32,7 @@ CHUNK_ROWS = 32_768
 
 def area_item_frames(
     year: int, area: str, items: ItemsTable, accumulator: AreaAccumulator,
-    di_fraction: float = DI_FRACTION, chunk_rows: int = CHUNK_ROWS,
+    di_fraction: float = DISCRIMINATION_GROUP_FRACTION, chunk_rows: int = CHUNK_ROWS,
 ) -> dict[str, pd.DataFrame]:
     """item_stats, item_icc, option_counts and option_theta_counts rows for one area.
 

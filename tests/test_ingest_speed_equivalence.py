@@ -11,11 +11,11 @@ import duckdb
 import numpy as np
 import pytest
 
+from analytics.ctt import DISCRIMINATION_GROUP_FRACTION as DI_FRACTION
 from analytics.ctt import discrimination_index, item_p_values, point_biserial
 from bench.ingest import DUMPED_TABLES
 from enem.item_statistics import (
     CHUNK_ROWS,
-    DI_FRACTION,
     ICC_BIN_WIDTH,
     _ItemSums,
     area_item_frames,
