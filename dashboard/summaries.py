@@ -8,7 +8,6 @@ interpolation inside a bin, so they are exact to within one bin width.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +22,7 @@ from analytics.irt import (
     standard_error_curve,
     test_information,
 )
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.scoring import ScoringOptions
 
 #: A model's θ is flagged as untrustworthy when at least this share of its response patterns has
 #: an l_z below the humans' 5th percentile (i.e. is less coherent than 95% of candidates).
@@ -208,6 +207,4 @@ def model_item_di(long: pd.DataFrame, group_fraction: float = DISCRIMINATION_GRO
 def scoring_words(stored: str | float | None) -> str:
     """Stored scoring settings (JSON of ``ScoringOptions.as_dict``) in words; INEP's defaults
     when nothing was stored (None, or NaN in a DataFrame column; older files)."""
-    known = isinstance(stored, str) and stored
-    options = ScoringOptions.from_dict(json.loads(stored)) if known else DEFAULT_OPTIONS
-    return options.describe()
+    return ScoringOptions.from_stored(stored).describe()

@@ -7,6 +7,7 @@ once, as the defaults of :class:`ScoringOptions`; see docs/methods.md, ENEM conv
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,18 @@ class ScoringOptions:
         return cls(method=values["method"], n_quadrature=int(values["n_quadrature"]),
                    theta_range=tuple(float(v) for v in values["theta_range"]),
                    scaling=float(values["scaling"]), scale=values["scale"])
+
+    @classmethod
+    def from_stored(cls, stored: object) -> ScoringOptions:
+        """The settings stored with a year, run or ingest: the JSON text of :meth:`as_dict`.
+
+        INEP's recipe (``ScoringOptions()``) when nothing was stored: None or an empty string
+        from the store, NaN from a pandas column (files made before settings were stored).
+        Every reader of a ``scoring`` column goes through here.
+        """
+        if isinstance(stored, str) and stored:
+            return cls.from_dict(json.loads(stored))
+        return cls()
 
     def describe(self) -> str:
         """One line for captions: ``EAP, 40 points on [−4, 4], D = 1, ENEM nota``."""

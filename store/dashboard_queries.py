@@ -28,7 +28,6 @@ Conventions for the filter arguments:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import duckdb
@@ -230,7 +229,7 @@ def booklet_audit(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
         """SELECT coalesce(audit_scoring, scoring) FROM ingests WHERE year = ?
            ORDER BY ingest_id DESC LIMIT 1""", [int(year)]).fetchone()
     recipe = row[0] if row else None
-    inep = recipe is None or ScoringOptions.from_dict(json.loads(recipe)) == DEFAULT_OPTIONS
+    inep = ScoringOptions.from_stored(recipe) == DEFAULT_OPTIONS
     frame.insert(len(frame.columns) - 1, "inep_recipe", inep)
     frame["flagged"] = frame["flagged"].astype(bool) & inep
     return frame

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from enem.items import BookletForm, build_form
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.scoring import ScoringOptions
 from store.connection import insert_rows
 
 RESPONSE_COLUMNS = (
@@ -109,9 +109,7 @@ def year_scoring_options(con: duckdb.DuckDBPyConnection, year: int) -> ScoringOp
     row = con.execute(
         "SELECT scoring FROM ingests WHERE year = ? ORDER BY ingest_id DESC LIMIT 1", [int(year)]
     ).fetchone()
-    if row is None or not row[0]:
-        return DEFAULT_OPTIONS
-    return ScoringOptions.from_dict(json.loads(row[0]))
+    return ScoringOptions.from_stored(None if row is None else row[0])
 
 
 def question_texts(con: duckdb.DuckDBPyConnection, year: int, item_ids: list[int],

@@ -10,7 +10,6 @@ runs, human subgroup), so a report reproduces exactly the view a link shares.
 from __future__ import annotations
 
 import html
-import json
 import re
 import subprocess
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.scoring import ScoringOptions
 from store.connection import PROJECT_ROOT, connected
 from store.dashboard_queries import (
     UNCOUNTED_SHOTS,
@@ -119,8 +118,7 @@ class ReportFiles:
 
 
 def _scoring_words(stored: object) -> str:
-    known = isinstance(stored, str) and stored
-    return (ScoringOptions.from_dict(json.loads(stored)) if known else DEFAULT_OPTIONS).describe()
+    return ScoringOptions.from_stored(stored).describe()
 
 
 def _frame_html(frame: pd.DataFrame) -> str:
