@@ -23,6 +23,7 @@ from plotly.subplots import make_subplots
 
 from dashboard import queries
 from dashboard.contours import DensityRegion, density_region
+from dashboard.downloads import csv_download
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, series_style_table, with_alpha
 from dashboard.run_picker import shots_words
 from enem.areas import AREA_NAMES
@@ -261,10 +262,8 @@ def show_figure(figure: go.Figure, *, key: str, caption: str, data: pd.DataFrame
         file_name=f"{file_stem}.html", mime="text/html", key=f"{key}.html", on_click="ignore",
         icon=":material/download:",
     )
-    right.download_button(
-        "Numbers (CSV)", data=lambda: data.to_csv(index=False), file_name=f"{file_stem}.csv",
-        mime="text/csv", key=f"{key}.csv", on_click="ignore", icon=":material/table:",
-    )
+    csv_download(data, label="Numbers (CSV)", file_stem=file_stem, key=f"{key}.csv",
+                 where=right, icon=":material/table:")
     return event
 
 

@@ -12,8 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import queries
+from dashboard.downloads import csv_download
 from dashboard.figures import CTT_TITLE, REGION_RULE, humans_and_models_figure, show_figure
-from dashboard.state import note_missing_runs, open_page, selected_model_points
+from dashboard.state.frame import note_missing_runs, open_page
+from dashboard.state.selection import selected_model_points
 from dashboard.summaries import histogram_percentile, model_ability_table
 
 #: The table's columns, the human percentile first after the series and area.
@@ -94,6 +96,5 @@ else:
                   if filters.has_humans else
                   "no percentile: this year has no candidates (item file only). ")
                + "— : not defined (one repetition has no SD; no candidates, no percentile).")
-    st.download_button("Table (CSV)", data=table.to_csv(index=False),
-                       file_name=f"model_accuracy_{filters.year}.csv", mime="text/csv",
-                       on_click="ignore", key="accuracy.table.csv")
+    csv_download(table, label="Table (CSV)", file_stem=f"model_accuracy_{filters.year}",
+                 key="accuracy.table.csv")

@@ -9,8 +9,10 @@ import streamlit as st
 
 from dashboard import access, queries
 from dashboard.data import database_state
-from dashboard.state import open_page
+from dashboard.downloads import csv_download
+from dashboard.state.frame import open_page
 from dashboard.summaries import scoring_words
+from enem.score_batches import reproduced_share_text
 from store.schema import TABLES
 
 #: Every table of the schema but its bookkeeping (a new table is counted without an edit here).
@@ -57,6 +59,7 @@ if audit.empty:
             "only) or was ingested before audits were stored; re-ingest it to add one.")
 else:
     flagged = int(audit["flagged"].sum())
+    floor = reproduced_share_text()
     st.dataframe(for_display(audit, []), hide_index=True, placeholder="—", width="stretch", column_config={
         "present": st.column_config.NumberColumn("present", format="localized",
                                                  help="candidates with TP_PRESENCA = 1"),
@@ -70,7 +73,7 @@ else:
         "inep_recipe": st.column_config.CheckboxColumn(
             "INEP's recipe", help="the audit scored these notas by INEP's official recipe"),
         "flagged": st.column_config.CheckboxColumn(
-            "flagged", help="fewer than 99% reproduced: flagged on every page"),
+            "flagged", help=f"fewer than {floor} reproduced: flagged on every page"),
     })
     if not audit["inep_recipe"].all():
         st.warning(f"This audit of {filters.year} was stored by an older version, which "
@@ -81,7 +84,7 @@ else:
     st.caption(f"One row per booklet of {filters.year} with candidates. The audit always "
                f"scores by INEP's official recipe ({scoring_words(None)}), whatever settings "
                f"the year displays ({filters.scoring}): the display settings change what is "
-               f"drawn, never this check. {flagged} booklet(s) reproduce fewer than 99% of "
+               f"drawn, never this check. {flagged} booklet(s) reproduce fewer than {floor} of "
                "INEP's official notas with the published item parameters; that is in the data "
                "(for example 2011 CN, most of 2017, 2019 MT), not a scoring error. They are "
                "flagged on every page, and the sidebar switch leaves them out of the human "
@@ -107,9 +110,8 @@ else:
     st.dataframe(sample, hide_index=True, placeholder="—", width="stretch")
     st.caption("At most 200 rows are shown; `kind` says whether a CSV line, a candidate's area "
                "record or an item row was set aside, and `reason` why.")
-    st.download_button("Rejected rows shown (CSV)", data=sample.to_csv(index=False),
-                       file_name=f"rejects_{filters.year}.csv", mime="text/csv",
-                       on_click="ignore", key="data.rejects.csv")
+    csv_download(sample, label="Rejected rows shown (CSV)", file_stem=f"rejects_{filters.year}",
+                 key="data.rejects.csv")
 
 st.subheader("Model runs")
 runs = queries.model_run_table()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dashboard.downloads import csv_download
 from dashboard.figures import area_title, series_styles, show_figure
 from dashboard.navigation import ITEM_EXPLORER
 from dashboard.options.data import HUMANS, NEAR
@@ -39,7 +40,7 @@ from dashboard.options.tables import (
     with_p_text,
     with_ratio,
 )
-from dashboard.state import note_missing_runs, open_page
+from dashboard.state.frame import no_runs_message, note_missing_runs, open_page
 
 filters = open_page("Options and traps")
 st.markdown(
@@ -78,13 +79,13 @@ else:
         st.info("The θ-conditional trap flags need the humans' option counts per θ bin, which "
                 f"this store lacks for {', '.join(results.without_theta_counts)}: re-ingest "
                 f"{filters.year} to get them.")
-    st.download_button("Trap table (CSV)", data=traps.to_csv(index=False),
-                       file_name=f"{stem}_traps.csv", mime="text/csv", key="options.traps.csv")
+    csv_download(traps, label="Trap table (CSV)", file_stem=f"{stem}_traps",
+                 key="options.traps.csv")
 
     st.subheader("Do models fall for the humans' distractor?")
     agreement = results.agreement
     if agreement.empty:
-        st.info(filters.no_runs_message())
+        st.info(no_runs_message(filters))
     else:
         show_figure(
             distractor_figure(agreement, styles), key="options.distractor",
@@ -115,8 +116,8 @@ else:
         "1 no option in common) between the run's choices over its repetitions and all humans' "
         f"choices, and the humans within ±{NEAR} of the run's mean θ in that area."
         + filters.provenance)
-    st.download_button("Item table (CSV)", data=table.to_csv(index=False),
-                       file_name=f"{stem}_items.csv", mime="text/csv", key="options.items.csv")
+    csv_download(table, label="Item table (CSV)", file_stem=f"{stem}_items",
+                 key="options.items.csv")
     left, right = st.columns([3, 1])
     choice = left.selectbox("Item", range(len(table)), key="options.item",
                             format_func=lambda row: item_words(table.iloc[row]))
@@ -148,14 +149,14 @@ else:
         + "; answers without a choice (e.g. a generated answer whose letter could not be read) "
         "are left out, and count in neither run's accuracy. Repetitions with the same number "
         "show the options in the same order when the runs share their seed." + filters.provenance)
-    st.download_button("Comparison (CSV)", data=pair.assign(**agreement).to_csv(index=False),
-                       file_name=f"{stem}_pair.csv", mime="text/csv", key="options.pair.csv")
+    csv_download(pair.assign(**agreement), label="Comparison (CSV)", file_stem=f"{stem}_pair",
+                 key="options.pair.csv")
 
 st.subheader("Position bias: where was the chosen option shown?")
 positions, chi_square = results.positions, results.chi_square
 unordered = runs_without_order(answers)
 if positions.empty or chi_square["answers"].sum() == 0:
-    st.info(filters.no_runs_message() if not series else
+    st.info(no_runs_message(filters) if not series else
             "None of the selected runs recorded the order its options were shown in.")
 else:
     drawn = chi_square[chi_square["answers"] > 0]
@@ -185,7 +186,7 @@ if unordered:
 st.subheader("Does correctness depend on where the key was shown?")
 moved = shuffled_series(results.key_dependence)
 if not series:
-    st.info(filters.no_runs_message())
+    st.info(no_runs_message(filters))
 elif not moved:
     st.info("The selected runs showed no item's key at more than one position (runs without "
             "option shuffles, such as the paper's sampling seeds, or runs that recorded no "
@@ -280,6 +281,5 @@ else:
         "every answer counts once, humans on the Portuguese texts (blanks incorrect), runs on "
         f"the texts of their prompt language ({filters.language}). With hundreds of thousands "
         "of human answers even a tiny difference is significant: compare the means.")
-    st.download_button("Length tests (CSV)", data=lengths.to_csv(index=False),
-                       file_name=f"{stem}_lengths.csv", mime="text/csv",
-                       key="options.lengths.csv")
+    csv_download(lengths, label="Length tests (CSV)", file_stem=f"{stem}_lengths",
+                 key="options.lengths.csv")

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import queries
+from dashboard.downloads import csv_download
 from dashboard.figures import (
     LZ_TITLE,
     REGION_RULE,
@@ -29,7 +30,8 @@ from dashboard.figures import (
 from dashboard.lane_figure import histogram_with_lanes
 from dashboard.palette import REFERENCE_COLOUR
 from dashboard.pattern_figure import short_labels
-from dashboard.state import note_missing_runs, open_page, selected_model_points
+from dashboard.state.frame import note_missing_runs, open_page
+from dashboard.state.selection import selected_model_points
 from dashboard.summaries import histogram_quantile, left_out_cells
 from dashboard.trust import RULE
 from dashboard.trust_table import trust_table
@@ -175,6 +177,5 @@ else:
     st.caption(RULE + (f" Humans: {filters.group_label}." if filters.has_humans else "")
                + " — : not available (no candidate in the model's θ bin, no booklet); the "
                "column's help says which." + filters.provenance)
-    st.download_button("Table (CSV)", data=table.to_csv(index=False),
-                       file_name=f"person_fit_{filters.year}.csv", mime="text/csv",
-                       on_click="ignore", key="fit.table.csv")
+    csv_download(table, label="Table (CSV)", file_stem=f"person_fit_{filters.year}",
+                 key="fit.table.csv")
