@@ -1,10 +1,15 @@
 """Comparing a model with human populations (the PATCH recipe): pooling, Welch's test,
 percentiles and ranks, on plain numpy arrays.
 
+- :func:`normal_interval` and :func:`standard_error`: the normal-theory 95% interval
+  estimate ± Z_95·SE, with SE = SD/√n for a mean; every such interval of the project is
+  drawn by them.
 - :func:`pool_inverse_variance`: a fixed-effect pool of estimates θ_i with standard errors
   SE_i, θ̄ = Σ wᵢθᵢ / Σ wᵢ with wᵢ = 1/SEᵢ², SE(θ̄) = 1/√Σ wᵢ, 95% CI θ̄ ± 1.96·SE(θ̄).
 - :func:`welch_test`: Welch's unequal-variance t-test of two means from their summary
-  statistics (mean, SD, n), with the Welch–Satterthwaite degrees of freedom.
+  statistics (mean, SD, n), with the Welch–Satterthwaite degrees of freedom; the one Welch
+  test of the project (``analytics.significance.welch_t_test`` reduces raw, weighted samples
+  to these statistics).
 - :func:`percentile_in`: where a value falls inside a population described by its quantile
   function (the quantiles at equally spaced levels, as stored per population).
 - :func:`rank_changes`: ranks of the same entries under two scores and how they move.
@@ -64,6 +69,24 @@ def bootstrap_mean_ci(values: ArrayLike, rng: np.random.Generator, level: float 
     return float(low), float(high)
 
 
+def standard_error(sd: ArrayLike, n: ArrayLike) -> FloatArray:
+    """Standard error of a mean, SD/√n, for broadcast arrays ``sd`` (sample SD, the values'
+    unit) and ``n`` (group sizes); NaN where the SD is NaN (as it is for fewer than two
+    values)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(sd, dtype=np.float64) / np.sqrt(n)
+
+
+def normal_interval(estimate: ArrayLike, se: ArrayLike,
+                    z: float = Z_95) -> tuple[FloatArray, FloatArray]:
+    """The normal-theory interval (estimate − z·SE, estimate + z·SE) of broadcast arrays
+    ``estimate`` and ``se`` (same unit); with the default ``z`` the 95% confidence interval.
+    For a mean, ``se`` is :func:`standard_error` (SD/√n). NaN where either is NaN."""
+    estimate = np.asarray(estimate, dtype=np.float64)
+    half = z * np.asarray(se, dtype=np.float64)
+    return estimate - half, estimate + half
+
+
 def pool_inverse_variance(theta: ArrayLike, se: ArrayLike) -> PooledEstimate:
     """Pool estimates ``theta`` (shape (n,)) with standard errors ``se`` (shape (n,)) by
     inverse-variance weighting (fixed effect).
@@ -82,8 +105,8 @@ def pool_inverse_variance(theta: ArrayLike, se: ArrayLike) -> PooledEstimate:
     weights = 1.0 / se[keep] ** 2
     pooled = float(np.sum(weights * theta[keep]) / np.sum(weights))
     pooled_se = float(1.0 / np.sqrt(np.sum(weights)))
-    return PooledEstimate(pooled, pooled_se, pooled - Z_95 * pooled_se,
-                          pooled + Z_95 * pooled_se, int(keep.sum()))
+    low, high = normal_interval(pooled, pooled_se)
+    return PooledEstimate(pooled, pooled_se, float(low), float(high), int(keep.sum()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +126,8 @@ def welch_test(mean1: ArrayLike, sd1: ArrayLike, n1: ArrayLike,
     With vᵢ = sdᵢ²/nᵢ (the squared standard error of mean i):
     t = (mean1 − mean2)/√(v1 + v2), df = (v1 + v2)² / (v1²/(n1 − 1) + v2²/(n2 − 1)),
     p = 2·P(T_df > |t|). ``sd`` are sample SDs (ddof 1). NaN where a side has n < 2 or both
-    variances are 0. Same result as ``scipy.stats.ttest_ind_from_stats(..., equal_var=False)``.
+    variances are 0. t and p are ``scipy.stats.ttest_ind_from_stats(..., equal_var=False)``'s;
+    scipy does not return df, so the Welch–Satterthwaite formula is written here.
     """
     mean1, sd1, n1, mean2, sd2, n2 = (np.asarray(v, dtype=np.float64)
                                       for v in (mean1, sd1, n1, mean2, sd2, n2))
@@ -111,9 +135,11 @@ def welch_test(mean1: ArrayLike, sd1: ArrayLike, n1: ArrayLike,
         v1, v2 = sd1 ** 2 / n1, sd2 ** 2 / n2
         total = v1 + v2
         ok = (n1 >= 2) & (n2 >= 2) & (total > 0)
-        t = np.where(ok, (mean1 - mean2) / np.sqrt(total), np.nan)
         df = np.where(ok, total ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1)), np.nan)
-        p = np.where(ok, 2.0 * stats.t.sf(np.abs(t), df), np.nan)
+        # scipy answers where a side has n < 2 (it takes df = 1 there); this test does not.
+        scipy_test = stats.ttest_ind_from_stats(mean1, sd1, n1, mean2, sd2, n2, equal_var=False)
+        t = np.where(ok, scipy_test.statistic, np.nan)
+        p = np.where(ok, scipy_test.pvalue, np.nan)
     return WelchResult(t, df, p)
 
 
@@ -203,7 +229,8 @@ def moments_from_sums(n: np.ndarray, sums: FloatArray, squares: FloatArray,
         centred = sums / n
         variance = (squares - sums * centred) / (n - 1)
         sd = np.where(n > 1, np.sqrt(np.maximum(variance, 0.0)), np.nan)
-        return GroupMoments(n, np.where(n > 0, centred + shift, np.nan), sd, sd / np.sqrt(n))
+        return GroupMoments(n, np.where(n > 0, centred + shift, np.nan), sd,
+                            standard_error(sd, n))
 
 
 def grouped_moments(values: ArrayLike, codes: ArrayLike, n_groups: int,

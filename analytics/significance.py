@@ -1,12 +1,18 @@
-"""Three classical tests the option analysis reports, written out from their formulas.
+"""Three classical tests the option analysis reports, computed by scipy.
 
-- :func:`binomial_test`: an exact test of a count of successes against a chance rate;
-- :func:`chi_square_goodness_of_fit`: Pearson's χ² of observed counts against expected ones;
+- :func:`binomial_test`: an exact test of a count of successes against a chance rate
+  (``scipy.stats.binomtest``);
+- :func:`chi_square_goodness_of_fit`: Pearson's χ² of observed counts against expected ones
+  (``scipy.stats.chisquare``);
 - :func:`welch_t_test`: Welch's unequal-variance t-test of two means, with optional frequency
   weights (a value with weight w counts as w identical observations), so that millions of
-  human answers that share a handful of values need not be expanded.
+  human answers that share a handful of values need not be expanded. The samples are reduced
+  to their (weighted) mean, SD and size, and the test is
+  :func:`analytics.populations.welch_test` of those summaries
+  (``scipy.stats.ttest_ind_from_stats``), the project's one Welch test.
 
-Each returns a small frozen dataclass; p-values come from scipy's distributions.
+Each returns a small frozen dataclass. This module checks the inputs and keeps the project's
+conventions where scipy has none: NaN results without observations instead of an error.
 """
 
 from __future__ import annotations
@@ -18,9 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-#: Relative tolerance under which two binomial probabilities count as equally likely in the
-#: two-sided test (the same rule as scipy's ``binomtest``, so ties are not lost to rounding).
-_EQUALLY_LIKELY = 1e-7
+from analytics.populations import welch_test
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,8 @@ def binomial_test(successes: int, trials: int, chance: float,
     """Exact binomial test of ``successes`` out of ``trials`` against rate ``chance``.
 
     ``alternative``: 'greater' (P(X ≥ k)), 'less' (P(X ≤ k)) or 'two-sided' (the total
-    probability of every outcome no more likely than the one observed). NaN without trials.
+    probability of every outcome no more likely than the one observed, with scipy's relative
+    tolerance of 1e-7 for equally likely outcomes). NaN without trials (scipy refuses n = 0).
     """
     k, n = int(successes), int(trials)
     if not 0 <= k <= n:
@@ -52,14 +57,8 @@ def binomial_test(successes: int, trials: int, chance: float,
         raise ValueError(f"unknown alternative {alternative!r}")
     if n == 0:
         return BinomialTest(k, n, chance, math.nan, math.nan, alternative)
-    if alternative == "greater":
-        p = stats.binom.sf(k - 1, n, chance)
-    elif alternative == "less":
-        p = stats.binom.cdf(k, n, chance)
-    else:
-        pmf = stats.binom.pmf(np.arange(n + 1), n, chance)
-        p = pmf[pmf <= pmf[k] * (1 + _EQUALLY_LIKELY)].sum()
-    return BinomialTest(k, n, chance, k / n, float(min(1.0, p)), alternative)
+    p = stats.binomtest(k, n, chance, alternative=alternative).pvalue
+    return BinomialTest(k, n, chance, k / n, float(p), alternative)
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,8 @@ class ChiSquareTest:
 def chi_square_goodness_of_fit(observed: ArrayLike,
                                expected_shares: ArrayLike | None = None) -> ChiSquareTest:
     """χ² = Σ (O − E)² / E of counts ``observed`` (k,) against ``expected_shares`` (k,; uniform
-    when None) scaled to the same total. NaN without observations."""
+    when None) scaled to the same total, with k − 1 degrees of freedom
+    (``scipy.stats.chisquare``). NaN without observations."""
     counts = np.asarray(observed, dtype=np.float64)
     if counts.ndim != 1 or len(counts) < 2:
         raise ValueError(f"observed must be a vector of at least two counts, got {counts.shape}")
@@ -86,10 +86,9 @@ def chi_square_goodness_of_fit(observed: ArrayLike,
     total = counts.sum()
     if total <= 0:
         return ChiSquareTest(math.nan, len(counts) - 1, math.nan, 0)
-    expected = total * shares / shares.sum()
-    statistic = float(((counts - expected) ** 2 / expected).sum())
-    dof = len(counts) - 1
-    return ChiSquareTest(statistic, dof, float(stats.chi2.sf(statistic, dof)), int(total))
+    result = stats.chisquare(counts, total * shares / shares.sum())
+    return ChiSquareTest(float(result.statistic), len(counts) - 1, float(result.pvalue),
+                         int(total))
 
 
 @dataclass(frozen=True)
@@ -110,22 +109,17 @@ class WelchTest:
 def welch_t_test(x: ArrayLike, y: ArrayLike, x_weights: ArrayLike | None = None,
                  y_weights: ArrayLike | None = None) -> WelchTest:
     """Welch's t-test of two samples; ``*_weights`` are frequency weights (non-negative counts;
-    None: each value once). With sample variances s² (divisor n − 1):
-
-        t   = (m_x − m_y) / sqrt(s_x²/n_x + s_y²/n_y)
-        dof = (s_x²/n_x + s_y²/n_y)² / ((s_x²/n_x)²/(n_x − 1) + (s_y²/n_y)²/(n_y − 1))
+    None: each value once). Each sample is reduced to its mean, sample SD (divisor n − 1) and
+    size n = Σ w, and the test is :func:`analytics.populations.welch_test` of those (t, the
+    Welch–Satterthwaite dof and the two-sided p); the SD passes as √(s²), so t and dof can
+    differ from a formula written on s² in the last bits.
     """
     mean_x, var_x, n_x = _weighted_moments(x, x_weights)
     mean_y, var_y, n_y = _weighted_moments(y, y_weights)
     if n_x < 2 or n_y < 2:
         return WelchTest(mean_x, mean_y, n_x, n_y, math.nan, math.nan, math.nan)
-    part_x, part_y = var_x / n_x, var_y / n_y
-    spread = part_x + part_y
-    if spread <= 0:
-        return WelchTest(mean_x, mean_y, n_x, n_y, math.nan, math.nan, math.nan)
-    t = (mean_x - mean_y) / math.sqrt(spread)
-    dof = spread**2 / (part_x**2 / (n_x - 1) + part_y**2 / (n_y - 1))
-    return WelchTest(mean_x, mean_y, n_x, n_y, t, dof, float(2 * stats.t.sf(abs(t), dof)))
+    test = welch_test(mean_x, math.sqrt(var_x), n_x, mean_y, math.sqrt(var_y), n_y)
+    return WelchTest(mean_x, mean_y, n_x, n_y, float(test.t), float(test.df), float(test.p))
 
 
 def _weighted_moments(values: ArrayLike, weights: ArrayLike | None) -> tuple[float, float, float]:

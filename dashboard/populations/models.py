@@ -9,24 +9,21 @@ the variants into the series' θ̄ with its 95% CI, both by inverse-variance wei
 the same for every choice of variant, only the forest plot and the tests change).
 
 θ per pattern is the stored EAP (the seed paper's estimator) or the bounded ML (PATCH's),
-re-estimated here from the stored 0/1 pattern with ``analytics.ability.MLEstimator`` on θ ∈
-[−6, 6]; an ML estimate on a bound (all right or all wrong) is no estimate and is left out.
+re-estimated from the stored 0/1 pattern by ``enem.rescoring`` (θ ∈ [−6, 6]); an ML estimate
+on a bound (all right or all wrong) is no estimate and is left out.
 Percent correct per variant is the mean of its patterns' 100·CTT/items counted.
 """
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
-from analytics.ability import MLEstimator
-from analytics.irt import ItemBank
-from analytics.populations import Z_95, pool_inverse_variance
+from analytics.populations import normal_interval, pool_inverse_variance, standard_error
 from dashboard import queries
 from dashboard.run_picker import shots_words
-from enem.patterns import BOUND_TOLERANCE
+from enem.rescoring import ml_rescore_patterns
+from enem.scoring import ScoringOptions
 
 #: What may tell variants apart → the pattern columns that carry it.
 VARIANT_DIMENSIONS: dict[str, tuple[str, ...]] = {
@@ -44,53 +41,23 @@ SUMMARY_COLUMNS = ("model", "variants", "patterns", "theta", "se", "ci_low", "ci
                    "pct_ci_high")
 
 
-def _scaling(scoring: object) -> float:
-    """The constant D a run was scored with (1 when it stored no settings)."""
-    if isinstance(scoring, str) and scoring:
-        return float(json.loads(scoring).get("scaling", 1.0))
-    return 1.0
-
-
-def _responses(patterns: pd.Series, usable: np.ndarray) -> np.ndarray:
-    """(n, n_items) 1/0/NaN from stored patterns ('1', '0', '.' per item of the form, or per
-    usable item only when a pattern leaves the items without parameters out); a pattern of any
-    other length is all NaN. ``usable`` (n_items,) marks the items with parameters."""
-    out = np.full((len(patterns), usable.size), np.nan)
-    for row, text in enumerate(patterns):
-        if not isinstance(text, str) or len(text) not in (usable.size, int(usable.sum())):
-            continue
-        codes = np.frombuffer(text.encode("ascii", "replace"), dtype=np.uint8)
-        values = np.where(codes == ord("1"), 1.0, np.where(codes == ord("0"), 0.0, np.nan))
-        if len(text) == usable.size:
-            out[row] = values
-        else:
-            out[row, usable] = values
-    return out
-
-
 def ml_rescored(patterns: pd.DataFrame, year: int) -> pd.DataFrame:
     """``patterns`` (``store.population_queries.model_patterns``) with theta and theta_se
-    replaced by the bounded ML estimate on θ ∈ [−6, 6] and a column at_bound (True where the
-    estimate sits on a bound; its θ and SE are then NaN)."""
+    replaced by the bounded ML estimate on θ ∈ [−6, 6] (``enem.rescoring``) and a column
+    at_bound (True where the estimate sits on a bound; its θ and SE are then NaN)."""
     out = patterns.copy()
     out["at_bound"] = False
     if out.empty:
         return out
-    estimator = MLEstimator()
-    low, high = estimator.theta_bounds
     keys = ["booklet_id", "item_language", "scoring"]
     for (booklet, language, scoring), group in out.groupby(keys, dropna=False, sort=False):
         items = queries.form_items(year, int(booklet),
                                    None if pd.isna(language) else int(language))
-        bank = ItemBank.from_arrays(items["a"], items["b"], items["c"],
-                                    scaling=_scaling(scoring))
-        usable = np.isfinite(items[["a", "b", "c"]].to_numpy(float)).all(axis=1)
-        estimate = estimator.estimate(_responses(group["response_pattern"], usable), bank)
-        on_bound = ((estimate.theta <= low + BOUND_TOLERANCE)
-                    | (estimate.theta >= high - BOUND_TOLERANCE))
-        out.loc[group.index, "theta"] = np.where(on_bound, np.nan, estimate.theta)
-        out.loc[group.index, "theta_se"] = np.where(on_bound, np.nan, estimate.se)
-        out.loc[group.index, "at_bound"] = on_bound
+        rescored = ml_rescore_patterns(list(group["response_pattern"]), items["a"], items["b"],
+                                       items["c"], ScoringOptions.from_stored(scoring))
+        out.loc[group.index, "theta"] = rescored.theta
+        out.loc[group.index, "theta_se"] = rescored.se
+        out.loc[group.index, "at_bound"] = rescored.at_bound
     return out
 
 
@@ -136,13 +103,12 @@ def model_summaries(variants: pd.DataFrame) -> pd.DataFrame:
         n = len(group)
         pct = group["pct"].to_numpy(float)
         pct_sd = float(np.std(pct, ddof=1)) if n > 1 else np.nan
-        half = Z_95 * pct_sd / np.sqrt(n)
+        pct_low, pct_high = normal_interval(pct.mean(), standard_error(pct_sd, n))
         theta = group["theta"].to_numpy(float)
         rows.append({"model": model, "variants": n, "patterns": int(group["patterns"].sum()),
                      "theta": pooled.theta, "se": pooled.se, "ci_low": pooled.ci_low,
                      "ci_high": pooled.ci_high, "variant_theta_mean": float(theta.mean()),
                      "variant_theta_sd": float(np.std(theta, ddof=1)) if n > 1 else np.nan,
                      "pct": float(pct.mean()), "pct_sd": pct_sd,
-                     "pct_ci_low": float(pct.mean() - half), "pct_ci_high": float(pct.mean()
-                                                                                  + half)})
+                     "pct_ci_low": float(pct_low), "pct_ci_high": float(pct_high)})
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from analytics.populations import (
-    Z_95,
     intervals_overlap,
+    normal_interval,
     percentile_in,
     rank_changes,
     welch_test,
@@ -45,8 +45,9 @@ def _measure(rows: pd.DataFrame, prefix: str, slope: float = 1.0,
     se = rows[f"{prefix}_se"].to_numpy(float) * slope
     quantiles = np.stack(rows[f"{prefix}_quantiles"].map(np.asarray).to_numpy()) \
         if len(rows) else np.empty((0, 101))
+    ci_low, ci_high = normal_interval(mean, se)
     out = {"mean": mean, "sd": rows[f"{prefix}_sd"].to_numpy(float) * slope, "se": se,
-           "ci_low": mean - Z_95 * se, "ci_high": mean + Z_95 * se}
+           "ci_low": ci_low, "ci_high": ci_high}
     for p in BOX_PERCENTILES:
         out[f"p{p}"] = quantiles[:, p] * slope + intercept if len(rows) else np.array([])
     return out
