@@ -2,7 +2,7 @@
 
 Every script run goes through here: on first start with no database the Home page builds the
 synthetic demo year (about half a minute); then the navigation picks the page, the shared
-sidebar filters are drawn once (``dashboard.state``), and the page runs. The views are listed in
+sidebar filters are drawn once (``dashboard.state.frame``), and the page runs. The views are listed in
 ``dashboard.navigation`` and live one file each under ``pages/``.
 """
 
@@ -14,7 +14,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from dashboard.navigation import is_home, navigation
-from dashboard.state import run_page
+from dashboard.state.frame import run_page
 from store.connection import database_path
 from workflows.demo_build import build_fresh_demo_database
 

@@ -12,7 +12,7 @@ The switch is :func:`present_if_asked`, called by :func:`dashboard.navigation.na
 right after the menu is built. Every script run takes that step before the sidebar is drawn:
 the frame (``app.py``) and also the path Streamlit takes when it runs a page file on its own
 (the first request of a fresh server, every rerun under ``AppTest``; see
-:func:`dashboard.state.open_page`).
+:func:`dashboard.state.frame.open_page`).
 
 The figures are those the report captures for the same selection
 (:mod:`dashboard.presentation_slides`), captured once per selection and database version.

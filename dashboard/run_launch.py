@@ -13,7 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.state import Filters
+from dashboard.state.filters import Filters
 from enem.areas import AREAS
 from inference.answer_methods import (
     ANSWER_METHODS,

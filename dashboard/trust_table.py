@@ -11,7 +11,8 @@ import streamlit as st
 
 from analytics.irt import ItemBank
 from dashboard import queries
-from dashboard.state import Filters
+from dashboard.state.filters import Filters
+from dashboard.state.selection import information_booklet
 from dashboard.trust import humans_se_at, random_answer_theta, trust_verdict
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store.histograms import THETA_BIN_WIDTH
@@ -47,7 +48,7 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
     rows = []
     scoring = filters.profile.get("scoring")
     for (model, area), group in points.groupby(["model", "area"], sort=True):
-        booklet = filters.information_booklet(area)
+        booklet = information_booklet(filters, area)
         language = None
         if area == "LC" and group["item_language"].notna().any():
             language = int(group["item_language"].mode().iloc[0])

@@ -17,7 +17,7 @@ from dashboard.cat import figures as cat
 from dashboard.cat import launch_form as launch
 from dashboard.cat import skills, tables
 from dashboard.cat.queries import cat_paths
-from dashboard.state import open_page
+from dashboard.state.frame import no_runs_message, open_page
 
 filters = open_page("Adaptive testing (CAT)")
 settings, simulees, seed = cat.sidebar_settings()
@@ -124,7 +124,7 @@ grouping = st.radio("Skills", list(skills.GROUPING_TITLES), horizontal=True, key
                          "3–8 per competência")
 levels = skills.level_report(filters, area, grouping, seed)
 if levels.models.empty:
-    st.info(filters.no_runs_message(area))
+    st.info(no_runs_message(filters, area))
 else:
     figure_caption, table_caption = skills.level_captions(levels, filters, grouping, seed)
     if levels.description is None:
@@ -139,7 +139,7 @@ else:
 with st.expander("Accuracy against the 3PL expectation by skill"):
     report = skills.skill_report(filters, area)
     if report.empty:
-        st.info(filters.no_runs_message(area))
+        st.info(no_runs_message(filters, area))
     else:
         order = skills.skill_order(report)
         cat.show(skills.skill_figure(report, area, order, filters.series_order), "cat.skills",

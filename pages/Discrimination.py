@@ -27,7 +27,7 @@ from dashboard.palette import (
     with_alpha,
 )
 from dashboard.paper_tables import queries as paper_queries
-from dashboard.state import note_missing_runs, open_page
+from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.summaries import model_item_di
 
 GOOD_DI = 0.2

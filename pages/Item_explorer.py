@@ -18,7 +18,8 @@ from dashboard import access, queries
 from dashboard.figures import THETA_TITLE, series_styles, show_figure
 from dashboard.options.figures import share_axis_range
 from dashboard.palette import HUMAN_COLOUR, OKABE_ITO, with_alpha
-from dashboard.state import note_missing_runs, open_page
+from dashboard.state.frame import note_missing_runs, open_page
+from dashboard.state.selection import information_booklet
 from dashboard.summaries import THETA_GRID, item_curves, model_item_di
 from enem.areas import (
     AREA_NAMES,
@@ -138,7 +139,7 @@ answered = set(long["item_id"].astype(int)) if len(long) else set()
 # The booklet the page opens on: the sidebar's, else the one the runs answered most, else the
 # one most candidates took. A year has several applications whose booklets hold other items,
 # and the lowest position of the area often belongs to one that nobody in the selection took.
-opening_booklet = filters.information_booklet(area)
+opening_booklet = information_booklet(filters, area)
 if items.empty:
     if not_in_year is not None:
         st.warning(f"The link asks for item {not_in_year}, but item {not_in_year} is not in "

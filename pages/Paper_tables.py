@@ -12,7 +12,7 @@ import streamlit as st
 from dashboard.data import database_state
 from dashboard.paper_tables.sections import attribute_section, baseline_section, min_k_section
 from dashboard.report_button import report_section
-from dashboard.state import open_page
+from dashboard.state.frame import open_page
 
 filters = open_page("Paper tables: random baseline, item attributes, contamination")
 db_path = database_state().path

@@ -35,10 +35,10 @@ from dashboard.populations.tables import (
     welch_table,
 )
 from dashboard.populations.view import download, rank_styler, table_config
-from dashboard.state import open_page
+from dashboard.state.frame import no_runs_message, open_page
 
 #: The page's own query parameter: the Area picked here, so that a shared link reopens it (the
-#: sidebar's ``area`` is the set of areas; ``dashboard.state`` keeps that one).
+#: sidebar's ``area`` is the set of areas; ``dashboard.state.url`` keeps that one).
 AREA_PARAM = "pop_area"
 
 filters = open_page("Populations: a model against many groups of candidates")
@@ -100,7 +100,7 @@ if estimator == "ML" and len(patterns):
 variants = variant_estimates(patterns, dimensions)
 summaries = model_summaries(variants)
 if summaries.empty:
-    st.info(filters.no_runs_message(area, None if every_prompt else filters.language))
+    st.info(no_runs_message(filters, area, None if every_prompt else filters.language))
 
 people = population_summary(rows, scale, area)
 models = model_entries(summaries, scale, area)

@@ -14,7 +14,7 @@ from dashboard import pattern_figure as patterns
 from dashboard import queries
 from dashboard.figures import show_figure
 from dashboard.navigation import ITEM_EXPLORER
-from dashboard.state import open_page
+from dashboard.state.frame import no_runs_message, open_page
 from inference.protocol import PROMPT_LANGUAGE_NAMES
 
 filters = open_page("Response patterns: models × items sorted by difficulty")
@@ -41,7 +41,7 @@ for area in filters.areas:
         pooled=filters.pooled, per_repetition=per_repetition, with_humans=filters.has_humans, names=names,
         repetition_words=words)
     if panel is None:
-        st.info(filters.no_runs_message(area, "pt or en"))
+        st.info(no_runs_message(filters, area, "pt or en"))
         continue
     missing = [lang for lang in PROMPT_LANGUAGE_NAMES if lang not in panel.languages]
     if missing:

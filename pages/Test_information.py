@@ -34,7 +34,8 @@ from dashboard.information_data import (
     theta_intervals,
 )
 from dashboard.palette import HUMAN_COLOUR, INFORMATIVE_FILL, REFERENCE_COLOUR, with_alpha
-from dashboard.state import note_missing_runs, open_page, selected_model_points
+from dashboard.state.frame import note_missing_runs, open_page
+from dashboard.state.selection import information_booklet, selected_model_points
 from dashboard.summaries import (
     THETA_GRID,
     VERDICT_HELP,
@@ -123,7 +124,7 @@ curves, verdicts = [], []
 legend_shown: set[str] = set()
 for index, area in enumerate(filters.areas):
     top, col = 3 * (index // columns) + 1, index % columns + 1
-    booklet = filters.information_booklet(area)
+    booklet = information_booklet(filters, area)
     if booklet is None:
         continue
     items = queries.form_items(filters.year, booklet, lc_language if area == "LC" else None)

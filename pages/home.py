@@ -15,7 +15,7 @@ from dashboard.figures import series_styles, show_figure
 from dashboard.lane_figure import histogram_with_lanes
 from dashboard.navigation import HOME, SECTIONS, VIEWS, View
 from dashboard.pattern_figure import short_labels
-from dashboard.state import open_page
+from dashboard.state.frame import no_runs_message, open_page
 
 #: The θ axis in words. The N(0, 1) of INEP's recipe is the prior of the calibration's
 #: reference population, not the year's candidates (the histogram shows theirs).
@@ -79,7 +79,7 @@ st.subheader(f"Model θ against the human θ distribution — {filters.year}")
 points = queries.model_points(filters.year, None, None, filters.language, filters.shots,
                               filters.models, filters.pooled)
 if points.empty:
-    st.info(filters.no_runs_message())
+    st.info(no_runs_message(filters))
 styles = series_styles(points["model"].unique(), filters.series_order) if len(points) else {}
 lane_names, shared_tail = short_labels(sorted(points["model"].unique()) if len(points) else [])
 histograms = {area: queries.human_theta_histogram(*filters.human_args(area)).rename(

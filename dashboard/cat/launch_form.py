@@ -12,7 +12,7 @@ from analytics.cat import CatSettings
 from dashboard import access
 from dashboard.data import database_state
 from dashboard.run_launch import local_model_choice
-from dashboard.state import Filters
+from dashboard.state.filters import Filters
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS

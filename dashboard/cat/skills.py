@@ -17,7 +17,7 @@ from dashboard.cat.queries import area_item_icc
 from dashboard.data import current_path, version_token
 from dashboard.figures import series_dashes, series_styles
 from dashboard.palette import HUMAN_COLOUR
-from dashboard.state import Filters
+from dashboard.state.filters import Filters
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from workflows.cat.skills import (
     GROUPINGS,

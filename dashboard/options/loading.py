@@ -28,7 +28,7 @@ from dashboard.options.key_positions import (
     key_position_counts,
     rescored_items,
 )
-from dashboard.state import Filters
+from dashboard.state.filters import Filters
 
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
 HUMAN_TEXT_LANGUAGE = "pt"

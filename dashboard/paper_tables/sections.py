@@ -19,7 +19,8 @@ from dashboard.paper_tables.figures import (
     min_k_figure,
     r_p_markdown,
 )
-from dashboard.state import Filters
+from dashboard.state.filters import Filters
+from dashboard.state.frame import no_runs_message
 from dashboard.summaries import model_item_di
 from inference.min_k import DEFAULT_K_PERCENT, SEEN_DIRECTION
 from inference.protocol import PROMPT_LANGUAGES
@@ -120,7 +121,7 @@ def attribute_section(filters: Filters, db_path: Path) -> None:
                 "stored question texts below (or import texts with `enem-llm "
                 "import-questions`).")
     elif not tables:
-        st.info(filters.no_runs_message(", ".join(filters.areas)))
+        st.info(no_runs_message(filters, ", ".join(filters.areas)))
     else:
         result = pd.concat(tables, ignore_index=True)
         result = result[["year", "area", "patterns", *result.columns[:-3]]]
