@@ -1,23 +1,22 @@
 """Start a live CAT in the background, as the Runs page starts a run: a separate process
 running the ``enem-llm cat-run`` command line that makes the same CAT (the same run id) in a
-terminal, with its output in the run folder's ``log.txt``. Its progress is the folder's
-``status.json`` (written by ``workflows.cat.live``), its liveness the folder's lock.
+terminal (started by ``workflows.background``), with its output in the run folder's
+``log.txt``. Its progress is the folder's ``status.json`` (written by ``workflows.cat.live``),
+its liveness the folder's lock.
 """
 
 from __future__ import annotations
 
 import shlex
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from analytics.cat import CatSettings
 from inference.plan import RANDOM_BASELINE
-from store.connection import PROJECT_ROOT
+from workflows.background import failed_to_start, modified_at, project_command, start_detached
 from workflows.cat.live import CatRunSpec
 from workflows.runs.folder import RunFolder
-from workflows.runs.service import STARTING_SECONDS, LaunchedRun, project_command
+from workflows.runs.service import LaunchedRun
 
 #: CAT settings written on the command line only when they differ from the defaults.
 OPTIONAL_FLAGS = (("randomesque_k", "--randomesque-k"), ("se_target", "--se-target"),
@@ -84,20 +83,16 @@ def cat_state(run_id: str, runs_dir: Path) -> CatState:
     status = folder.read_json("status.json") or {}
     alive = folder.is_locked()
     state = status.get("status") or "starting"
-    if state == "starting" and not alive and _age(folder.root / "log.txt") > STARTING_SECONDS:
+    # The log's last change (its creation at the first launch, then the process's output)
+    # is the latest sign of the process: no status, no live process and a log untouched for
+    # longer than the starting window mean it ended before it wrote a status.
+    if (state == "starting" and not alive
+            and failed_to_start(modified_at(folder.root / "log.txt"))):
         state = "failed: the process ended without a status; see its log"
     elif state == "running" and not alive:
         state = "stopped: the process is gone; launch it again to resume"
     return CatState(run_id, state, int(status.get("units_done") or 0),
                     int(status.get("units_total") or 0), status.get("error"), alive)
-
-
-def _age(path: Path) -> float:
-    """Seconds since ``path`` was modified (infinite when it does not exist)."""
-    try:
-        return time.time() - path.stat().st_mtime
-    except OSError:
-        return float("inf")
 
 
 def start_cat_in_background(spec: CatRunSpec, db_path: Path, runs_dir: Path) -> LaunchedRun:
@@ -114,8 +109,5 @@ def start_cat_in_background(spec: CatRunSpec, db_path: Path, runs_dir: Path) -> 
     folder.root.mkdir(parents=True, exist_ok=True)
     # The status of an earlier attempt would show until the new process writes its own.
     (folder.root / "status.json").unlink(missing_ok=True)
-    with open(folder.root / "log.txt", "ab") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True,
-                                   cwd=PROJECT_ROOT)
-    return LaunchedRun(spec.run_id, process.pid, folder.root)
+    cat_run = start_detached(command, folder.root / "log.txt")
+    return LaunchedRun(spec.run_id, cat_run.pid, folder.root)

@@ -2,8 +2,9 @@
 
 The command line and the Runs page both go through these functions, so a run started from one
 looks the same in the other. A run started in the background is a separate process
-(``python -m workflows.runs.worker``) that reads its spec from the run folder; its progress is
-the folder's ``status.json`` and its liveness the folder's lock (see ``workflows.runs.folder``).
+(``python -m workflows.runs.worker``, started by ``workflows.background``) that reads its spec
+from the run folder; its progress is the folder's ``status.json`` and its liveness the folder's
+lock (see ``workflows.runs.folder``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,10 @@ from typing import Any
 import pandas as pd
 
 from inference.plan import RANDOM_BASELINE, RunSpec, exact_prompt
-from store.connection import PROJECT_ROOT, connected
+from store.connection import connected
 from store.model_runs import ExamReader
 from store.run_listing import delete_unpublished_rows, run_presence, stored_runs
+from workflows.background import modified_at, project_command, start_detached, still_starting
 from workflows.runs.execution import BATCH_ITEMS, check_booklet_areas, check_run, claim_spec
 from workflows.runs.folder import (
     RunBusyError,
@@ -41,8 +41,6 @@ SKIPPED_WORDING = "items skipped (no text in that language, or annulled)"
 
 #: Folder states a run can be removed in (a stopped run's status still says "running").
 REMOVABLE_STATES = ("failed", "cancelled", STOPPED_WORDING)
-#: How long a launched run without a status yet counts as starting (its worker is loading).
-STARTING_SECONDS = 60.0
 
 
 class RunNotRunning(RuntimeError):
@@ -112,8 +110,7 @@ class RunProgress:
     @property
     def starting(self) -> bool:
         """True for a run launched moments ago whose worker has not reported yet."""
-        return (not self.status and self.launched_at is not None
-                and time.time() - self.launched_at < STARTING_SECONDS)
+        return not self.status and still_starting(self.launched_at)
 
     def progress_words(self) -> str:
         """``<state>, done/total items[, error: …]``."""
@@ -130,15 +127,8 @@ def list_runs(runs_dir: Path) -> list[RunProgress]:
     """Every run folder under ``runs_dir``, newest first."""
     return [RunProgress(run_id=folder.run_id, spec=folder.read_json("spec.json") or {},
                         status=folder.read_json("status.json") or {}, alive=folder.is_locked(),
-                        launched_at=_modified(folder.root / "spec.json"))
+                        launched_at=modified_at(folder.root / "spec.json"))
             for folder in read_run_folders(runs_dir)]
-
-
-def _modified(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return None
 
 
 def any_active(runs: list[RunProgress]) -> bool:
@@ -295,6 +285,9 @@ def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
 
 @dataclass(frozen=True)
 class LaunchedRun:
+    """A run or live CAT started in the background: its id, the pid of its process and its
+    run folder (where its ``log.txt``, status and lock are)."""
+
     run_id: str
     pid: int
     folder: Path
@@ -316,11 +309,8 @@ def start_in_background(spec: RunSpec, db_path: Path, runs_dir: Path,
                "--runs-dir", str(runs_dir), "--batch-items", str(int(batch_items)), spec.run_id]
     if slots is not None:
         command[-1:-1] = ["--slots", str(int(slots))]
-    with open(folder.root / "log.txt", "ab") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True,
-                                   cwd=PROJECT_ROOT)
-    return LaunchedRun(spec.run_id, process.pid, folder.root)
+    worker = start_detached(command, folder.root / "log.txt")
+    return LaunchedRun(spec.run_id, worker.pid, folder.root)
 
 
 def cancel(run_id: str, runs_dir: Path) -> str:
@@ -335,15 +325,6 @@ def cancel(run_id: str, runs_dir: Path) -> str:
     os.kill(int(status["pid"]), signal.SIGTERM)
     return (f"asked run {run_id} (pid {status['pid']}) to stop (within one request for "
             "the openai backend, else after its current batch)")
-
-
-def project_command() -> list[str]:
-    """How to call this installation's ``enem-llm``: the script beside the interpreter (the
-    project's ``.venv/bin/enem-llm``), else the interpreter running the ``cli`` module."""
-    script = Path(sys.executable).with_name("enem-llm")
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script)]
-    return [sys.executable, "-m", "cli"]
 
 
 def command_line(spec: RunSpec, db_path: Path) -> str:
