@@ -37,6 +37,7 @@ import pandas as pd
 from enem.areas import AREAS
 from enem.csvfiles import MAX_LINE_BYTES, SCAN_BLOCK_BYTES, UnusableFileError
 from enem.items import BookletForm, ItemsTable
+from enem.rescoring import theta_at_bound
 from enem.responses import (
     blank_rows,
     correctness,
@@ -57,8 +58,6 @@ OFFICIAL_NOTA_COLUMN = "NU_NOTA"
 PATTERN_ENCODINGS = ("auto", "utf-8", "latin-1")
 #: Delimiters a patterns file may use (the most frequent one in the header line wins).
 DELIMITERS = (",", ";", "\t", "|")
-#: How close to a bound of the θ range an ML/MAP estimate counts as on it.
-BOUND_TOLERANCE = 1e-6
 #: DuckDB's own line limit, above MAX_LINE_BYTES: lines are checked against that first (with a
 #: margin, as DuckDB counts a line end and quoting in its buffers).
 _READER_LINE_BYTES = 2 * MAX_LINE_BYTES + 1024
@@ -268,9 +267,7 @@ def _at_bound(theta: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarr
     """(n,) int8: 1 where θ sits on a bound of the estimator's θ range, else 0."""
     if bounds is None:
         return np.zeros(len(theta), np.int8)
-    low, high = bounds
-    on = (theta <= low + BOUND_TOLERANCE) | (theta >= high - BOUND_TOLERANCE)
-    return on.astype(np.int8)
+    return theta_at_bound(theta, bounds).astype(np.int8)
 
 
 def _prepare(frame: pd.DataFrame, items: ItemsTable, lc_language, out: pd.DataFrame) -> pd.DataFrame:

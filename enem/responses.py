@@ -98,3 +98,26 @@ def patterns_to_responses(patterns: Sequence[str]) -> np.ndarray:
     responses[chars == ord("1")] = 1.0
     responses[chars == ord("0")] = 0.0
     return responses
+
+
+def stored_patterns_to_responses(patterns: Sequence[object], usable: np.ndarray) -> np.ndarray:
+    """Stored model patterns to an (n, n_items) 1/0/NaN matrix for one booklet form.
+
+    A stored pattern (``model_scores.response_pattern``) has one '1', '0' or '.' per item of
+    the form, or one per item with parameters only (``usable``, shape (n_items,) bool) when the
+    source left the others out; those items then get NaN. Marks other than '1' and '0' are NaN
+    (:func:`patterns_to_responses`). A pattern whose length is neither, or a value that is no
+    string, gives a row of NaN. Length counts characters: a non-ASCII character is one
+    (NaN) mark, as it is one position of the pattern.
+    """
+    usable = np.asarray(usable, dtype=bool)
+    texts = list(patterns)
+    out = np.full((len(texts), usable.size), np.nan)
+    # Width → the columns its marks fill (one entry when every item has parameters).
+    widths = {usable.size: np.arange(usable.size), int(usable.sum()): np.flatnonzero(usable)}
+    for width, columns in widths.items():
+        rows = [row for row, text in enumerate(texts) if isinstance(text, str) and len(text) == width]
+        if rows:
+            ascii_texts = [texts[row].encode("ascii", "replace").decode("ascii") for row in rows]
+            out[np.ix_(rows, columns)] = patterns_to_responses(ascii_texts)
+    return out
