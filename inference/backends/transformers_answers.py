@@ -9,7 +9,8 @@ the softmax of the five scores (so the argmax is the option with the highest mea
 ``letter_mass`` is NaN. The shared part is computed once per item: the run's prefix from the
 prefix cache, then the tokens every shuffle and option of the item share (the stem) in one
 forward; then each shuffle's own tokens before its continuations (its options block and the
-suffix) once per shuffle, and on top of those the five continuations, rows batched.
+suffix) once per shuffle, and on top of those the five continuations, rows batched. The
+forwards, caches and padding are :mod:`inference.backends.kv_reuse`'s, as the letter scorer's.
 
 :class:`GenerateScorer` (``generate``). Each shuffle's prompt is completed by sampling
 ``max_new_tokens`` tokens at ``temperature`` (greedy at 0) with the seed
@@ -44,13 +45,16 @@ from inference.backends.base import (
     ScoringError,
     displayed_options,
 )
-from inference.backends.transformers_backend import (
-    TransformersScorer,
-    _Item,
-    _right_pad,
+from inference.backends.kv_reuse import (
+    KV,
+    Row,
+    Segment,
     common_prefix_length,
-    common_prefix_length_all,
+    left_pad,
+    prefix_reuse,
+    stem_end,
 )
+from inference.backends.transformers_backend import TransformersScorer
 
 
 def transformers_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,
@@ -113,25 +117,26 @@ class FullAnswerScorer(TransformersScorer):
         """Shared path: the prefix (cached), the item's stem once, each shuffle's own tokens
         before its continuations (options block and suffix) once, then the continuations."""
         seqs, starts = self.texts(req)
-        self._check_lengths(req.key, seqs)
-        prefix_text = self.full_texts(req)[0]
-        prefix_ids = tuple(self.encode([prefix_text])[0]) if prefix_text else ()
+        self.check_lengths(req.key, seqs)
+        prefix_ids = self.prefix_token_ids(self.full_texts(req)[0])
         # Every scored token needs the logits of the token before it from the last forward.
-        l1 = min([common_prefix_length(prefix_ids, s) for s in seqs] + [min(starts) - 1])
-        l2 = max(l1, min(common_prefix_length_all(seqs), min(starts) - 1))
+        last = min(starts) - 1
+        l1 = prefix_reuse(prefix_ids, seqs, last)
+        l2 = stem_end(seqs, l1, last)
         # One item: its stem has no padding, so its cache mask is all ones.
-        kv, _ = self._run_stems(self._prefix_kv(prefix_ids), [_Item(index, req.key, seqs, l1,
-                                                                       l2)])
+        kv, _ = self.engine.run_stems(self.engine.prefix_kv(prefix_ids),
+                                      [Segment(index, req.key, seqs, l1, l2)])
         n_options = len(OPTION_LETTERS)
-        shuffles = [_Item(shuffle, req.key, seqs[at:at + n_options], l2,
-                          max(l2, min(common_prefix_length_all(seqs[at:at + n_options]),
-                                      min(starts[at:at + n_options]) - 1)))
-                    for shuffle, at in enumerate(range(0, len(seqs), n_options))]
+        shuffles = []
+        for shuffle, at in enumerate(range(0, len(seqs), n_options)):
+            own = seqs[at:at + n_options]
+            shuffles.append(Segment(shuffle, req.key, own, l2,
+                                    stem_end(own, l2, min(starts[at:at + n_options]) - 1)))
         means = np.empty(len(seqs))
         per_block = max(1, self.batch_size // n_options)
         for at in range(0, len(shuffles), per_block):
             block = shuffles[at:at + per_block]
-            block_kv, block_mask = self._run_stems(kv, block)
+            block_kv, block_mask = self.engine.run_stems(kv, block)
             rows = [(b, d) for b in range(len(block)) for d in range(n_options)]
             found = self._continuation_means(block_kv, block_mask, block, rows, starts)
             for (b, d), mean in zip(rows, found):
@@ -142,21 +147,14 @@ class FullAnswerScorer(TransformersScorer):
     def _score_item_plain(self, req: ScoreRequest) -> ItemScores:
         """The baseline: each text whole, rows batched with left padding."""
         seqs, starts = self.texts(req)
-        self._check_lengths(req.key, seqs)
+        self.check_lengths(req.key, seqs)
         means = np.empty(len(seqs))
         for at in range(0, len(seqs), self.batch_size):
             rows = range(at, min(at + self.batch_size, len(seqs)))
-            width = max(len(seqs[r]) for r in rows)
-            ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            for i, r in enumerate(rows):
-                ids[i, width - len(seqs[r]):] = torch.tensor(seqs[r])
-                mask[i, width - len(seqs[r]):] = 1
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            with self._attention_backends():
-                logits = self.model(input_ids=ids.to(self.device),
-                                    attention_mask=mask.to(self.device),
-                                    position_ids=positions.to(self.device)).logits
+            ids, mask, positions = left_pad([seqs[r] for r in rows], self.pad_id)
+            width = ids.shape[1]
+            logits, _ = self.engine.forward(ids.to(self.device), None, positions.to(self.device),
+                                            None, attention_mask=mask.to(self.device))
             for i, r in enumerate(rows):
                 shift = width - len(seqs[r])  # token t of the text sits at column shift + t
                 logp = torch.log_softmax(
@@ -170,36 +168,14 @@ class FullAnswerScorer(TransformersScorer):
         return ItemScores.from_option_scores(
             req.key, means.reshape(req.n_shuffles, len(OPTION_LETTERS)))
 
-    def _continuation_means(self, kv, mask: torch.Tensor, block: list[_Item],
-                            rows: list[tuple[int, int]], starts: Sequence[int]) -> list[float]:
+    def _continuation_means(self, kv: KV | None, mask: torch.Tensor, block: list[Segment],
+                            rows: list[Row], starts: Sequence[int]) -> list[float]:
         """Mean log-probability of the continuation tokens of each row (b, d): text d of
         ``block[b]``, run from its token ``l2`` on top of row b of the block's cache (``kv``,
         ``mask``: one row per block entry, or one shared row), ``batch_size`` rows a forward."""
         n_options = len(OPTION_LETTERS)
         means = []
-        per_token = self._bytes_per_token(kv) if kv is not None else 0
-        longest = max(len(it.seqs[d]) - it.l2 for it in block for d in range(len(it.seqs)))
-        limit = self.batch_size
-        if per_token:
-            limit = max(1, min(limit, self.kv_budget // (per_token * (mask.shape[1] + longest))))
-        for at in range(0, len(rows), limit):
-            chunk = rows[at:at + limit]
-            owners = torch.tensor([b for b, _ in chunk], device=self.device)
-            tails = [block[b].seqs[d][block[b].l2:] for b, d in chunk]
-            ids, tail_mask = _right_pad(tails, self._pad_id)
-            bases = torch.tensor([block[b].l2 for b, _ in chunk], device=self.device)
-            positions = bases[:, None] + torch.arange(ids.shape[1], device=self.device)[None, :]
-            past = kv
-            if kv is not None and kv[0][0].shape[0] > 1:
-                past = self._rows(kv, owners)
-            own_mask = mask.index_select(0, owners) if mask.shape[0] > 1 else \
-                mask.expand(len(chunk), -1)
-            attention = torch.cat([own_mask, tail_mask.to(self.device)], 1)
-            cache = None if past is None else self._cache_for_batch(past, len(chunk))
-            with self._attention_backends():
-                logits = self.model(input_ids=ids.to(self.device), position_ids=positions,
-                                    attention_mask=attention, past_key_values=cache,
-                                    use_cache=cache is not None).logits
+        for chunk, ids, logits in self.engine.run_tails(kv, mask, block, rows, last_only=False):
             for r, (b, d) in enumerate(chunk):
                 item = block[b]
                 start = starts[item.index * n_options + d]
@@ -250,5 +226,5 @@ class GenerateScorer(TransformersScorer):
             input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=sampling,
             temperature=self.temperature if sampling else None, top_k=0 if sampling else None,
             top_p=1.0 if sampling else None, max_new_tokens=self.max_new_tokens,
-            pad_token_id=self._pad_id)
+            pad_token_id=self.pad_id)
         return self.tokenizer.decode(generated[0, ids.shape[1]:], skip_special_tokens=True)

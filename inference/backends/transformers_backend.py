@@ -27,84 +27,46 @@ Two modes give the same probabilities (up to floating-point noise):
      right-padded, with per-row position ids continuing from the row's true length L2, and the
      logits taken at each row's last real token (``logits_to_keep``).
 
-  Cached tensors are never mutated: every forward gets a fresh ``DynamicCache`` built from
-  them (broadcast views for one item; ``torch.cat`` in the cache makes new tensors).
-  Models whose cache is not a plain full-attention ``DynamicCache`` (sliding-window or linear
-  attention layers) fall back to ``plain`` with a logged warning. On CUDA the cuDNN SDPA backend
-  is avoided (``avoid_cudnn_attention``): it plans per shape, and shared-mode shapes rarely
-  repeat.
+  The forwards, caches and padding are :mod:`inference.backends.kv_reuse`'s (shared with the
+  full-answer scorer). Models whose cache is not a plain full-attention ``DynamicCache``
+  (sliding-window or linear attention layers) fall back to ``plain`` with a logged warning. On
+  CUDA the cuDNN SDPA backend is avoided (``avoid_cudnn_attention``): it plans per shape, and
+  shared-mode shapes rarely repeat.
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import torch
 import transformers
-from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from enem.areas import OPTION_LETTERS
 from inference.backends.base import ItemScores, LetterScores, ScoreRequest, ScoringError
 from inference.backends.hf_loading import LoadedModel, letter_token_ids, load_model
+from inference.backends.kv_reuse import (
+    KV,
+    KVReuseEngine,
+    NoReuse,
+    Segment,
+    left_pad,
+    prefix_reuse,
+    right_pad,
+    stem_end,
+)
 from inference.min_k import DEFAULT_K_PERCENT, min_k_from_logprobs
 
 logger = logging.getLogger(__name__)
 
-KV = list[tuple[torch.Tensor, torch.Tensor]]
 Mode = Literal["shared", "plain"]
 
-
-class _NoReuse(Exception):
-    """The model's cache cannot be reused across forwards by this backend."""
-
-
-def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two token id sequences."""
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
-def common_prefix_length_all(seqs: Sequence[Sequence[int]]) -> int:
-    """Length of the longest prefix shared by every sequence in ``seqs``."""
-    first = seqs[0]
-    return min((common_prefix_length(first, s) for s in seqs[1:]), default=len(first))
-
-
-@dataclass
-class _Item:
-    """One request, tokenised: its shuffles' full token ids and the two reuse boundaries.
-
-    ``l1``: tokens taken from the cached prefix; ``l2``: tokens shared by all shuffles
-    (l1 ≤ l2 < len of every sequence, so each shuffle keeps at least one token of its own).
-    """
-
-    index: int
-    key: str
-    seqs: list[list[int]]
-    l1: int
-    l2: int
-
-
-def _right_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(ids (n, width) right-padded with ``pad``, mask (n, width) 1 on real tokens)."""
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    for r, seq in enumerate(seqs):
-        ids[r, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[r, : len(seq)] = 1
-    return ids, mask
+#: Distinct prefix texts whose token ids are remembered (cleared whole when full).
+PREFIX_IDS_KEPT = 64
 
 
 class TransformersScorer:
@@ -119,6 +81,9 @@ class TransformersScorer:
     ``chat_template``, ``prefix_cache_size`` (distinct prefixes kept, e.g. one per area for
     1-shot), ``avoid_cudnn_attention`` (CUDA only; see module docstring), ``revision``,
     ``trust_remote_code``, ``local_files_only``.
+
+    The forwards run on :attr:`engine` (:class:`~inference.backends.kv_reuse.KVReuseEngine`),
+    which holds ``batch_size``, ``kv_budget``, ``avoid_cudnn_attention`` and the prefix caches.
     """
 
     name = "transformers"
@@ -153,16 +118,14 @@ class TransformersScorer:
         self.device = self.loaded.device
         self.mode: Mode = mode
         cuda = self.device.type == "cuda"
-        self.batch_size = max(1, batch_size or (64 if cuda else 8))
         if kv_budget_gb is None:
             total = torch.cuda.get_device_properties(self.device).total_memory if cuda else 5 << 30
-            self.kv_budget = int(total / 5)
+            kv_budget = int(total / 5)
         else:
-            self.kv_budget = int(kv_budget_gb * (1 << 30))
+            kv_budget = int(kv_budget_gb * (1 << 30))
         self.chat_template = chat_template
         if chat_template and not getattr(self.tokenizer, "chat_template", None):
             raise ValueError(f"{model!r} has no chat template")
-        self.prefix_cache_size = max(1, prefix_cache_size)
         self.letter_ids = letter_token_ids(self.tokenizer)
         flat = [i for ids in self.letter_ids for i in ids]
         owner = [n for n, ids in enumerate(self.letter_ids) for _ in ids]
@@ -171,17 +134,45 @@ class TransformersScorer:
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id
-        self._pad_id = 0 if pad is None else int(pad)
-        params = inspect.signature(self.model.forward).parameters
-        self._has_logits_to_keep = "logits_to_keep" in params
+        self.engine = KVReuseEngine(
+            self.model, self.device, pad_id=0 if pad is None else int(pad),
+            batch_size=max(1, batch_size or (64 if cuda else 8)), kv_budget=kv_budget,
+            prefix_cache_size=max(1, prefix_cache_size),
+            avoid_cudnn_attention=avoid_cudnn_attention,
+        )
         config = self.model.config
         self._max_positions = getattr(config, "max_position_embeddings", None) or getattr(
             config, "n_positions", None
         )
-        self._prefix_cache: OrderedDict[tuple[int, ...], KV | None] = OrderedDict()
         self._prefix_ids: dict[str, tuple[int, ...]] = {}
         self._reuse_ok = True
-        self.avoid_cudnn_attention = avoid_cudnn_attention
+
+    # ------------------------------------------------------------------ settings (the engine's)
+
+    @property
+    def batch_size(self) -> int:
+        """The most rows of one forward."""
+        return self.engine.batch_size
+
+    @property
+    def kv_budget(self) -> int:
+        """The most bytes the broadcast key/value cache of one forward may take."""
+        return self.engine.kv_budget
+
+    @property
+    def avoid_cudnn_attention(self) -> bool:
+        """Whether CUDA forwards keep SDPA off its cuDNN backend."""
+        return self.engine.avoid_cudnn_attention
+
+    @property
+    def pad_id(self) -> int:
+        """The token id in padded positions (the tokenizer's pad, else end-of-text, else 0)."""
+        return self.engine.pad_id
+
+    @property
+    def _prefix_cache(self) -> OrderedDict[tuple[int, ...], KV | None]:
+        """The engine's prefix caches (the tests and the benchmark empty and count them)."""
+        return self.engine.prefix_cache
 
     # ------------------------------------------------------------------ interface
 
@@ -220,7 +211,7 @@ class TransformersScorer:
             return self.score_plain(requests)
         try:
             return self.score_shared(requests)
-        except _NoReuse as exc:
+        except NoReuse as exc:
             self._reuse_ok = False
             logger.warning("KV-cache reuse unavailable (%s); scoring in plain mode", exc)
             return self.score_plain(requests)
@@ -251,7 +242,19 @@ class TransformersScorer:
         )
         return [list(ids) for ids in enc["input_ids"]]
 
-    def _check_lengths(self, key: str, seqs: Sequence[Sequence[int]]) -> None:
+    def prefix_token_ids(self, prefix_text: str) -> tuple[int, ...]:
+        """Token ids of a prefix text alone (remembered per text; () for no prefix)."""
+        prefix_ids = self._prefix_ids.get(prefix_text)
+        if prefix_ids is None:
+            prefix_ids = tuple(self.encode([prefix_text])[0]) if prefix_text else ()
+            if len(self._prefix_ids) >= PREFIX_IDS_KEPT:
+                self._prefix_ids.clear()
+            self._prefix_ids[prefix_text] = prefix_ids
+        return prefix_ids
+
+    def check_lengths(self, key: str, seqs: Sequence[Sequence[int]]) -> None:
+        """Raise ScoringError when a text of request ``key`` is empty or longer than the model's
+        context."""
         longest = max(len(s) for s in seqs)
         if min(len(s) for s in seqs) == 0:
             raise ScoringError(f"{key}: empty prompt")
@@ -259,121 +262,6 @@ class TransformersScorer:
             raise ScoringError(
                 f"{key}: prompt has {longest} tokens; the model takes at most {self._max_positions}"
             )
-
-    # ------------------------------------------------------------------ forward helpers
-
-    def _forward(
-        self,
-        input_ids: torch.Tensor,
-        past: KV | None,
-        position_ids: torch.Tensor,
-        keep: torch.Tensor | int,
-        attention_mask: torch.Tensor | None = None,
-        want_cache: bool = False,
-    ) -> tuple[torch.Tensor, Any]:
-        """One forward; returns (logits (b, V) at the kept position, output cache).
-
-        ``past`` holds batch-1 tensors (broadcast to the batch) or batch-b tensors.
-        ``keep`` is 1 (last position) or an int tensor (b,) of per-row positions.
-        """
-        b = input_ids.shape[0]
-        cache = None if past is None else self._cache_for_batch(past, b)
-        kwargs: dict[str, Any] = {
-            "input_ids": input_ids,
-            "position_ids": position_ids,
-            "attention_mask": attention_mask,
-            "past_key_values": cache,
-            "use_cache": want_cache or cache is not None,
-        }
-        rows = torch.arange(b, device=input_ids.device)
-        column = keep
-        if self._has_logits_to_keep:
-            if isinstance(keep, int):
-                kwargs["logits_to_keep"] = keep
-            else:
-                # A 1-D logits_to_keep (the same positions for every row) works across
-                # transformers 5.x; each row then takes the column of its own last position.
-                kept, column = torch.unique(keep, return_inverse=True)
-                kwargs["logits_to_keep"] = kept
-        with self._attention_backends():
-            out = self.model(**kwargs)
-        if isinstance(keep, int):
-            logits = out.logits[:, -1, :]
-        else:
-            logits = out.logits[rows, column]
-        return logits, out.past_key_values
-
-    def _attention_backends(self) -> contextlib.AbstractContextManager[Any]:
-        """On CUDA, keep PyTorch's SDPA off the cuDNN backend: it builds a plan for every new
-        shape, and shared-prefix forwards have a new (rows, tail, cache) shape almost every
-        time. Flash / memory-efficient / math kernels need no plans."""
-        if self.device.type != "cuda" or not self.avoid_cudnn_attention:
-            return contextlib.nullcontext()
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-
-        return sdpa_kernel(
-            [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
-        )
-
-    @staticmethod
-    def _cache_for_batch(past: KV, batch: int) -> DynamicCache:
-        """A fresh DynamicCache holding ``past``, broadcast to ``batch`` rows if it has one.
-
-        Broadcast layers hold stride-0 views; the forward's ``torch.cat`` then materialises each
-        layer once. ``past`` itself is never written to.
-        """
-        cache = DynamicCache(ddp_cache_data=past)
-        if batch > 1 and past[0][0].shape[0] == 1:
-            for layer in cache.layers:
-                layer.keys = layer.keys.expand(batch, -1, -1, -1)
-                layer.values = layer.values.expand(batch, -1, -1, -1)
-        return cache
-
-    @staticmethod
-    def _extract(cache: Any) -> KV:
-        """The (keys, values) tensors per layer of a plain full-attention DynamicCache."""
-        layers = getattr(cache, "layers", None)
-        if not isinstance(cache, DynamicCache) or not layers:
-            raise _NoReuse(f"cache type {type(cache).__name__}")
-        if any(type(layer) is not DynamicLayer for layer in layers):
-            kinds = sorted({type(layer).__name__ for layer in layers})
-            raise _NoReuse(f"cache layers {kinds}")
-        return [(layer.keys, layer.values) for layer in layers]
-
-    @staticmethod
-    def _slice(kv: KV | None, length: int) -> KV | None:
-        if kv is None or length == 0:
-            return None
-        return [(k[:, :, :length], v[:, :, :length]) for k, v in kv]
-
-    @staticmethod
-    def _rows(kv: KV, index: torch.Tensor) -> KV:
-        """The cache rows ``index`` (materialised)."""
-        return [(k.index_select(0, index), v.index_select(0, index)) for k, v in kv]
-
-    @staticmethod
-    def _bytes_per_token(kv: KV) -> int:
-        """Bytes of keys + values per cached token of one row."""
-        return sum(
-            (k.shape[1] * k.shape[3]) * k.element_size() + (v.shape[1] * v.shape[3]) * v.element_size()
-            for k, v in kv
-        )
-
-    def _prefix_kv(self, ids: tuple[int, ...]) -> KV | None:
-        """The cached KV (batch 1) of a prefix token sequence (computed once, LRU-kept)."""
-        if ids in self._prefix_cache:
-            self._prefix_cache.move_to_end(ids)
-            return self._prefix_cache[ids]
-        kv = None
-        if ids:
-            input_ids = torch.tensor([list(ids)], device=self.device)
-            positions = torch.arange(len(ids), device=self.device)[None, :]
-            _, cache = self._forward(input_ids, None, positions, 1, want_cache=True)
-            kv = self._extract(cache)
-        self._prefix_cache[ids] = kv
-        while len(self._prefix_cache) > self.prefix_cache_size:
-            self._prefix_cache.popitem(last=False)
-        return kv
 
     def _letter_probs(self, logits: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
         """Logits (b, V) → unnormalised letter probabilities (b, 5) and letter mass (b,)."""
@@ -385,104 +273,55 @@ class TransformersScorer:
 
     # ------------------------------------------------------------------ shared-prefix mode
 
-    def _prepare(self, index: int, req: ScoreRequest) -> tuple[tuple[int, ...], _Item]:
+    def _prepare(self, index: int, req: ScoreRequest) -> tuple[tuple[int, ...], Segment]:
         """Tokenise one request's full prompts and find its reuse boundaries."""
         prefix_text, texts = self.full_texts(req)
         seqs = self.encode(texts)
-        self._check_lengths(req.key, seqs)
-        prefix_ids = self._prefix_ids.get(prefix_text)
-        if prefix_ids is None:
-            prefix_ids = tuple(self.encode([prefix_text])[0]) if prefix_text else ()
-            if len(self._prefix_ids) >= 64:
-                self._prefix_ids.clear()
-            self._prefix_ids[prefix_text] = prefix_ids
-        shortest = min(len(s) for s in seqs)
-        l1 = min([common_prefix_length(prefix_ids, s) for s in seqs] + [shortest - 1])
-        l2 = max(l1, min(common_prefix_length_all(seqs), shortest - 1))
+        self.check_lengths(req.key, seqs)
+        prefix_ids = self.prefix_token_ids(prefix_text)
+        # Each shuffle keeps at least its last token: its logits are the scores.
+        last = min(len(s) for s in seqs) - 1
+        l1 = prefix_reuse(prefix_ids, seqs, last)
         if l1 < len(prefix_ids):
             logger.debug("%s: reusing %d of %d prefix tokens", req.key, l1, len(prefix_ids))
-        return prefix_ids, _Item(index, req.key, seqs, l1, l2)
+        return prefix_ids, Segment(index, req.key, seqs, l1, stem_end(seqs, l1, last))
 
     @torch.inference_mode()
     def score_shared(self, requests: Sequence[ScoreRequest]) -> LetterScores:
         """Shared-prefix scoring (module docstring): prefix once, stems once per item (batched
         across items), option tails batched across shuffles and items."""
-        groups: dict[tuple[int, ...], list[_Item]] = {}
+        groups: dict[tuple[int, ...], list[Segment]] = {}
         for i, req in enumerate(requests):
             prefix_ids, item = self._prepare(i, req)
             groups.setdefault(prefix_ids, []).append(item)
         out: list[ItemScores | None] = [None] * len(requests)
         for prefix_ids, items in groups.items():
-            prefix_kv = self._prefix_kv(prefix_ids)
+            prefix_kv = self.engine.prefix_kv(prefix_ids)
             per_block = max(1, self.batch_size // max(len(it.seqs) for it in items))
             for at in range(0, len(items), per_block):
                 block = items[at:at + per_block]
-                kv, mask = self._run_stems(prefix_kv, block)
+                kv, mask = self.engine.run_stems(prefix_kv, block)
                 for item, (raw, mass) in zip(block, self._run_tails(kv, mask, block)):
                     out[item.index] = ItemScores.from_letter_probs(item.key, raw, mass)
         assert all(o is not None for o in out)
         return out  # type: ignore[return-value]
 
-    def _run_stems(self, prefix_kv: KV | None, block: list[_Item]) -> tuple[KV | None, torch.Tensor]:
-        """Run each item's stem (tokens l1..l2) on top of the prefix, batched across the block.
-
-        Returns the KV (n_block or 1 rows, width W) and the mask (n_block, W) of real tokens: a
-        shorter stem leaves right padding inside the cache, masked out for everything after it.
-        """
-        l1 = min(it.l1 for it in block)
-        base = self._slice(prefix_kv, l1)
-        stems = [it.seqs[0][l1:it.l2] for it in block]
-        ones = torch.ones((len(block), l1), dtype=torch.long)
-        if max(len(s) for s in stems) == 0:
-            return base, ones.to(self.device)
-        ids, stem_mask = _right_pad(stems, self._pad_id)
-        mask = torch.cat([ones, stem_mask], dim=1).to(self.device)
-        positions = torch.arange(l1, l1 + ids.shape[1], device=self.device)[None, :]
-        _, cache = self._forward(
-            ids.to(self.device), base, positions.expand(len(block), -1), 1,
-            attention_mask=mask, want_cache=True,
-        )
-        return self._extract(cache), mask
-
     def _run_tails(
-        self, kv: KV | None, mask: torch.Tensor, block: list[_Item]
+        self, kv: KV | None, mask: torch.Tensor, block: list[Segment]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Score every shuffle's own tokens (after l2) on top of its item's cached stem.
 
-        Rows are (item, shuffle) pairs ordered by item then tail length, cut into forwards of at
-        most ``batch_size`` rows whose broadcast cache fits ``kv_budget``. Returns per item
+        Rows are (item, shuffle) pairs ordered by item then tail length (similar widths share a
+        forward, and an item's rows share their cache row), cut by the engine into forwards of
+        at most ``batch_size`` rows whose broadcast cache fits ``kv_budget``. Returns per item
         (unnormalised letter probs (S, 5), letter mass (S,)).
         """
         rows = sorted(
             ((b, s) for b, it in enumerate(block) for s in range(len(it.seqs))),
             key=lambda r: (r[0], len(block[r[0]].seqs[r[1]]) - block[r[0]].l2),
         )
-        width = mask.shape[1]
-        longest = max(len(it.seqs[s]) - it.l2 for it in block for s in range(len(it.seqs)))
-        per_token = self._bytes_per_token(kv) if kv is not None else 0
-        limit = self.batch_size
-        if per_token:
-            limit = max(1, min(limit, self.kv_budget // (per_token * (width + longest))))
         results = [(np.empty((len(it.seqs), 5)), np.empty(len(it.seqs))) for it in block]
-        for at in range(0, len(rows), limit):
-            chunk = rows[at:at + limit]
-            owners = torch.tensor([b for b, _ in chunk], device=self.device)
-            tails = [block[b].seqs[s][block[b].l2:] for b, s in chunk]
-            ids, tail_mask = _right_pad(tails, self._pad_id)
-            starts = torch.tensor([block[b].l2 for b, _ in chunk], device=self.device)
-            positions = starts[:, None] + torch.arange(ids.shape[1], device=self.device)[None, :]
-            past = kv
-            if kv is not None and kv[0][0].shape[0] > 1:
-                single = bool((owners == owners[0]).all())
-                past = (
-                    [(k[owners[0]][None], v[owners[0]][None]) for k, v in kv]
-                    if single else self._rows(kv, owners)
-                )
-            attention = torch.cat([mask.index_select(0, owners), tail_mask.to(self.device)], 1)
-            last = torch.tensor([len(t) - 1 for t in tails], device=self.device)
-            logits, _ = self._forward(
-                ids.to(self.device), past, positions, last, attention_mask=attention
-            )
+        for chunk, _, logits in self.engine.run_tails(kv, mask, block, rows, last_only=True):
             raw, mass = self._letter_probs(logits)
             for r, (b, s) in enumerate(chunk):
                 results[b][0][s] = raw[r]
@@ -495,33 +334,25 @@ class TransformersScorer:
     def score_plain(self, requests: Sequence[ScoreRequest]) -> LetterScores:
         """One forward pass per full prompt (batched with left padding): the baseline."""
         seqs: list[list[int]] = []
-        owners: list[int] = []
-        for r, req in enumerate(requests):
+        for req in requests:
             item_seqs = self.encode(self.full_texts(req)[1])
-            self._check_lengths(req.key, item_seqs)
+            self.check_lengths(req.key, item_seqs)
             seqs.extend(item_seqs)
-            owners.extend([r] * len(item_seqs))
         n = len(seqs)
         raw = np.empty((n, 5))
         mass = np.empty(n)
         order = sorted(range(n), key=lambda i: len(seqs[i]))
         for at in range(0, n, self.batch_size):
             rows = order[at:at + self.batch_size]
-            width = max(len(seqs[i]) for i in rows)
-            ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            for r, i in enumerate(rows):
-                ids[r, width - len(seqs[i]):] = torch.tensor(seqs[i])
-                mask[r, width - len(seqs[i]):] = 1
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            logits, _ = self._forward(
+            ids, mask, positions = left_pad([seqs[i] for i in rows], self.pad_id)
+            logits, _ = self.engine.forward(
                 ids.to(self.device), None, positions.to(self.device), 1,
                 attention_mask=mask.to(self.device),
             )
             raw[rows], mass[rows] = self._letter_probs(logits)
         out = []
         start = 0
-        for r, req in enumerate(requests):
+        for req in requests:
             stop = start + req.n_shuffles
             out.append(ItemScores.from_letter_probs(req.key, raw[start:stop], mass[start:stop]))
             start = stop
@@ -541,10 +372,9 @@ class TransformersScorer:
         order = sorted((i for i in range(len(seqs)) if len(seqs[i]) > 1), key=lambda i: len(seqs[i]))
         for at in range(0, len(order), batch_size):
             rows = order[at:at + batch_size]
-            width = max(len(seqs[i]) for i in rows)
-            ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-            for r, i in enumerate(rows):
-                ids[r, : len(seqs[i])] = torch.tensor(seqs[i])
+            # No mask: a row's pads come after its tokens, so causal attention never sees them.
+            ids, _ = right_pad([seqs[i] for i in rows], self.pad_id)
+            width = ids.shape[1]
             positions = torch.arange(width)[None, :].expand(len(rows), -1)
             logits = self.model(
                 input_ids=ids.to(self.device), position_ids=positions.to(self.device),
