@@ -8,8 +8,6 @@ interpolation inside a bin, so they are exact to within one bin width.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
@@ -23,10 +21,6 @@ from analytics.irt import (
     test_information,
 )
 from enem.scoring import ScoringOptions
-
-#: A model's θ is flagged as untrustworthy when at least this share of its response patterns has
-#: an l_z below the humans' 5th percentile (i.e. is less coherent than 95% of candidates).
-UNTRUSTED_SHARE = 0.5
 
 #: The θ values item and test curves are drawn at (the θ axis the pages show).
 THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
@@ -114,29 +108,6 @@ def left_out_cells(everyone: pd.DataFrame, kept: pd.DataFrame,
     merged["n"] = merged["n"] - pd.to_numeric(merged["n_kept"]).fillna(0)
     left = merged.loc[merged["n"] > 0, columns]
     return left.sort_values(list(keys)).reset_index(drop=True)
-
-
-@dataclass(frozen=True)
-class FitVerdict:
-    """Person-fit summary of one model in one area."""
-
-    share_below: float
-    untrusted: bool
-
-    @property
-    def decided(self) -> bool:
-        """False when there was nothing to compare (no l_z, or no humans to give a percentile)."""
-        return bool(np.isfinite(self.share_below))
-
-
-def fit_verdict(lz_values: ArrayLike, human_p5: float) -> FitVerdict:
-    """Share of a model's l_z values below the humans' 5th percentile, and the trust flag."""
-    values = np.asarray(lz_values, np.float64)
-    values = values[np.isfinite(values)]
-    if len(values) == 0 or not np.isfinite(human_p5):
-        return FitVerdict(float("nan"), False)
-    share = float(np.mean(values < human_p5))
-    return FitVerdict(share, share >= UNTRUSTED_SHARE)
 
 
 def informative_intervals(grid: ArrayLike, informative: ArrayLike) -> list[tuple[float, float]]:

@@ -1,4 +1,4 @@
-"""The Person fit page's trust table: the four checks of ``dashboard.trust`` per model and area,
+"""The Person fit page's trust table: the four checks of ``enem.trust`` per model and area,
 read through the cached queries."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from analytics.irt import ItemBank
 from dashboard import queries
 from dashboard.state.filters import Filters
 from dashboard.state.selection import information_booklet
-from dashboard.trust import humans_se_at, random_answer_theta, trust_verdict
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.trust import humans_se_at, random_answer_theta, trust_verdict
 from store.histograms import THETA_BIN_WIDTH
 
 #: The table's columns: the series, the verdict and the check behind most verdicts first, so a

@@ -4,7 +4,7 @@ l_z measures how plausible a response pattern is under the IRT model at its own 
 humans who answer like the calibration population; strongly negative = incoherent, e.g. hard
 items right and easy ones wrong). l_z alone cannot vouch for a θ (near the bottom of the scale
 a random answerer fits about as well as a candidate), so the trust table adds precision, the
-informative band and a comparison with random answering (``dashboard.trust``).
+informative band and a comparison with random answering (``enem.trust``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dashboard.pattern_figure import short_labels
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import selected_model_points
 from dashboard.summaries import histogram_quantile, left_out_cells
-from dashboard.trust import RULE
 from dashboard.trust_table import trust_table
+from enem.trust import RULE
 
 #: The dashed reference line's name, in the legend of both figures (a label inside a panel sat
 #: on the markers and contours).

@@ -43,8 +43,8 @@ from dashboard.summaries import (
     information_verdict,
     informative_intervals,
 )
-from dashboard.trust import INFORMATIVE_SE
 from enem.areas import LANGUAGE_NAMES
+from enem.trust import INFORMATIVE_SE
 
 #: Longest series name that still fits beside a second column of panels.
 SHORT_NAME = 24

@@ -8,17 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analytics.contours import central_points, central_region, convex_hull
 from analytics.ctt import discrimination_index
+from dashboard.contours import central_points, central_region, convex_hull
 from dashboard.palette import model_styles
 from dashboard.summaries import (
-    fit_verdict,
     histogram_percentile,
     histogram_quantile,
     information_verdict,
     informative_intervals,
     model_item_di,
 )
+from enem.trust import fit_verdict
 from store import dashboard_queries as q
 
 

@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from analytics.irt import ItemBank
-from dashboard.trust import (
+from enem.scoring import DEFAULT_OPTIONS
+from enem.trust import (
     INFORMATIVE_SE,
     SE_RATIO_LIMIT,
     humans_se_at,
     random_answer_theta,
     trust_verdict,
 )
-from enem.scoring import DEFAULT_OPTIONS
 from store import dashboard_queries as q
 from tests.test_pages import assert_clean, run_page
 

@@ -3,7 +3,7 @@
 A θ is trusted only when all four hold:
 
 1. **Person fit**: fewer than :data:`UNTRUSTED_SHARE` of the model's response patterns have an
-   l_z below the humans' 5th percentile (``dashboard.summaries.fit_verdict``).
+   l_z below the humans' 5th percentile (:func:`fit_verdict`).
 2. **Precision like a human's**: the model's mean SE(θ) is at most :data:`SE_RATIO_LIMIT` times
    the mean SE of the humans whose θ falls in the same 0.1-wide bin.
 3. **Inside the informative band**: at the model's mean θ the exam's SE(θ) = 1/√I(θ) is at most
@@ -27,8 +27,11 @@ from scipy.stats import mannwhitneyu
 
 from analytics.irt import ItemBank, standard_error_curve
 from analytics.scoring import score_responses
-from dashboard.summaries import UNTRUSTED_SHARE, FitVerdict, fit_verdict
 from enem.scoring import ScoringOptions
+
+#: A model's θ is flagged as untrustworthy when at least this share of its response patterns has
+#: an l_z below the humans' 5th percentile (i.e. is less coherent than 95% of candidates).
+UNTRUSTED_SHARE = 0.5
 
 #: A model's SE(θ) may be at most this many times the humans' mean SE at the same θ.
 SE_RATIO_LIMIT = 1.25
@@ -49,6 +52,29 @@ RULE = (f"θ trusted = all four checks pass: person fit (fewer than {UNTRUSTED_S
         "band); and θ distinguishable from random answering on the same booklet (two-sided "
         f"Mann–Whitney p < {RANDOM_ALPHA:g}, median above random's; {RANDOM_PATTERNS:,} "
         "simulated random patterns, each item right with probability 1/5).")
+
+
+@dataclass(frozen=True)
+class FitVerdict:
+    """Person-fit summary of one model in one area."""
+
+    share_below: float
+    untrusted: bool
+
+    @property
+    def decided(self) -> bool:
+        """False when there was nothing to compare (no l_z, or no humans to give a percentile)."""
+        return bool(np.isfinite(self.share_below))
+
+
+def fit_verdict(lz_values: ArrayLike, human_p5: float) -> FitVerdict:
+    """Share of a model's l_z values below the humans' 5th percentile, and the trust flag."""
+    values = np.asarray(lz_values, np.float64)
+    values = values[np.isfinite(values)]
+    if len(values) == 0 or not np.isfinite(human_p5):
+        return FitVerdict(float("nan"), False)
+    share = float(np.mean(values < human_p5))
+    return FitVerdict(share, share >= UNTRUSTED_SHARE)
 
 
 @dataclass(frozen=True)
