@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test demo lint bench chromium
+.PHONY: run test demo lint typecheck bench chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ demo: $(VENV)/.runtime
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
+
+## Check the type hints of the packages (configured in pyproject.toml; CI runs it).
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.scoring
