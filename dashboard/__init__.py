@@ -6,7 +6,7 @@ selection with ``open_page(title)``. The page fetches rows through the cached qu
 of :mod:`dashboard.queries` (one per query in ``store/``; no SQL here), gets any descriptive
 statistic from :mod:`dashboard.summaries`, which calls :mod:`analytics` for the psychometrics
 (pages and this package compute none themselves), and draws with :mod:`dashboard.figures` and
-:mod:`dashboard.palette` (:mod:`dashboard.contours` draws the curve around a model's points).
+:mod:`dashboard.palette` (the curve around a model's points comes from :mod:`analytics.contours`).
 
 Where new things go:
 

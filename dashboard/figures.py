@@ -2,7 +2,7 @@
 
 Humans are drawn as a grey density (a heatmap of a pre-aggregated 2-D histogram), models as one
 marker per response pattern plus the contour of the highest-density region holding 90% of each
-model's markers (:func:`dashboard.contours.density_region`). A model keeps one colour on every
+model's markers (:func:`analytics.contours.density_region`). A model keeps one colour on every
 page and whatever else is selected (:func:`series_styles`). Panel grids keep fixed pixel gaps
 between a panel's axis title and the next row's title, and between the legend and the first
 row's titles (:func:`area_grid`). :func:`show_figure` puts every chart on screen with its
@@ -21,8 +21,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
+from analytics.contours import DensityRegion, density_region
 from dashboard import queries
-from dashboard.contours import DensityRegion, density_region
 from dashboard.downloads import csv_download
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, series_style_table, with_alpha
 from dashboard.run_picker import shots_words
@@ -206,7 +206,7 @@ def region_trace(region: DensityRegion, model: str, colour: str,
 
 def model_regions(points: pd.DataFrame, x: str, y: str,
                   coverage: float = COVERAGE) -> dict[str, DensityRegion]:
-    """Each model's region (:func:`dashboard.contours.density_region`) of columns ``x``, ``y``."""
+    """Each model's region (:func:`analytics.contours.density_region`) of columns ``x``, ``y``."""
     return {model: density_region(group[x], group[y], coverage)
             for model, group in points.groupby("model", sort=True)}
 

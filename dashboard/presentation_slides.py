@@ -6,7 +6,8 @@ every page run headless through the app with the selection as its URL), so prese
 shows the dashboard's own figures and holds no copy of their code. The capture runs Streamlit's
 ``AppTest``, which replaces the process's Streamlit runtime while it runs; inside the serving
 dashboard that would break every open session, so the capture runs as its own process
-(``python -m dashboard.presentation_slides``), which writes the slides as JSON.
+(``python -m dashboard.presentation_slides``, waited for through
+``workflows.background.run_to_end``), which writes the slides as JSON.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import subprocess
 import sys
 import tempfile
 import urllib.parse
@@ -25,7 +25,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.data import Token, version_token
-from store.connection import PROJECT_ROOT
+from workflows.background import run_to_end
 from workflows.report.build import REPORT_PROCESS_TIMEOUT, figure_captions
 from workflows.report.capture import PageCapture, capture_pages
 
@@ -100,8 +100,7 @@ def capture_deck(db_path: Path, query: Query) -> Deck:
                    str(Path(db_path).absolute()), "--query",
                    urllib.parse.urlencode([(k, v) for k, vs in query for v in vs]),
                    "--out", str(out)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False,
-                              timeout=REPORT_PROCESS_TIMEOUT, cwd=PROJECT_ROOT)
+        done = run_to_end(command, timeout=REPORT_PROCESS_TIMEOUT)
         if done.returncode != 0 or not out.exists():
             raise RuntimeError((done.stderr or done.stdout).strip()[-600:])
         return read_deck(out)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from analytics.irt import ItemBank
 from demo.items import AreaBank
 from demo.responses import BLANK
 from enem.areas import OPTION_LETTERS
-from enem.scoring import nota_only
+from enem.items import stored_item_bank
+from enem.scoring import DEFAULT_OPTIONS, nota_only
 
 # ASCII code of each option letter, indexed by the key's option number 0..4.
 _LETTER_CODES = np.frombuffer(OPTION_LETTERS.encode("ascii"), dtype=np.uint8)
@@ -46,7 +46,8 @@ def official_nota(bank: AreaBank, answers: np.ndarray, lingua: np.ndarray) -> np
         cols = bank.form(lang)
         sub = answers[np.ix_(rows, cols)]
         scored = (sub == _LETTER_CODES[bank.key[cols]][None, :]).astype(np.float64)
-        item_bank = ItemBank.from_arrays(bank.a[cols], bank.b[cols], bank.c[cols])
+        item_bank = stored_item_bank({"a": bank.a[cols], "b": bank.b[cols], "c": bank.c[cols]},
+                                     scaling=DEFAULT_OPTIONS.scaling)
         blank = np.all(sub == BLANK, axis=1)
         nota[rows] = nota_only(scored, item_bank, bank.area, blank=blank)
     return nota

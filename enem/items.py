@@ -57,13 +57,41 @@ def missing_item_id(booklet_id: int, co_posicao: int) -> int:
     return -(int(booklet_id) * _MISSING_ID_BOOKLET_FACTOR + int(co_posicao))
 
 
+#: The constant D of INEP's published parameters (INEP scores with D = 1): the default of
+#: ``enem.scoring.ScoringOptions.scaling``, and the D a form's ``bank`` carries until the
+#: settings that score the form set theirs (``ScoringOptions.item_bank``).
+PUBLISHED_SCALING = 1.0
+
+
+def stored_item_bank(items, *, scaling: float) -> ItemBank:
+    """The 3PL bank of a set of stored items, with the constant D they are scored with.
+
+    The one way every layer turns item rows (``items`` table, ITENS_PROVA, a demo bank) into a
+    bank, so that curves, standard errors and simulated θ of one year all use one D.
+
+    Parameters
+    ----------
+    items : DataFrame or mapping with columns "a", "b", "c", each of shape (n_items,)
+        3PL parameters; NaN marks an item without parameters (``ItemBank.usable`` False).
+    scaling : float
+        D: ``ScoringOptions.scaling`` of the year or run whose θ the bank serves (1.0 for INEP's
+        recipe). Keyword-only and without a default, so no caller drops it by accident.
+
+    Returns
+    -------
+    ItemBank of ``n_items`` items, in the rows' order.
+    """
+    return ItemBank.from_arrays(items["a"], items["b"], items["c"], scaling=scaling)
+
+
 @dataclass(frozen=True)
 class BookletForm:
     """The items one candidate of a booklet (and LC language) answered, in string order.
 
     Arrays have shape (n_items,). ``item_ids`` holds CO_ITEM, or ``missing_item_id`` for an
     abandoned item listed without one. ``keys`` holds ASCII codes of the answer letters; ``bank``
-    has NaN parameters for abandoned or annulled items, so they drop out of every likelihood.
+    has NaN parameters for abandoned or annulled items, so they drop out of every likelihood,
+    and D = :data:`PUBLISHED_SCALING` (scoring gives it the settings' D).
     ``language_items`` counts the foreign-language items, which come first.
     """
 
@@ -404,9 +432,7 @@ def build_form(booklet_id: int, language: int | None, ordered: pd.DataFrame) -> 
     """
     keys = np.array([ord(k) if isinstance(k, str) and len(k) == 1 else 0 for k in ordered["key"]],
                     dtype=np.uint8)
-    bank = ItemBank.from_arrays(
-        ordered["a"].to_numpy(float), ordered["b"].to_numpy(float), ordered["c"].to_numpy(float),
-    )
+    bank = stored_item_bank(ordered, scaling=PUBLISHED_SCALING)
     colour = ordered["colour"].dropna()
     item_ids = [missing_item_id(booklet_id, position) if pd.isna(item) else int(item)
                 for item, position in zip(ordered["item_id"], ordered["co_posicao"])]

@@ -17,7 +17,7 @@ from analytics.ability import INEP_GRID, AbilityEstimator, make_estimator
 from analytics.irt import FloatArray, ItemBank
 from analytics.scales import enem_nota, paper_scale
 from analytics.scoring import score_responses
-from enem.items import BookletForm
+from enem.items import PUBLISHED_SCALING, BookletForm
 
 SCALES = ("enem", "paper")
 
@@ -36,7 +36,7 @@ class ScoringOptions:
         EAP grid points.
     theta_range : (float, float), default (−4, 4)
         EAP grid range, or the MAP/ML search bounds (see ``analytics.ability.make_estimator``).
-    scaling : float, default 1.0
+    scaling : float, default ``enem.items.PUBLISHED_SCALING`` (1.0, INEP's D)
         The constant D given to every item bank scored with these options.
     scale : {"enem", "paper"}, default "enem"
         Reporting scale of the nota: ENEM's per-area round(k·θ + d, 1), or 100·θ + 500.
@@ -45,7 +45,7 @@ class ScoringOptions:
     method: str = "eap"
     n_quadrature: int = INEP_GRID.n_quadrature
     theta_range: tuple[float, float] = INEP_GRID.theta_range
-    scaling: float = 1.0
+    scaling: float = PUBLISHED_SCALING
     scale: str = "enem"
 
     def as_dict(self) -> dict:

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import gaussian_kde
 from streamlit.testing.v1 import AppTest
 
-from dashboard.contours import (
+from analytics.contours import (
     density_region,
     hdr_level,
     level_curves,

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analytics.contours import central_points, central_region, convex_hull
 from analytics.ctt import discrimination_index
-from dashboard.contours import central_points, central_region, convex_hull
 from dashboard.palette import model_styles
 from dashboard.summaries import (
     histogram_percentile,

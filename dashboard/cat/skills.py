@@ -5,7 +5,6 @@ cached queries, their figures and tables."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pandas as pd
@@ -18,7 +17,7 @@ from dashboard.data import current_path, version_token
 from dashboard.figures import series_dashes, series_styles
 from dashboard.palette import HUMAN_COLOUR
 from dashboard.state.filters import Filters
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.scoring import ScoringOptions
 from workflows.cat.skills import (
     GROUPINGS,
     HUMAN_LEVEL_COLUMNS,
@@ -55,7 +54,7 @@ SKILL_HEADERS = {
 def year_options(filters: Filters) -> ScoringOptions:
     """The year's stored scoring settings (INEP's when none)."""
     stored = filters.profile.get("scoring")
-    return ScoringOptions.from_dict(json.loads(stored)) if stored else DEFAULT_OPTIONS
+    return ScoringOptions.from_stored(stored)
 
 
 def year_scaling(filters: Filters) -> float:

@@ -16,6 +16,7 @@ from analytics.cat import CatSettings, simulation_study, study_table, variable_l
 from analytics.cat.study import RANDOM_LENGTH_FACTOR
 from analytics.irt import ItemBank
 from enem.areas import check_area
+from enem.items import stored_item_bank
 from store.cat_queries import area_bank_items
 from store.connection import connected
 from store.model_runs import year_scoring_options
@@ -55,7 +56,7 @@ def load_area_bank(db_path: Path, area: str, years: Sequence[int] | None = None)
     if len(scalings) > 1:
         raise ValueError(f"the years pooled use different D ({sorted(scalings)}); pool years "
                          "scored alike")
-    bank = ItemBank.from_arrays(rows["a"], rows["b"], rows["c"], scaling=scalings.pop())
+    bank = stored_item_bank(rows, scaling=scalings.pop())
     return AreaBank(area, rows["item_id"].to_numpy(np.int64),
                     rows["skill"].to_numpy(), rows["year"].to_numpy(np.int64), bank)
 

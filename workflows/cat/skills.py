@@ -37,6 +37,7 @@ from analytics.ability import AbilityEstimate, EAPEstimator, QuadratureGrid
 from analytics.irt import FloatArray, ItemBank, probability
 from enem.areas import check_area
 from enem.item_statistics import ICC_BIN_WIDTH
+from enem.items import stored_item_bank
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store.cat_queries import area_bank_items
 from store.connection import connected
@@ -71,7 +72,7 @@ def expected_at_theta(rows: pd.DataFrame, scaling: float) -> np.ndarray:
     expected = np.empty(len(rows))
     for theta, index in rows.groupby("theta").indices.items():
         part = rows.iloc[index]
-        bank = ItemBank.from_arrays(part["a"], part["b"], part["c"], scaling=scaling)
+        bank = stored_item_bank(part, scaling=scaling)
         expected[index] = probability(float(theta), bank)[0]
     return expected
 
@@ -232,7 +233,7 @@ def model_group_theta(patterns: pd.DataFrame, items: pd.DataFrame, area: str,
                             aggfunc="first")
     model = rows.drop_duplicates("pattern").set_index("pattern")["model"].reindex(wide.index)
     usable = usable.set_index("item_id").loc[wide.columns]
-    bank = ItemBank.from_arrays(usable["a"], usable["b"], usable["c"], scaling=options.scaling)
+    bank = stored_item_bank(usable, scaling=options.scaling)
     labels = skill_groups(area, usable["skill"].to_numpy(), grouping)
     # Which of each group's items each series answered at all.
     answered = wide.notna().groupby(model.to_numpy()).any()

@@ -20,7 +20,8 @@ With fewer than :data:`MIN_KDE_POINTS` points, or when the points' covariance is
 (e.g. every CTT equal, or every point on one line), no density can be estimated: the curve
 falls back to the convex hull of the central 90% of the points (Mahalanobis distance to the
 median), and with one or two distinct points there is no curve at all. Each result says which
-rule produced it. Pure numpy/scipy, no plotting.
+rule produced it. Pure numpy/scipy (the hull is ``scipy.spatial.ConvexHull``) and contourpy's
+marching squares, no plotting; ``dashboard.figures`` draws the result.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Literal
 import numpy as np
 from contourpy import LineType, contour_generator
 from numpy.typing import ArrayLike, NDArray
+from scipy.spatial import ConvexHull, QhullError
 from scipy.stats import gaussian_kde
 
 FloatArray = NDArray[np.float64]
@@ -70,28 +72,22 @@ def central_points(x: ArrayLike, y: ArrayLike, coverage: float = 0.9) -> FloatAr
 
 
 def convex_hull(points: ArrayLike) -> FloatArray:
-    """Vertices of the convex hull in counter-clockwise order (Andrew's monotone chain).
+    """Vertices of the convex hull of ``points`` (shape (n, 2)), counter-clockwise from the
+    lowest x (lowest y among ties), by ``scipy.spatial.ConvexHull`` (Qhull).
 
-    Returns shape (h, 2); fewer than three vertices when the points are collinear or repeated.
+    Returns shape (h, 2); points on an edge are not vertices. Repeated points count once; one or
+    two distinct points are returned as they are (sorted), and collinear points, which have no
+    area for Qhull, give the segment's two ends.
     """
-    unique = np.unique(np.asarray(points, np.float64).reshape(-1, 2), axis=0)
+    unique = np.unique(np.asarray(points, np.float64).reshape(-1, 2), axis=0)  # sorted by x, y
     if len(unique) <= 2:
         return unique
-
-    def cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-        return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
-
-    lower: list[np.ndarray] = []
-    for point in unique:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], point) <= 0:
-            lower.pop()
-        lower.append(point)
-    upper: list[np.ndarray] = []
-    for point in unique[::-1]:
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], point) <= 0:
-            upper.pop()
-        upper.append(point)
-    return np.array(lower[:-1] + upper[:-1])
+    try:
+        vertices = ConvexHull(unique).vertices  # counter-clockwise in 2-D, any start
+    except QhullError:  # no area: every point on one line, whose ends sort first and last
+        return unique[[0, -1]]
+    # The rows of ``unique`` are sorted, so the smallest index is the lowest (x, y) vertex.
+    return unique[np.roll(vertices, -int(np.argmin(vertices)))]
 
 
 def central_region(
