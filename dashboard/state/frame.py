@@ -73,7 +73,9 @@ def no_runs_message(filters: Filters, area: str | None = None,
     if not filters.models:
         return (f"No model runs for {where} match the sidebar's families, tuning and "
                 "runs — launch one on the Runs page or widen the run filters.")
-    if filters.booklet is not None and (area is None or area == filters.booklet_area):
+    # The sidebar sets booklet_area whenever it sets a booklet (the check is for the types).
+    if (filters.booklet is not None and filters.booklet_area is not None
+            and (area is None or area == filters.booklet_area)):
         took = queries.model_booklet(filters.year, filters.booklet_area, lang, filters.shots,
                                      filters.models)
         if took is not None:

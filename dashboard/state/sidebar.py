@@ -14,9 +14,11 @@ caption lists what was pooled.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import queries
 from dashboard.data import database_state
@@ -91,15 +93,17 @@ def _sidebar() -> Filters:
 
     booklets = queries.booklet_catalogue(year)
     booklets = booklets[booklets["area"].isin(areas)]
-    labels = {ALL_BOOKLETS: "All booklets"}
+    labels: dict[int, str] = {ALL_BOOKLETS: "All booklets"}
     for row in booklets.itertuples():
         labels[int(row.booklet_id)] = (f"{row.booklet_id} · {row.area} · {row.colour or '?'} "
                                        f"({row.candidates:,} candidates)")
     key = seed("booklet", list(labels))
-    chosen_booklet = side.selectbox("Booklet", list(labels), key=key, format_func=labels.get,
-                             help="One booklet of one area; the other areas keep every booklet")
+    chosen_booklet = side.selectbox("Booklet", list(labels), key=key,
+                                    format_func=lambda booklet: labels[booklet],
+                                    help="One booklet of one area; the other areas keep every "
+                                         "booklet")
     keep("booklet")
-    booklet = None if chosen_booklet == ALL_BOOKLETS else int(chosen_booklet)
+    booklet = None if chosen_booklet == ALL_BOOKLETS else int(cast(int, chosen_booklet))
     booklet_area = None
     if booklet is not None:
         booklet_area = str(booklets.loc[booklets["booklet_id"] == booklet, "area"].iloc[0])
@@ -136,7 +140,7 @@ def _sidebar() -> Filters:
                    uncounted_prompt_types=uncounted)
 
 
-def _shots_filter(side, year: int) -> tuple[int, str]:
+def _shots_filter(side: DeltaGenerator, year: int) -> tuple[int, str]:
     """The shots picker: 0, 1 and 4, and, when the year has runs imported with a prompt type
     that names no count (the paper's few-shot), a setting of their own named after it; returns
     (the setting, those prompt types). The default is 0 unless the year's runs have none."""
@@ -189,7 +193,7 @@ def _empty_human_areas(year: int, areas: Sequence[str], booklet: int | None,
     return tuple(empty)
 
 
-def _run_filters(side, year: int) -> tuple[list[str], bool]:
+def _run_filters(side: DeltaGenerator, year: int) -> tuple[list[str], bool]:
     """Family, tuning and run pickers and the pool switch; returns the selected run labels
     (empty when no run exists) and whether runs of one model are pooled.
 
@@ -217,7 +221,7 @@ def _run_filters(side, year: int) -> tuple[list[str], bool]:
     side.html(WRAPPED_CHOICES)
     runs_from_url(catalogue)
     key = seed("model", list(labels))
-    side.multiselect("Runs", list(labels), key=key, format_func=labels.get,
+    side.multiselect("Runs", list(labels), key=key, format_func=lambda run: labels[run],
                      placeholder="All runs above",
                      help="Grouped by model; each run shows the settings that tell it apart "
                           "from the model's other runs. Empty means all.")
@@ -231,7 +235,7 @@ def _run_filters(side, year: int) -> tuple[list[str], bool]:
     return (list(chosen) if chosen else list(labels)), bool(pooled)
 
 
-def _group_filter(side, year: int) -> tuple[str, str]:
+def _group_filter(side: DeltaGenerator, year: int) -> tuple[str, str]:
     """The human subgroup picker; returns (group_kind, group_value)."""
     groups = queries.human_groups(year)
     options = ["all:all"] + [f"{r.group_kind}:{r.group_value}" for r in groups.itertuples()]
@@ -253,7 +257,7 @@ def _group_filter(side, year: int) -> tuple[str, str]:
     return kind, value
 
 
-def _reproduced_filter(side, audit: pd.DataFrame) -> tuple[int, ...]:
+def _reproduced_filter(side: DeltaGenerator, audit: pd.DataFrame) -> tuple[int, ...]:
     """The switch that leaves flagged booklets out of the human reference; returns them."""
     flagged = tuple(int(b) for b in audit.loc[audit["flagged"], "booklet_id"]) \
         if len(audit) else ()
@@ -269,7 +273,7 @@ def _reproduced_filter(side, audit: pd.DataFrame) -> tuple[int, ...]:
     return flagged if only else ()
 
 
-def _blank_filter(side, year: int) -> bool:
+def _blank_filter(side: DeltaGenerator, year: int) -> bool:
     """The switch that leaves all-blank tests out of the human reference; returns whether
     they count (they do by default, as in INEP's own population)."""
     key = seed("blank", [True, False])

@@ -158,11 +158,12 @@ def seed(name: str, options: Sequence[Any], default: Any = None) -> str:
     field = _BY_NAME[name]
     default = field.default if default is None else default
     widget = field.widget_key
+    from_url = url_value(name)
     if widget in st.session_state:
         current = st.session_state[widget]
-    elif url_value(name) is not None:
+    elif from_url is not None:
         try:
-            current = field.parse(url_value(name))
+            current = field.parse(from_url)
         except (TypeError, ValueError):
             current = default
     else:
