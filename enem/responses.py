@@ -116,8 +116,10 @@ def stored_patterns_to_responses(patterns: Sequence[object], usable: np.ndarray)
     # Width → the columns its marks fill (one entry when every item has parameters).
     widths = {usable.size: np.arange(usable.size), int(usable.sum()): np.flatnonzero(usable)}
     for width, columns in widths.items():
-        rows = [row for row, text in enumerate(texts) if isinstance(text, str) and len(text) == width]
-        if rows:
-            ascii_texts = [texts[row].encode("ascii", "replace").decode("ascii") for row in rows]
+        found = [(row, text) for row, text in enumerate(texts)
+                 if isinstance(text, str) and len(text) == width]
+        if found:
+            rows = np.array([row for row, _ in found], dtype=np.intp)
+            ascii_texts = [text.encode("ascii", "replace").decode("ascii") for _, text in found]
             out[np.ix_(rows, columns)] = patterns_to_responses(ascii_texts)
     return out

@@ -154,19 +154,19 @@ def trust_verdict(theta: ArrayLike, theta_se: ArrayLike, lz: ArrayLike, human_p5
     model's mean θ (:func:`humans_se_at`); ``bank``: the booklet's scored items (None: unknown);
     ``random_theta``: θ of random answerers on that booklet (:func:`random_answer_theta`).
     """
-    theta = np.asarray(theta, np.float64)
-    theta = theta[np.isfinite(theta)]
-    mean_theta = float(theta.mean()) if len(theta) else float("nan")
+    thetas = np.asarray(theta, np.float64)
+    thetas = thetas[np.isfinite(thetas)]
+    mean_theta = float(thetas.mean()) if len(thetas) else float("nan")
     se = np.asarray(theta_se, np.float64)
     se = se[np.isfinite(se)]
     se_ratio = (float(se.mean()) / human_se if len(se) and np.isfinite(human_se) and human_se > 0
                 else float("nan"))
     exam_se = (float(standard_error_curve([mean_theta], bank)[0])
                if bank is not None and np.isfinite(mean_theta) else float("nan"))
-    random_theta = np.asarray(random_theta, np.float64)
-    if len(theta) and len(random_theta):
-        random_p = float(mannwhitneyu(theta, random_theta, alternative="two-sided").pvalue)
-        above = bool(np.median(theta) > np.median(random_theta))
+    randoms = np.asarray(random_theta, np.float64)
+    if len(thetas) and len(randoms):
+        random_p = float(mannwhitneyu(thetas, randoms, alternative="two-sided").pvalue)
+        above = bool(np.median(thetas) > np.median(randoms))
     else:
         random_p, above = float("nan"), False
     return TrustVerdict(fit=fit_verdict(lz, human_p5_lz), se_ratio=se_ratio, exam_se=exam_se,
