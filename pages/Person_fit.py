@@ -29,7 +29,7 @@ from dashboard.figures import (
 )
 from dashboard.lane_figure import histogram_with_lanes
 from dashboard.palette import REFERENCE_COLOUR
-from dashboard.pattern_figure import short_labels
+from dashboard.patterns.data import short_labels
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import selected_model_points
 from dashboard.summaries import histogram_quantile, left_out_cells

@@ -3,17 +3,19 @@
 Per area, rows are run series × prompt language (or one row per repetition), columns the items
 sorted by IRT difficulty b with the b curve above, the humans' share correct on top and each
 row's mean l_z (SD) at the right. A human-like pattern is dark on the left (easy items) and
-fades to the right (hard items). Figure and data: ``dashboard.pattern_figure``.
+fades to the right (hard items). Data, figure and caption: ``dashboard.patterns``.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import pattern_figure as patterns
 from dashboard import queries
 from dashboard.figures import show_figure
 from dashboard.navigation import ITEM_EXPLORER
+from dashboard.patterns.captions import panel_caption
+from dashboard.patterns.data import load_panel, panel_table, short_labels
+from dashboard.patterns.figure import pattern_figure
 from dashboard.state.frame import no_runs_message, open_page
 from inference.protocol import PROMPT_LANGUAGE_NAMES
 
@@ -32,11 +34,11 @@ if not filters.has_humans:
 catalogue = filters.catalogue
 words = ({} if catalogue.empty or "repetition" not in catalogue else
          dict(zip(catalogue["model_id" if filters.pooled else "model"], catalogue["repetition"])))
-names, shared_tail = patterns.short_labels(filters.series)
+names, shared_tail = short_labels(filters.series)
 clicked: tuple[str, int] | None = None
 drawn = []
 for area in filters.areas:
-    panel = patterns.load_panel(
+    panel = load_panel(
         filters.year, area, filters.booklet_for(area), filters.shots, filters.models,
         pooled=filters.pooled, per_repetition=per_repetition, with_humans=filters.has_humans, names=names,
         repetition_words=words)
@@ -53,12 +55,11 @@ for area in filters.areas:
         humans_note = f" No human row: no item statistics are stored for {area}."
         st.info(f"No human row for {area}: the store holds no share correct for its items.")
     event = show_figure(
-        patterns.pattern_figure(panel), key=f"patterns.{area}",
+        pattern_figure(panel), key=f"patterns.{area}",
         file_stem=f"response_patterns_{filters.year}_{area}", image_format=filters.image_format,
-        on_select=True, data=patterns.panel_table(panel),
-        caption=patterns.panel_caption(panel, filters.shots_words, shared_tail,
-                                       filters.provenance,
-                                       humans_note),
+        on_select=True, data=panel_table(panel),
+        caption=panel_caption(panel, filters.shots_words, shared_tail, filters.provenance,
+                              humans_note),
     )
     drawn.append(area)
     points = (event.selection.points if event is not None and hasattr(event, "selection")

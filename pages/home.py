@@ -14,7 +14,7 @@ from dashboard import queries
 from dashboard.figures import series_styles, show_figure
 from dashboard.lane_figure import histogram_with_lanes
 from dashboard.navigation import HOME, SECTIONS, VIEWS, View
-from dashboard.pattern_figure import short_labels
+from dashboard.patterns.data import short_labels
 from dashboard.state.frame import no_runs_message, open_page
 
 #: The θ axis in words. The N(0, 1) of INEP's recipe is the prior of the calibration's

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.pattern_figure import HUMAN_ROW, short_labels
+from dashboard.patterns.data import HUMAN_ROW, short_labels
 from tests.model_fixtures import add_test_model_runs
 from tests.test_pages import assert_clean, charts, decoded, messages, run_page
 from workflows.ingest import ingest_items
