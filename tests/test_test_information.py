@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 from streamlit.testing.v1 import AppTest
 
-from dashboard.information_data import theta_intervals
+from dashboard.information.intervals import theta_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/Test_information.py"
