@@ -6,6 +6,15 @@ one section per page (its figures numbered with their captions, its tables, its 
 scoring settings and provenance, and a short methods section. ``present=True`` gives the same
 figures as a slide deck: one figure per screen, large type, Previous / Next buttons and the
 arrow keys.
+
+The markup is Jinja2 templates in ``workflows/report/templates/`` (``report.html.j2``,
+``presentation.html.j2``, and ``plot.html.j2`` for a figure), with its style sheets and the
+slide script; this module turns the captured pages into what they show (numbered figures and
+tables with their captions, text blocks, plot specifications) and renders them. Autoescape is
+on: every value is escaped except those a template marks ``|safe``, which are HTML this module
+or the report's builder made (tables, Markdown, the figure JSON, the cover and provenance).
+Escaping is Python's ``html.escape(quote=True)`` (``&quot;``, ``&#x27;``), as the report wrote
+it before the templates, so a caption is found in the file exactly as it was.
 """
 
 from __future__ import annotations
@@ -14,9 +23,12 @@ import html
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from workflows.report.capture import Block, PageCapture
@@ -30,66 +42,31 @@ TABLE_ROWS = 60
 #: No raw HTML and no images: an offline report fetches nothing from anywhere.
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
 
-STYLE = """
-body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 24px auto; max-width: 1040px;
-       color: #222; line-height: 1.4; }
-h1 { font-size: 26px; } h2 { font-size: 21px; border-bottom: 1px solid #ccc; margin-top: 36px; }
-h3 { font-size: 17px; } figure { margin: 18px 0; break-inside: avoid; }
-figcaption, .caption { font-size: 13px; color: #444; }
-table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
-th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
-th { background: #f4f4f4; } .note { border-left: 4px solid #0072B2; padding: 4px 10px;
-  background: #f2f7fb; font-size: 13px; } .warning { border-left-color: #E69F00;
-  background: #fdf6e9; } .error { border-left-color: #D55E00; background: #fbeee8; }
-.banner { font-weight: bold; padding: 6px 10px; background: #fdf6e9; }
-.table-block { break-inside: avoid; overflow-x: auto; }
-@page { size: A4 landscape; margin: 12mm; }
-@media print { body { margin: 0; max-width: none; } h2 { break-before: page; }
-  .cover h2 { break-before: avoid; } }
-"""
 
-PRESENT_STYLE = """
-body { font-family: "DejaVu Sans", Arial, sans-serif; margin: 0; font-size: 22px; }
-.slide { display: none; height: 100vh; box-sizing: border-box; padding: 16px 32px; }
-.slide.shown { display: flex; flex-direction: column; align-items: center; }
-.slide h2 { font-size: 30px; margin: 4px 0 8px; } .slide .caption { font-size: 20px;
-  max-width: 1200px; color: #333; } nav { position: fixed; bottom: 12px; right: 24px; }
-nav button { font-size: 22px; padding: 6px 18px; margin-left: 8px; }
-"""
+def _escape(value: Any) -> Markup:
+    """Every value a template writes, as HTML: markup (``|safe``, macros) as it is, anything else
+    escaped by ``html.escape(quote=True)`` (markupsafe's own escape writes quotes as ``&#34;``
+    and ``&#39;``)."""
+    if hasattr(value, "__html__"):
+        return Markup(value)
+    return Markup(html.escape(str(value), quote=True))
 
-PRESENT_SCRIPT = """
-const slides = Array.from(document.querySelectorAll('.slide'));
-let current = 0;
-function show(index) {
-  current = Math.max(0, Math.min(slides.length - 1, index));
-  slides.forEach((s, i) => s.classList.toggle('shown', i === current));
-  document.getElementById('position').textContent = (current + 1) + ' / ' + slides.length;
-  const plot = slides[current].querySelector('.plot');
-  if (plot) { Plotly.Plots.resize(plot); }
-}
-document.getElementById('previous').onclick = () => show(current - 1);
-document.getElementById('next').onclick = () => show(current + 1);
-document.addEventListener('keydown', (e) => {
-  if (e.key === 'ArrowRight' || e.key === 'PageDown' || e.key === ' ') show(current + 1);
-  if (e.key === 'ArrowLeft' || e.key === 'PageUp') show(current - 1);
-});
-show(0);
-"""
+
+#: The report's templates; StrictUndefined so that a misspelt name fails instead of vanishing.
+_TEMPLATES = Environment(loader=PackageLoader("workflows.report", "templates"), autoescape=True,
+                         finalize=_escape, undefined=StrictUndefined)
 
 
 @dataclass(frozen=True)
 class ReportText:
-    """The parts of the report that do not come from the pages (HTML fragments)."""
+    """The parts of the report that do not come from the pages: the title (text, escaped)
+    and HTML fragments written as they are (``|safe`` in the templates)."""
 
     title: str
     selection: str
     banner: str
     provenance: str
     methods: str
-
-
-def _escape(text: str) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def figure_json(figure: dict, height_default: int = 450) -> tuple[str, int]:
@@ -103,17 +80,24 @@ def figure_json(figure: dict, height_default: int = 450) -> tuple[str, int]:
     return body.replace("</", "<\\/"), height
 
 
-def plot_div(figure: dict, element_id: str, print_height: int = PRINT_HEIGHT) -> str:
-    """A div drawn by plotly.js (static: no toolbar), shrunk on paper when taller than
-    ``print_height``."""
+@dataclass(frozen=True)
+class PlotSpec:
+    """One figure as ``plot.html.j2`` draws it: the element id, its size in CSS px, the JSON for
+    ``Plotly.newPlot`` (safe inside a script tag) and the zoom it is printed at (1: full size,
+    below 1 when taller than the print height)."""
+
+    element_id: str
+    width: int
+    height: int
+    json: str
+    zoom: float
+
+
+def plot_spec(figure: dict, element_id: str, print_height: int = PRINT_HEIGHT) -> PlotSpec:
+    """The :class:`PlotSpec` of a figure (a plotly figure dict), drawn at :data:`FIGURE_WIDTH`
+    and shrunk on paper when taller than ``print_height``."""
     body, height = figure_json(figure)
-    zoom = min(1.0, print_height / height)
-    rule = (f"<style>@media print {{ #{element_id} {{ zoom: {zoom:.3f}; }} }}</style>"
-            if zoom < 1 else "")
-    return (f'{rule}<div class="plot" id="{element_id}" style="width:{FIGURE_WIDTH}px;'
-            f'height:{height}px"></div><script>(function(){{const f = {body};'
-            f'Plotly.newPlot("{element_id}", f.data, f.layout, {{staticPlot: false, '
-            f'displayModeBar: false, responsive: false}});}})();</script>')
+    return PlotSpec(element_id, FIGURE_WIDTH, height, body, min(1.0, print_height / height))
 
 
 def table_html(frame: pd.DataFrame, rows: int = TABLE_ROWS) -> str:
@@ -132,10 +116,36 @@ def markdown_html(text: str) -> str:
     return _MARKDOWN.render(text)
 
 
-def page_section(page: PageCapture, index: int, counters: dict[str, int]) -> str:
+@dataclass(frozen=True)
+class Item:
+    """One element of a report section, as ``report.html.j2`` draws it. ``kind``: 'figure'
+    (``plot``, ``number``, ``caption``), 'table' (``html``, ``number``, ``caption``), 'header'
+    or 'subheader' or 'caption' (``text``), 'markdown' (``html``), 'title' (nothing: the
+    section's heading is the page title) or a notice's kind such as 'info' or 'warning'
+    (``html``, in a note box)."""
+
+    kind: str
+    number: int = 0
+    caption: str = ""
+    text: str = ""
+    html: str = ""
+    plot: PlotSpec | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """One page of the report: its index (the anchor ``page-<index>``), title and items."""
+
+    index: int
+    title: str
+    items: tuple[Item, ...]
+
+
+def page_section(page: PageCapture, index: int, counters: dict[str, int]) -> Section:
     """One page: its title, then every kept element in order; figures and tables are
-    numbered and take the caption that follows them."""
-    parts = [f'<section id="page-{index}"><h2>{_escape(page.title)}</h2>']
+    numbered (``counters`` carries the numbers from page to page) and take the caption that
+    follows them."""
+    items = []
     blocks = page.blocks
     skip = False
     for position, block in enumerate(blocks):
@@ -147,73 +157,55 @@ def page_section(page: PageCapture, index: int, counters: dict[str, int]) -> str
         if block.kind == "figure":
             counters["figure"] += 1
             number = counters["figure"]
-            parts.append(f'<figure>{plot_div(block.payload, f"figure-{number}")}'
-                         f'<figcaption><b>Figure {number}.</b> {_escape(caption or "")}'
-                         "</figcaption></figure>")
+            items.append(Item("figure", number, caption or "",
+                              plot=plot_spec(block.payload, f"figure-{number}")))
             skip = caption is not None
         elif block.kind == "table":
             counters["table"] += 1
-            number = counters["table"]
-            parts.append(f'<div class="table-block"><p class="caption"><b>Table {number}.</b> '
-                         f'{_escape(caption or "")}</p>{table_html(block.payload)}</div>')
+            items.append(Item("table", counters["table"], caption or "",
+                              html=table_html(block.payload)))
             skip = caption is not None
         else:
-            parts.append(_text_block(block))
-    parts.append("</section>")
-    return "\n".join(parts)
+            items.append(_text_item(block))
+    return Section(index, page.title, tuple(items))
 
 
-def _text_block(block: Block) -> str:
-    if block.kind == "title":
-        return ""
-    if block.kind in ("header", "subheader"):
-        return f"<h3>{_escape(block.payload)}</h3>"
-    if block.kind == "caption":
-        return f'<p class="caption">{_escape(block.payload)}</p>'
-    if block.kind == "markdown":
-        return markdown_html(block.payload)
-    return (f'<div class="note {block.kind}">{markdown_html(block.payload)}</div>')
+def _text_item(block: Block) -> Item:
+    if block.kind in ("title", "header", "subheader", "caption"):
+        return Item(block.kind, text=block.payload)
+    return Item(block.kind, html=markdown_html(block.payload))
 
 
 def report_document(pages: Sequence[PageCapture], text: ReportText) -> str:
     """The whole printable report as one HTML document."""
     counters = {"figure": 0, "table": 0}
     sections = [page_section(page, index, counters) for index, page in enumerate(pages)]
-    contents = "".join(f'<li><a href="#page-{i}">{_escape(p.title)}</a></li>'
-                       for i, p in enumerate(pages))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{_escape(text.title)}</title>
-<style>{STYLE}</style><script>{get_plotlyjs()}</script></head>
-<body><div class="cover"><h1>{_escape(text.title)}</h1>
-<p class="banner">{text.banner}</p>{text.selection}
-<h2>Contents</h2><ol>{contents}<li><a href="#provenance">Scoring settings and provenance</a>
-</li><li><a href="#methods">Methods</a></li></ol></div>
-{''.join(sections)}
-<section id="provenance"><h2>Scoring settings and provenance</h2>{text.provenance}</section>
-<section id="methods"><h2>Methods</h2>{text.methods}</section>
-</body></html>"""
+    return _TEMPLATES.get_template("report.html.j2").render(
+        text=text, sections=sections, plotly_js=get_plotlyjs())
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One figure of the slide deck: its page's title, number, plot and caption."""
+
+    title: str
+    number: int
+    plot: PlotSpec
+    caption: str
 
 
 def presentation_document(pages: Sequence[PageCapture], text: ReportText) -> str:
     """The selection's figures as slides: one figure per screen with its page title and
     caption, navigated with Previous / Next or the arrow keys."""
-    slides = [(f'<div class="slide"><h2>{_escape(text.title)}</h2>'
-               f'<p class="caption">{text.banner}</p>{text.selection}</div>')]
-    number = 0
+    slides = []
     for page in pages:
         for position, block in enumerate(page.blocks):
             if block.kind != "figure":
                 continue
-            number += 1
+            number = len(slides) + 1
             following = page.blocks[position + 1] if position + 1 < len(page.blocks) else None
             caption = following.payload if following and following.kind == "caption" else ""
-            slides.append(f'<div class="slide"><h2>{_escape(page.title)}</h2>'
-                          f'{plot_div(block.payload, f"slide-{number}")}'
-                          f'<p class="caption"><b>Figure {number}.</b> {_escape(caption)}'
-                          "</p></div>")
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{_escape(text.title)}</title>
-<style>{PRESENT_STYLE}</style><script>{get_plotlyjs()}</script></head>
-<body>{''.join(slides)}<nav><span id="position"></span>
-<button id="previous">◀ Previous</button><button id="next">Next ▶</button></nav>
-<script>{PRESENT_SCRIPT}</script></body></html>"""
+            slides.append(Slide(page.title, number, plot_spec(block.payload, f"slide-{number}"),
+                                caption))
+    return _TEMPLATES.get_template("presentation.html.j2").render(
+        text=text, slides=slides, plotly_js=get_plotlyjs())
