@@ -25,7 +25,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analytics.populations import BOOTSTRAP_RESAMPLES, Z_95, bootstrap_mean_ci
+from analytics.populations import (
+    BOOTSTRAP_RESAMPLES,
+    Z_95,
+    bootstrap_mean_ci,
+    normal_interval,
+)
 
 #: Percentiles (in %) of θ over repetitions that bound their central 95%.
 CENTRAL_PERCENTILES: tuple[float, float] = (2.5, 97.5)
@@ -87,9 +92,10 @@ def theta_intervals(points: pd.DataFrame) -> pd.DataFrame:
             mean_se = float(se.mean()) if se.size else np.nan
             boot = bootstrap_mean_ci(theta, np.random.default_rng(BOOTSTRAP_SEED))
             low, high = np.percentile(theta, CENTRAL_PERCENTILES)
+            se_low, se_high = normal_interval(mean, mean_se)
             rows.append({"model": model, "area": area, "repetitions": n, "mean_theta": mean,
                          "sd_theta": float(theta.std(ddof=1)) if n > 1 else np.nan,
                          "mean_se": mean_se, "boot_low": boot[0], "boot_high": boot[1],
                          "central_low": float(low), "central_high": float(high),
-                         "se_low": mean - Z_95 * mean_se, "se_high": mean + Z_95 * mean_se})
+                         "se_low": float(se_low), "se_high": float(se_high)})
     return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
