@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from enem.scoring import ScoringOptions
-from store.connection import PROJECT_ROOT, connected
+from store.connection import connected
 from store.dashboard_queries import (
     UNCOUNTED_SHOTS,
     UNCOUNTED_SHOTS_URL,
@@ -29,10 +29,10 @@ from store.dashboard_queries import (
     model_run_table,
     shots_to_url,
 )
+from workflows.background import project_command, run_to_end
 from workflows.report.capture import PageCapture, capture_pages
 from workflows.report.export import figure_images, print_pdf
 from workflows.report.html import ReportText, presentation_document, report_document
-from workflows.runs.service import project_command
 
 REPORT_TITLE = "ENEM × LLM: does a model's exam score mean what it means for a human?"
 
@@ -245,5 +245,4 @@ def report_in_process(db_path: Path, url_query: str, out_dir: Path, pdf: bool = 
                str(Path(out_dir).absolute()), "--url", url_query or "?", "--quiet"]
     if pdf:
         command.append("--pdf")
-    return subprocess.run(command, capture_output=True, text=True, check=False,
-                          timeout=REPORT_PROCESS_TIMEOUT, cwd=PROJECT_ROOT)
+    return run_to_end(command, timeout=REPORT_PROCESS_TIMEOUT)
