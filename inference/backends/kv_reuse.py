@@ -125,6 +125,9 @@ def cache_for_batch(past: KV, batch: int) -> DynamicCache:
     cache = DynamicCache(ddp_cache_data=past)
     if batch > 1 and past[0][0].shape[0] == 1:
         for layer in cache.layers:
+            # Built from tensors, so every layer is a filled DynamicLayer.
+            assert isinstance(layer, DynamicLayer)
+            assert layer.keys is not None and layer.values is not None
             layer.keys = layer.keys.expand(batch, -1, -1, -1)
             layer.values = layer.values.expand(batch, -1, -1, -1)
     return cache

@@ -133,7 +133,7 @@ class FullAnswerScorer(TransformersScorer):
             shuffles.append(Segment(shuffle, req.key, own, l2,
                                     stem_end(own, l2, min(starts[at:at + n_options]) - 1)))
         means = np.empty(len(seqs))
-        per_block = max(1, self.batch_size // n_options)
+        per_block = max(1, self.engine.batch_size // n_options)
         for at in range(0, len(shuffles), per_block):
             block = shuffles[at:at + per_block]
             block_kv, block_mask = self.engine.run_stems(kv, block)
@@ -149,9 +149,9 @@ class FullAnswerScorer(TransformersScorer):
         seqs, starts = self.texts(req)
         self.check_lengths(req.key, seqs)
         means = np.empty(len(seqs))
-        for at in range(0, len(seqs), self.batch_size):
-            rows = range(at, min(at + self.batch_size, len(seqs)))
-            ids, mask, positions = left_pad([seqs[r] for r in rows], self.pad_id)
+        for at in range(0, len(seqs), self.engine.batch_size):
+            rows = range(at, min(at + self.engine.batch_size, len(seqs)))
+            ids, mask, positions = left_pad([seqs[r] for r in rows], self.engine.pad_id)
             width = ids.shape[1]
             logits, _ = self.engine.forward(ids.to(self.device), None, positions.to(self.device),
                                             None, attention_mask=mask.to(self.device))
@@ -222,9 +222,10 @@ class GenerateScorer(TransformersScorer):
         ids = torch.tensor([self.encode([prompt])[0]], device=self.device)
         sampling = self.temperature > 0
         torch.manual_seed(seed)
-        generated = self.model.generate(
+        # transformers' stubs make ``generate`` look like a module attribute (a Tensor).
+        generated = self.model.generate(  # type: ignore[operator]
             input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=sampling,
             temperature=self.temperature if sampling else None, top_k=0 if sampling else None,
             top_p=1.0 if sampling else None, max_new_tokens=self.max_new_tokens,
-            pad_token_id=self.pad_id)
+            pad_token_id=self.engine.pad_id)
         return self.tokenizer.decode(generated[0, ids.shape[1]:], skip_special_tokens=True)

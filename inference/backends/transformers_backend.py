@@ -83,7 +83,8 @@ class TransformersScorer:
     ``trust_remote_code``, ``local_files_only``.
 
     The forwards run on :attr:`engine` (:class:`~inference.backends.kv_reuse.KVReuseEngine`),
-    which holds ``batch_size``, ``kv_budget``, ``avoid_cudnn_attention`` and the prefix caches.
+    which holds the settings of the forwards (``batch_size``, ``kv_budget`` in bytes,
+    ``avoid_cudnn_attention``, ``pad_id``) and the prefix caches.
     """
 
     name = "transformers"
@@ -147,28 +148,6 @@ class TransformersScorer:
         self._prefix_ids: dict[str, tuple[int, ...]] = {}
         self._reuse_ok = True
 
-    # ------------------------------------------------------------------ settings (the engine's)
-
-    @property
-    def batch_size(self) -> int:
-        """The most rows of one forward."""
-        return self.engine.batch_size
-
-    @property
-    def kv_budget(self) -> int:
-        """The most bytes the broadcast key/value cache of one forward may take."""
-        return self.engine.kv_budget
-
-    @property
-    def avoid_cudnn_attention(self) -> bool:
-        """Whether CUDA forwards keep SDPA off its cuDNN backend."""
-        return self.engine.avoid_cudnn_attention
-
-    @property
-    def pad_id(self) -> int:
-        """The token id in padded positions (the tokenizer's pad, else end-of-text, else 0)."""
-        return self.engine.pad_id
-
     @property
     def _prefix_cache(self) -> OrderedDict[tuple[int, ...], KV | None]:
         """The engine's prefix caches (the tests and the benchmark empty and count them)."""
@@ -193,9 +172,9 @@ class TransformersScorer:
             "dtype": str(self.loaded.dtype).replace("torch.", ""),
             "mode": self.mode,
             "chat_template": self.chat_template,
-            "batch_size": self.batch_size,
-            "kv_budget_gb": round(self.kv_budget / (1 << 30), 3),
-            "avoid_cudnn_attention": self.avoid_cudnn_attention,
+            "batch_size": self.engine.batch_size,
+            "kv_budget_gb": round(self.engine.kv_budget / (1 << 30), 3),
+            "avoid_cudnn_attention": self.engine.avoid_cudnn_attention,
             "letter_token_ids": {L: list(ids) for L, ids in zip(OPTION_LETTERS, self.letter_ids)},
             "letter_tokens": {
                 L: [self.tokenizer.convert_ids_to_tokens(i) for i in ids]
@@ -297,7 +276,7 @@ class TransformersScorer:
         out: list[ItemScores | None] = [None] * len(requests)
         for prefix_ids, items in groups.items():
             prefix_kv = self.engine.prefix_kv(prefix_ids)
-            per_block = max(1, self.batch_size // max(len(it.seqs) for it in items))
+            per_block = max(1, self.engine.batch_size // max(len(it.seqs) for it in items))
             for at in range(0, len(items), per_block):
                 block = items[at:at + per_block]
                 kv, mask = self.engine.run_stems(prefix_kv, block)
@@ -342,9 +321,9 @@ class TransformersScorer:
         raw = np.empty((n, 5))
         mass = np.empty(n)
         order = sorted(range(n), key=lambda i: len(seqs[i]))
-        for at in range(0, n, self.batch_size):
-            rows = order[at:at + self.batch_size]
-            ids, mask, positions = left_pad([seqs[i] for i in rows], self.pad_id)
+        for at in range(0, n, self.engine.batch_size):
+            rows = order[at:at + self.engine.batch_size]
+            ids, mask, positions = left_pad([seqs[i] for i in rows], self.engine.pad_id)
             logits, _ = self.engine.forward(
                 ids.to(self.device), None, positions.to(self.device), 1,
                 attention_mask=mask.to(self.device),
@@ -373,7 +352,7 @@ class TransformersScorer:
         for at in range(0, len(order), batch_size):
             rows = order[at:at + batch_size]
             # No mask: a row's pads come after its tokens, so causal attention never sees them.
-            ids, _ = right_pad([seqs[i] for i in rows], self.pad_id)
+            ids, _ = right_pad([seqs[i] for i in rows], self.engine.pad_id)
             width = ids.shape[1]
             positions = torch.arange(width)[None, :].expand(len(rows), -1)
             logits = self.model(
