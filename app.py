@@ -2,8 +2,8 @@
 
 Every script run goes through here: on first start with no database the Home page builds the
 synthetic demo year (about half a minute); then the navigation picks the page, the shared
-sidebar filters are drawn once (``dashboard.state.frame``), and the page runs. The views are listed in
-``dashboard.navigation`` and live one file each under ``pages/``.
+sidebar filters are drawn once (``dashboard.state.frame``), and the page runs. The views are
+listed in ``dashboard.navigation`` and live one file each under ``pages/``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ the one the user picks.
 The paper draws each model's θ with a "95% Confidence Interval (CI) computed using the
 shuffles"; its text does not say which interval that is. A repetition is one response pattern
 of the series (option shuffle or sampling seed × prompt variant × run, one row of
-``dashboard.state.selection.selected_model_points``). Over the n repetitions of a series in an area, with
-θ_i and SE_i in logits:
+``dashboard.state.selection.selected_model_points``). Over the n repetitions of a series in an
+area, with θ_i and SE_i in logits:
 
 - ``bootstrap``: the 95% CI of the mean θ, by the percentile bootstrap (1,000 resamples,
   ``analytics.populations.bootstrap_mean_ci``), the interval plotting libraries draw around a
