@@ -14,28 +14,33 @@ from numpy.typing import ArrayLike
 
 from analytics.ctt import DISCRIMINATION_GROUP_FRACTION, discrimination_index
 from analytics.irt import (
-    ItemBank,
     item_information,
     probability,
     standard_error_curve,
     test_information,
 )
+from enem.items import PUBLISHED_SCALING, stored_item_bank
 from enem.scoring import ScoringOptions
 
 #: The θ values item and test curves are drawn at (the θ axis the pages show).
 THETA_GRID = np.round(np.arange(-4.0, 4.0001, 0.02), 4)
 
 
-def information_curves(items: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def information_curves(items: pd.DataFrame, scaling: float = PUBLISHED_SCALING
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Test information I(θ) and SE(θ) = 1/√I(θ) over :data:`THETA_GRID` of a form's items
-    (columns a, b, c)."""
-    bank = ItemBank.from_arrays(items["a"], items["b"], items["c"])
+    (columns a, b, c), each of shape (len(THETA_GRID),), with the year's constant D
+    (``scaling``: ``ScoringOptions.scaling`` of the year; INEP's D = 1 by default)."""
+    bank = stored_item_bank(items, scaling=scaling)
     return test_information(THETA_GRID, bank), standard_error_curve(THETA_GRID, bank)
 
 
-def item_curves(a: float, b: float, c: float) -> tuple[np.ndarray, np.ndarray]:
-    """Probability correct P(θ) and information I(θ) of one 3PL item over :data:`THETA_GRID`."""
-    bank = ItemBank.from_arrays([a], [b], [c])
+def item_curves(a: float, b: float, c: float, scaling: float = PUBLISHED_SCALING
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Probability correct P(θ) and information I(θ) of one 3PL item over :data:`THETA_GRID`,
+    each of shape (len(THETA_GRID),), with the year's constant D (``scaling``, INEP's by
+    default)."""
+    bank = stored_item_bank({"a": [a], "b": [b], "c": [c]}, scaling=scaling)
     return probability(THETA_GRID, bank)[:, 0], item_information(THETA_GRID, bank)[:, 0]
 
 

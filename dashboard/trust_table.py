@@ -3,8 +3,6 @@ read through the cached queries."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -13,7 +11,8 @@ from analytics.irt import ItemBank
 from dashboard import queries
 from dashboard.state.filters import Filters
 from dashboard.state.selection import information_booklet
-from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from enem.items import stored_item_bank
+from enem.scoring import ScoringOptions
 from enem.trust import humans_se_at, random_answer_theta, trust_verdict
 from store.histograms import THETA_BIN_WIDTH
 
@@ -23,18 +22,21 @@ TRUST_COLUMNS = ("model", "area", "theta_trusted", "share_below_p5", "mean_theta
                  "human_se", "se_ratio", "exam_se", "random_p", "booklet_id", "patterns")
 
 
-def form_bank(year: int, booklet: int, item_language: int | None) -> ItemBank:
-    """The 3PL bank of one booklet form (items without parameters kept, unusable)."""
+def form_bank(year: int, booklet: int, item_language: int | None,
+              scoring: str | None) -> ItemBank:
+    """The 3PL bank of one booklet form (items without parameters kept, unusable) with the D
+    of the year's stored scoring settings (``scoring``, JSON; INEP's when None): the exam's
+    SE and the random answerers' θ of one verdict both use it."""
     items = queries.form_items(year, booklet, item_language)
-    return ItemBank.from_arrays(items["a"], items["b"], items["c"])
+    return stored_item_bank(items, scaling=ScoringOptions.from_stored(scoring).scaling)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_random_theta(year: int, booklet: int, item_language: int | None,
                         scoring: str | None) -> np.ndarray:
     """θ of simulated random answerers on one form, scored with the year's settings (JSON)."""
-    options = ScoringOptions.from_dict(json.loads(scoring)) if scoring else DEFAULT_OPTIONS
-    return random_answer_theta(form_bank(year, booklet, item_language), options)
+    options = ScoringOptions.from_stored(scoring)
+    return random_answer_theta(form_bank(year, booklet, item_language, scoring), options)
 
 
 def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, float]
@@ -52,7 +54,7 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
         language = None
         if area == "LC" and group["item_language"].notna().any():
             language = int(group["item_language"].mode().iloc[0])
-        bank = None if booklet is None else form_bank(filters.year, booklet, language)
+        bank = None if booklet is None else form_bank(filters.year, booklet, language, scoring)
         random_theta = ([] if booklet is None else
                         cached_random_theta(filters.year, booklet, language, scoring))
         mean_theta = float(group["theta"].mean())
