@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from contourpy import LineType, contour_generator
@@ -262,5 +262,7 @@ def level_curves(grid_x: ArrayLike, grid_y: ArrayLike, values: ArrayLike,
     if not lines:
         return np.empty(0), np.empty(0)
     gap = np.full((1, 2), np.nan)
-    joined = np.vstack([part for line in lines for part in (line, gap)][:-1])
+    # LineType.Separate: one (m, 2) array of points per line (contourpy types every layout).
+    separate = cast(list[FloatArray], lines)
+    joined = np.vstack([part for line in separate for part in (line, gap)][:-1])
     return joined[:, 0], joined[:, 1]

@@ -20,6 +20,7 @@ percentiles and ranks, on plain numpy arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -175,7 +176,8 @@ def percentile_in(values: ArrayLike, quantiles: ArrayLike,
     return np.where(np.isnan(x), np.nan, (below + at_or_below) / 2.0)
 
 
-def _level_at(x: FloatArray, q: FloatArray, levels: FloatArray, side: str) -> FloatArray:
+def _level_at(x: FloatArray, q: FloatArray, levels: FloatArray,
+              side: Literal["left", "right"]) -> FloatArray:
     """The quantile function inverted at ``x``: with side 'left' the level where the values
     equal to x begin (share strictly below), with 'right' where they end (share at or below)."""
     index = np.searchsorted(q, x, side=side)
@@ -247,8 +249,9 @@ def grouped_moments(values: ArrayLike, codes: ArrayLike, n_groups: int,
         shift = float(values.mean()) if values.size else 0.0
     centred = values - shift
     n = np.bincount(codes, minlength=n_groups)
-    sums = np.bincount(codes, weights=centred, minlength=n_groups)
-    squares = np.bincount(codes, weights=centred * centred, minlength=n_groups)
+    # With weights bincount returns floats (numpy's stubs type every bincount as integers).
+    sums = cast(FloatArray, np.bincount(codes, weights=centred, minlength=n_groups))
+    squares = cast(FloatArray, np.bincount(codes, weights=centred * centred, minlength=n_groups))
     return moments_from_sums(n, sums, squares, shift)
 
 

@@ -197,7 +197,7 @@ class Slide:
 def presentation_document(pages: Sequence[PageCapture], text: ReportText) -> str:
     """The selection's figures as slides: one figure per screen with its page title and
     caption, navigated with Previous / Next or the arrow keys."""
-    slides = []
+    slides: list[Slide] = []
     for page in pages:
         for position, block in enumerate(page.blocks):
             if block.kind != "figure":
