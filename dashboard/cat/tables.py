@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.cat.queries import full_exam_scores
+from dashboard.downloads import csv_download
 from workflows.cat.comparison import compare_with_full_exam
 
 #: The comparison's columns as the page names them, in the page's order: the path, then its
@@ -39,6 +40,5 @@ def show_table(table: pd.DataFrame, key: str, caption: str,
                  column_config={column: st.column_config.Column(pinned=True)
                                 for column in pinned if column in table.columns})
     st.caption(caption)
-    st.download_button("Table (CSV)", data=table.to_csv(index=False),
-                       file_name=f"{key.replace('.', '_')}.csv", mime="text/csv",
-                       key=f"{key}.csv", on_click="ignore", icon=":material/table:")
+    csv_download(table, label="Table (CSV)", file_stem=key.replace(".", "_"), key=f"{key}.csv",
+                 icon=":material/table:")

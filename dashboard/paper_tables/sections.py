@@ -11,6 +11,7 @@ import streamlit as st
 
 from analytics.paper_tables import YATES_DEFAULT
 from dashboard import access, queries
+from dashboard.downloads import csv_download
 from dashboard.figures import series_styles, show_figure
 from dashboard.paper_tables import queries as paper_queries
 from dashboard.paper_tables.figures import (
@@ -45,9 +46,7 @@ MIN_K_SHOTS = 4
 
 def download_csv(frame: pd.DataFrame, label: str, file_stem: str, key: str) -> None:
     """A CSV download button of ``frame``."""
-    st.download_button(label, data=lambda: frame.to_csv(index=False),
-                       file_name=f"{file_stem}.csv", mime="text/csv", key=key,
-                       on_click="ignore", icon=":material/table:")
+    csv_download(frame, label=label, file_stem=file_stem, key=key, icon=":material/table:")
 
 
 def baseline_section(filters: Filters, db_path: Path) -> None:

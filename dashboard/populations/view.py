@@ -7,6 +7,8 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
+from dashboard.downloads import csv_download
+
 #: Background of a row whose rank differs between percent correct and IRT.
 CHANGED = "background-color: #FFF2CC"
 
@@ -39,6 +41,5 @@ def rank_styler(ranks: pd.DataFrame) -> Styler:
 
 def download(table: pd.DataFrame, file_stem: str, key: str) -> None:
     """A CSV download of ``table``."""
-    st.download_button("Table (CSV)", data=table.to_csv(index=False),
-                       file_name=f"{file_stem}.csv", mime="text/csv", on_click="ignore",
-                       key=key, icon=":material/table:")
+    csv_download(table, label="Table (CSV)", file_stem=file_stem, key=key,
+                 icon=":material/table:")
