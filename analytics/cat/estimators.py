@@ -23,19 +23,9 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from analytics import mode_search
 from analytics.ability import INEP_GRID, THETA_BOUNDS, AbilityEstimate, QuadratureGrid
 from analytics.irt import FloatArray, ItemBank
-from analytics.mode_search import (
-    LogLikelihoodDerivatives,
-    grid_bracket,
-    grid_log_probabilities,
-    information_at,
-    log_likelihood_derivatives,
-    newton_in_bracket,
-    normal_log_prior,
-    prior_precision,
-    search_grid,
-)
 
 #: How ML treats a pattern with only correct or only wrong answers (no finite maximum).
 CONSTANT_PATTERN_RULES = ("dodd", "bound")
@@ -50,7 +40,7 @@ class GridLikelihood:
 
     def __init__(self, bank: ItemBank, points: FloatArray, n_simulees: int) -> None:
         self.points = np.asarray(points, dtype=np.float64)
-        log_p, log_q = grid_log_probabilities(bank, self.points)
+        log_p, log_q = mode_search.grid_log_probabilities(bank, self.points)
         self.terms = np.empty((2 * bank.n_items, self.points.shape[0]))
         self.terms[0::2] = log_q.T
         self.terms[1::2] = log_p.T
@@ -113,7 +103,7 @@ class CatEAP(CatEstimator):
 
     def estimate(self, answered: Answered, bank: ItemBank) -> AbilityEstimate:
         points = self.grid.points
-        log_prior = normal_log_prior(points, self.prior_mean, self.prior_sd)
+        log_prior = mode_search.normal_log_prior(points, self.prior_mean, self.prior_sd)
         log_post = answered.log_likelihood + (log_prior + self.grid.log_weights)
         log_post -= log_post.max(axis=1, keepdims=True)
         weights = np.exp(log_post)
@@ -134,11 +124,11 @@ class CatMAP(CatEstimator):
 
     @property
     def points(self) -> FloatArray:
-        return search_grid(self.theta_bounds)
+        return mode_search.search_grid(self.theta_bounds)
 
     def estimate(self, answered: Answered, bank: ItemBank) -> AbilityEstimate:
-        precision = prior_precision(self.prior_sd)
-        log_prior = normal_log_prior(self.points, self.prior_mean, self.prior_sd)
+        precision = mode_search.prior_precision(self.prior_sd)
+        log_prior = mode_search.normal_log_prior(self.points, self.prior_mean, self.prior_sd)
         theta = maximise(answered, bank, self.points, log_prior, self.prior_mean, precision)
         info = administered_information(answered.items, theta, bank)
         return AbilityEstimate(theta=theta, se=1.0 / np.sqrt(info + precision))
@@ -165,11 +155,11 @@ class CatML(CatEstimator):
 
     @property
     def points(self) -> FloatArray:
-        return search_grid(self.theta_bounds)
+        return mode_search.search_grid(self.theta_bounds)
 
     def estimate(self, answered: Answered, bank: ItemBank) -> AbilityEstimate:
-        theta = maximise(answered, bank, self.points, normal_log_prior(self.points, 0.0, None),
-                         0.0, prior_precision(None))
+        flat = mode_search.normal_log_prior(self.points, 0.0, None)
+        theta = maximise(answered, bank, self.points, flat, 0.0, mode_search.prior_precision(None))
         if self.constant_patterns == "dodd":
             n_correct = answered.correct.sum(axis=1)
             previous = answered.previous
@@ -185,7 +175,7 @@ class CatML(CatEstimator):
 def administered_information(items: NDArray[np.intp], theta: FloatArray,
                              bank: ItemBank) -> FloatArray:
     """Test information Σ_j I_j(θ̂_i) over each simulee's items (n, t), shape (n,)."""
-    return information_at(theta, bank, items=items)
+    return mode_search.information_at(theta, bank, items=items)
 
 
 def maximise(answered: Answered, bank: ItemBank, points: FloatArray, log_prior: FloatArray,
@@ -201,10 +191,11 @@ def maximise(answered: Answered, bank: ItemBank, points: FloatArray, log_prior: 
     """
     objective = answered.log_likelihood + log_prior
     # The grid runs along axis 1 here; grid_bracket wants it along axis 0 (a view, no copy).
-    bracket = grid_bracket(objective.T, points)
+    bracket = mode_search.grid_bracket(objective.T, points)
 
-    def derivatives(rows: NDArray[np.intp], theta: FloatArray) -> LogLikelihoodDerivatives:
-        return log_likelihood_derivatives(theta, bank, answered.correct[rows],
-                                          items=answered.items[rows])
+    def derivatives(rows: NDArray[np.intp],
+                    theta: FloatArray) -> mode_search.LogLikelihoodDerivatives:
+        return mode_search.log_likelihood_derivatives(theta, bank, answered.correct[rows],
+                                                      items=answered.items[rows])
 
-    return newton_in_bracket(derivatives, bracket, prior_mean, precision, max_iter, tol)
+    return mode_search.newton_in_bracket(derivatives, bracket, prior_mean, precision, max_iter, tol)
