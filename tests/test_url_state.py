@@ -8,6 +8,10 @@ address (except the year, prompt language and shots, which every address names).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from dashboard.state import url
@@ -16,6 +20,7 @@ from enem.areas import AREAS
 from store.dashboard_queries import UNCOUNTED_SHOTS
 
 FIELD = {field.name: field for field in FIELDS}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_address_names_the_same_parameters_in_the_same_order():
@@ -91,3 +96,12 @@ def test_a_field_is_a_frozen_row():
     field = StateField("x", list, list)
     with pytest.raises(AttributeError):
         field.name = "y"  # type: ignore[misc]
+
+
+def test_the_filters_value_needs_neither_streamlit_nor_the_database():
+    # A fresh interpreter: this test session has long imported both.
+    code = ("import sys, dashboard.state.filters; "
+            "print(sorted(m for m in ('streamlit', 'dashboard.queries') if m in sys.modules))")
+    found = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.strip()
+    assert found == "[]"
