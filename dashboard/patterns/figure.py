@@ -142,16 +142,16 @@ def _item_info(panel: PatternPanel, x: list[str]) -> list[tuple[str, int, float]
     return [(item, int(p) if pd.notna(p) else -1, bv) for item, p, bv in zip(x, positions, b)]
 
 
-def _human_hover(panel: PatternPanel, geometry: _Geometry,
+def _human_hover(panel: PatternPanel, human: np.ndarray, geometry: _Geometry,
                  item_info: list[tuple[str, int, float]]) -> go.Scatter:
-    """The human row's hover: item, question number, b, share and count of candidates."""
+    """The human row's hover: item, question number, b, share (``human``, per column) and count
+    of candidates."""
     x = geometry.x
     return go.Scatter(
         x=x, y=[HUMAN_ROW] * len(x), mode="markers", name="Humans", showlegend=False,
         marker=_cell_marker(geometry),
         customdata=[(item, pos, _fmt(bv), _fmt(h, "{:.1%}"), int(n))
-                    for (item, pos, bv), h, n in zip(item_info, panel.human,
-                                                     panel.items["humans"])],
+                    for (item, pos, bv), h, n in zip(item_info, human, panel.items["humans"])],
         hovertemplate=("<b>Humans</b> · item %{customdata[0]} (question %{customdata[1]} of "
                        f"booklet {panel.booklet})<br>b = %{{customdata[2]}}<br>"
                        "%{customdata[3]} of %{customdata[4]:,} candidates correct"
@@ -205,7 +205,7 @@ def _add_rows(figure: go.Figure, panel: PatternPanel, geometry: _Geometry) -> li
     columns' (item, question, b) for the b curve."""
     item_info = _item_info(panel, geometry.x)
     if panel.human is not None:
-        figure.add_trace(_human_hover(panel, geometry, item_info), row=1, col=1)
+        figure.add_trace(_human_hover(panel, panel.human, geometry, item_info), row=1, col=1)
     for model, group in panel.rows.groupby("model", sort=False):
         figure.add_trace(_series_hover(panel, geometry, model, group, item_info), row=1, col=1)
         figure.add_trace(_series_lz(panel, geometry, model, group), row=1, col=2)
