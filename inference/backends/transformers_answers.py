@@ -171,8 +171,9 @@ class FullAnswerScorer(TransformersScorer):
     def _continuation_means(self, kv: KV | None, mask: torch.Tensor, block: list[Segment],
                             rows: list[Row], starts: Sequence[int]) -> list[float]:
         """Mean log-probability of the continuation tokens of each row (b, d): text d of
-        ``block[b]``, run from its token ``l2`` on top of row b of the block's cache (``kv``,
-        ``mask``: one row per block entry, or one shared row), ``batch_size`` rows a forward."""
+        ``block[b]``, run from its token ``l2`` on top of row b of the block's cache (``kv``: one
+        row per block entry, or one shared row; ``mask``: one row per entry), by the engine's
+        chunked forwards."""
         n_options = len(OPTION_LETTERS)
         means = []
         for chunk, ids, logits in self.engine.run_tails(kv, mask, block, rows, last_only=False):
