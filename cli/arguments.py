@@ -11,7 +11,7 @@ from pathlib import Path
 from analytics import ESTIMATOR_METHODS
 from cli.errors import UsageError
 from enem.csvfiles import UnusableFileError
-from enem.patterns import check_output
+from enem.pattern_files import check_output
 from enem.scoring import SCALES
 from store.connection import DB_ENV_VAR, database_path
 

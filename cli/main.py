@@ -18,7 +18,7 @@ from cli.errors import Parser, UsageError, error_line, exit_code
 from cli.report_commands import add_report_parser
 from cli.run_commands import add_run_parser
 from enem.items import load_items
-from enem.patterns import PATTERN_ENCODINGS, score_pattern_file
+from enem.pattern_files import PATTERN_ENCODINGS, score_pattern_file
 from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
 from store.connection import connected, database_path, set_writer_name
 from store.queries import overview, year_booklets

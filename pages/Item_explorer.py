@@ -2,7 +2,7 @@
 
 The item comes from the URL (``?item=CO_ITEM&area=CN``, which the Response patterns page uses
 to open an item) or from the pickers below. Link handling, details and figures:
-``dashboard.items``.
+``dashboard.item_explorer``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import streamlit as st
 
 from dashboard import queries
 from dashboard.figures import show_figure
-from dashboard.items import details, picker
-from dashboard.items.curves import curve_caption, curve_figure
-from dashboard.items.options import option_caption, option_figure
+from dashboard.item_explorer import details, picker
+from dashboard.item_explorer.curves import curve_caption, curve_figure
+from dashboard.item_explorer.options import option_caption, option_figure
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import information_booklet
 from dashboard.summaries import model_item_di

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 from enem.items import DOUBLE_LISTING_NOTE, load_items, missing_item_id
-from enem.patterns import score_pattern_frame
+from enem.pattern_files import score_pattern_frame
 from enem.score_batches import AreaAccumulator, score_batch
 from store.dashboard_queries import form_items
 from store.model_runs import load_form

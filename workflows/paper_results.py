@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 from enem.areas import OPTION_LETTERS
 from enem.items import BookletForm
 from enem.microdata import BOOKLET_ID_MAX
-from enem.patterns import whole_number
+from enem.pattern_files import whole_number
 from enem.scoring import ScoringOptions, score_form
 from inference.plan import model_slug
 from inference.protocol import LANGUAGE_ALIASES
