@@ -25,7 +25,7 @@ from analytics.contours import DensityRegion, density_region
 from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, series_style_table, with_alpha
-from dashboard.run_picker import shots_words
+from dashboard.runs.picker import shots_words
 from enem.areas import AREA_NAMES
 
 THETA_TITLE = "θ (ability, logits)"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from dashboard.presentation import present_if_asked
+from dashboard.presentation.deck import present_if_asked
 
 
 @dataclass(frozen=True)

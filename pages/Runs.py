@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard import access, queries
 from dashboard.data import database_state
-from dashboard.run_launch import launch_panel
+from dashboard.runs.launch_form import launch_panel
 from dashboard.state.frame import open_page
 from enem.areas import AREAS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS

@@ -21,7 +21,7 @@ import pytest
 
 from dashboard import palette
 from dashboard.palette import MODEL_COLOURS, model_styles
-from dashboard.run_picker import run_choice_labels
+from dashboard.runs.picker import run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
 from tests.browser_support import (

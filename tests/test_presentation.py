@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import presentation_slides
-from dashboard.presentation_slides import (
+from dashboard.presentation import slides as presentation_slides
+from dashboard.presentation.slides import (
     Deck,
     Slide,
     capture_deck,

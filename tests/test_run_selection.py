@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dashboard.run_picker import pooling_sentence, run_choice_labels
+from dashboard.runs.picker import pooling_sentence, run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
 from tests.test_pages import assert_clean, run_page

@@ -11,7 +11,7 @@ import streamlit as st
 from analytics.cat import CatSettings
 from dashboard import access
 from dashboard.data import database_state
-from dashboard.run_launch import local_model_choice
+from dashboard.runs.launch_form import local_model_choice
 from dashboard.state.filters import Filters
 from enem.areas import AREAS
 from inference.backends import available_backends

@@ -21,7 +21,7 @@ import pandas as pd
 
 from analytics.populations import normal_interval, pool_inverse_variance, standard_error
 from dashboard import queries
-from dashboard.run_picker import shots_words
+from dashboard.runs.picker import shots_words
 from enem.rescoring import ml_rescore_patterns
 from enem.scoring import ScoringOptions
 

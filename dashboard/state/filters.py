@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dashboard.run_picker import UNCOUNTED_PROMPT_TYPE, pooling_sentence, shots_words
+from dashboard.runs.picker import UNCOUNTED_PROMPT_TYPE, pooling_sentence, shots_words
 from dashboard.summaries import scoring_words
 from enem.codebook import SCHOOL_TYPES
 

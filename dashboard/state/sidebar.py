@@ -22,7 +22,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import queries
 from dashboard.data import database_state
-from dashboard.run_picker import (
+from dashboard.runs.picker import (
     UNCOUNTED_PROMPT_TYPE,
     run_choice_labels,
     shots_words,

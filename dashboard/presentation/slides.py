@@ -6,7 +6,7 @@ every page run headless through the app with the selection as its URL), so prese
 shows the dashboard's own figures and holds no copy of their code. The capture runs Streamlit's
 ``AppTest``, which replaces the process's Streamlit runtime while it runs; inside the serving
 dashboard that would break every open session, so the capture runs as its own process
-(``python -m dashboard.presentation_slides``, waited for through
+(``python -m dashboard.presentation.slides``, waited for through
 ``workflows.background.run_to_end``), which writes the slides as JSON.
 """
 
@@ -96,7 +96,7 @@ def capture_deck(db_path: Path, query: Query) -> Deck:
     docstring). Raises RuntimeError with the process's last words when it fails."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "slides.json"
-        command = [sys.executable, "-m", "dashboard.presentation_slides", "--db",
+        command = [sys.executable, "-m", "dashboard.presentation.slides", "--db",
                    str(Path(db_path).absolute()), "--query",
                    urllib.parse.urlencode([(k, v) for k, vs in query for v in vs]),
                    "--out", str(out)]

@@ -15,7 +15,7 @@ the frame (``app.py``) and also the path Streamlit takes when it runs a page fil
 :func:`dashboard.state.frame.open_page`).
 
 The figures are those the report captures for the same selection
-(:mod:`dashboard.presentation_slides`), captured once per selection and database version.
+(:mod:`dashboard.presentation.slides`), captured once per selection and database version.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from streamlit.navigation.page import StreamlitPage
 from dashboard import queries
 from dashboard.data import database_state
 from dashboard.figures import plotly_config
-from dashboard.presentation_slides import (
+from dashboard.presentation.slides import (
     PLOTLY_HEIGHT,
     SLIDE_HEIGHT,
     SLIDE_WIDTH,
