@@ -16,8 +16,9 @@ log-likelihood derivatives), the kernel the adaptive-testing estimators share.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -409,8 +410,10 @@ class MLEstimator(AbilityEstimator):
     max_iter: int = 100
     tol: float = 1e-8
     name: ClassVar[str] = "ml"
-    prior_mean: ClassVar[float] = 0.0
-    prior_sd: ClassVar[float | None] = None
+    # Fixed per instance, not constructor arguments: fields without init, repr or compare, so
+    # the constructor, repr, equality and hash are those of the three parameters above.
+    prior_mean: float = dataclasses.field(default=0.0, init=False, repr=False, compare=False)
+    prior_sd: float | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def _estimate_counted(self, data: CountedResponses) -> AbilityEstimate:
         bounds = check_theta_bounds(self.theta_bounds)
@@ -456,12 +459,15 @@ def make_estimator(
         If ``method`` is not one of ``ESTIMATOR_METHODS``.
     """
     key = method.lower() if isinstance(method, str) else method
+    # tuple() turns a list (as settings read back from JSON hold) into the pair the signature
+    # promises; the estimators check its values.
+    theta_pair = cast("tuple[float, float]", tuple(theta_range))
     if key == EAPEstimator.name:
-        return EAPEstimator(grid=QuadratureGrid(n_quadrature, tuple(theta_range)))
+        return EAPEstimator(grid=QuadratureGrid(n_quadrature, theta_pair))
     if key == MAPEstimator.name:
-        return MAPEstimator(theta_bounds=tuple(theta_range))
+        return MAPEstimator(theta_bounds=theta_pair)
     if key == MLEstimator.name:
-        return MLEstimator(theta_bounds=tuple(theta_range))
+        return MLEstimator(theta_bounds=theta_pair)
     raise ValueError(
         f"unknown estimation method {method!r}; choose one of {', '.join(ESTIMATOR_METHODS)}"
     )

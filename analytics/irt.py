@@ -117,29 +117,33 @@ class ItemBank:
 
     a: FloatArray
     b: FloatArray
-    c: FloatArray | None = None
-    scaling: float = 1.0
+    c: FloatArray
+    scaling: float
 
-    def __post_init__(self) -> None:
-        a = _frozen_float_array(self.a, "a")
-        b = _frozen_float_array(self.b, "b")
-        c = np.zeros_like(a) if self.c is None else _frozen_float_array(self.c, "c")
-        c.setflags(write=False)
-        if not (a.shape == b.shape == c.shape):
+    # Written out (dataclass keeps a class's own __init__) so the fields can be typed as what a
+    # bank holds, frozen float arrays with c never None, while the constructor takes array-likes.
+    def __init__(
+        self, a: ArrayLike, b: ArrayLike, c: ArrayLike | None = None, scaling: float = 1.0
+    ) -> None:
+        a_array = _frozen_float_array(a, "a")
+        b_array = _frozen_float_array(b, "b")
+        c_array = np.zeros_like(a_array) if c is None else _frozen_float_array(c, "c")
+        c_array.setflags(write=False)
+        if not (a_array.shape == b_array.shape == c_array.shape):
             raise ValueError(
-                f"a, b and c must have the same shape (n_items,); got a{a.shape}, b{b.shape}, "
-                f"c{c.shape}"
+                f"a, b and c must have the same shape (n_items,); got a{a_array.shape}, "
+                f"b{b_array.shape}, c{c_array.shape}"
             )
-        if np.any((c < 0.0) | (c >= 1.0)):
+        if np.any((c_array < 0.0) | (c_array >= 1.0)):
             raise ValueError("c (guessing) must lie in [0, 1) for every item with parameters")
-        scaling = float(self.scaling)
-        if not (np.isfinite(scaling) and scaling > 0.0):
-            raise ValueError(f"scaling (D) must be a finite positive number; got {self.scaling!r}")
-        # Frozen dataclass: the validated copies replace what the caller passed.
-        object.__setattr__(self, "a", a)
-        object.__setattr__(self, "b", b)
-        object.__setattr__(self, "c", c)
-        object.__setattr__(self, "scaling", scaling)
+        d = float(scaling)
+        if not (np.isfinite(d) and d > 0.0):
+            raise ValueError(f"scaling (D) must be a finite positive number; got {scaling!r}")
+        # Frozen dataclass: the validated copies are set past its __setattr__.
+        object.__setattr__(self, "a", a_array)
+        object.__setattr__(self, "b", b_array)
+        object.__setattr__(self, "c", c_array)
+        object.__setattr__(self, "scaling", d)
 
     @classmethod
     def from_arrays(
@@ -295,8 +299,9 @@ def test_information(theta: ArrayLike, bank: ItemBank) -> FloatArray:
     return item_information(theta, bank).sum(axis=1)
 
 
-# Keep pytest from collecting the library function above as a test when it is imported there.
-test_information.__test__ = False
+# Keep pytest from collecting the library function above as a test when it is imported there
+# (through __dict__: a function's type declares no __test__ attribute).
+test_information.__dict__["__test__"] = False
 
 
 def standard_error_curve(theta: ArrayLike, bank: ItemBank) -> FloatArray:

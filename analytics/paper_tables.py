@@ -57,9 +57,9 @@ def contingency_2x2(attribute: ArrayLike, discriminating: ArrayLike) -> np.ndarr
     if has.shape != good.shape:
         raise ValueError(f"attribute {has.shape} and discriminating {good.shape} differ")
     known = np.isfinite(has) & np.isfinite(good)
-    has, good = has[known] > 0, good[known] > 0
-    return np.array([[np.sum(has & good), np.sum(has & ~good)],
-                     [np.sum(~has & good), np.sum(~has & ~good)]], dtype=np.int64)
+    has_it, is_good = has[known] > 0, good[known] > 0
+    return np.array([[np.sum(has_it & is_good), np.sum(has_it & ~is_good)],
+                     [np.sum(~has_it & is_good), np.sum(~has_it & ~is_good)]], dtype=np.int64)
 
 
 @dataclass(frozen=True)

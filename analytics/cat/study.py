@@ -4,6 +4,7 @@ noisy simulees over a grid of guess and slip rates."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -62,10 +63,11 @@ def simulation_study(
     true_theta = np.asarray(true_theta, dtype=np.float64)
     selector = selector or MaxInformation()
     random_items = min(random_items or RANDOM_LENGTH_FACTOR * max_items, bank.n_items)
-    noise = {"seed": seed, "start_theta": start_theta, "guess": guess, "slip": slip}
-    cat = simulate_cat(bank, true_theta, selector, estimator, FixedLength(max_items), **noise)
-    rnd = simulate_cat(bank, true_theta, RandomItems(), estimator, FixedLength(random_items),
-                       **noise)
+    # The two arms share the simulees, the estimator, the seed and the noise.
+    same_noise = functools.partial(simulate_cat, seed=seed, start_theta=start_theta, guess=guess,
+                                   slip=slip)
+    cat = same_noise(bank, true_theta, selector, estimator, FixedLength(max_items))
+    rnd = same_noise(bank, true_theta, RandomItems(), estimator, FixedLength(random_items))
     return StudyResult(mse_by_step(cat.theta, true_theta), mse_by_step(rnd.theta, true_theta),
                        cat, rnd)
 
