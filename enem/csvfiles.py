@@ -351,7 +351,7 @@ def _off_values(check: FieldCheck, arr: np.ndarray, rows: np.ndarray, starts, st
                 first, n_semis, codec: str) -> tuple[np.ndarray, list[str]]:
     """Indices into ``rows`` of the lines whose field ``check.index`` is not accepted, and
     their values (stripped; cut at 16 bytes)."""
-    nothing = (np.zeros(0, dtype=np.int64), [])
+    nothing: tuple[np.ndarray, list[str]] = (np.zeros(0, dtype=np.int64), [])
     if not rows.size:
         return nothing
     k = check.index

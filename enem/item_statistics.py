@@ -174,10 +174,13 @@ class _ItemSums:
 
     def discrimination_index(self) -> np.ndarray:
         """p(top group) − p(bottom group) per item; NaN without groups or answers."""
-        if self.low_answered is None:
+        low_answered, low_correct = self.low_answered, self.low_correct
+        high_answered, high_correct = self.high_answered, self.high_correct
+        # gather sets the four together: all arrays with groups, all None without.
+        if (low_answered is None or low_correct is None or high_answered is None
+                or high_correct is None):
             return np.full(self.answered.shape, np.nan)
-        return (ratio(self.high_correct, self.high_answered)
-                - ratio(self.low_correct, self.low_answered))
+        return ratio(high_correct, high_answered) - ratio(low_correct, low_answered)
 
     @classmethod
     def gather(cls, chars: np.ndarray, keys: np.ndarray, theta: np.ndarray, total: np.ndarray,

@@ -276,7 +276,8 @@ def _prepare(frame: pd.DataFrame, items: ItemsTable, lc_language, out: pd.DataFr
     booklet = booklet_numbers(frame)
     written = (frame["TP_LINGUA"].fillna("").astype(str).str.strip() if "TP_LINGUA" in frame
                else pd.Series("", index=frame.index))
-    keys, languages = [], []
+    keys: list[tuple[int, int | None] | None] = []
+    languages = []
     for index in frame.index:
         lang = lc_language if written[index] == "" else whole_number(written[index])
         languages.append(lang)

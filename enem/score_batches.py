@@ -230,6 +230,9 @@ def score_batch(
             accumulator.chars[key].append(chars)
             accumulator.theta[key].append(result["theta"])
             accumulator.ctt[key].append(np.asarray(result["ctt"], dtype=np.float64))
+            # A booklet with forms is in the items file, so it has an audit (one without is
+            # rejected whole by _form_groups).
+            assert audit is not None
             count_notas(audit, _audited_nota(responses, form, result, options, blank,
                                              official[kept]), official[kept])
             tables.append(_score_table(year, area, form, batch.select(_COPIED).take(kept),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -58,7 +59,9 @@ class ScoringOptions:
     def from_dict(cls, values: dict) -> ScoringOptions:
         """The inverse of :meth:`as_dict`."""
         return cls(method=values["method"], n_quadrature=int(values["n_quadrature"]),
-                   theta_range=tuple(float(v) for v in values["theta_range"]),
+                   # The stored pair, written by as_dict from the (low, high) field, as floats.
+                   theta_range=cast("tuple[float, float]",
+                                    tuple(float(v) for v in values["theta_range"])),
                    scaling=float(values["scaling"]), scale=values["scale"])
 
     @classmethod
