@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -235,3 +236,16 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows) -> None:
     """
     _incoming_rows = rows
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming_rows").fetchall()
+
+
+def one_row(result: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
+    """The row of an executed statement that returns exactly one by construction: an aggregate
+    without GROUP BY (``count(*)``, ``max``), an INSERT or DELETE (its row count) or a
+    ``current_setting`` select.
+
+    ``fetchone`` is typed as possibly None; for these statements it never is, and the assert
+    states that invariant instead of leaving each caller to index a possible None.
+    """
+    row = result.fetchone()
+    assert row is not None, "the statement returns one row by construction"
+    return row

@@ -152,7 +152,7 @@ def _grouped(columns: dict[str, np.ndarray], labels: dict[str, pa.ChunkedArray],
         rows("all", np.array([], dtype=object), np.zeros(0, np.int64),
              None if weights is None else np.zeros(0))
         return tables[0]
-    everyone = None
+    everyone: tuple[np.ndarray, np.ndarray | None] | None = None
     for kind, codes, labels_of in (state, school):
         size = labels_of.size * n_cells
         combined = codes[kept] * n_cells + cell
@@ -162,6 +162,7 @@ def _grouped(columns: dict[str, np.ndarray], labels: dict[str, pa.ChunkedArray],
         if everyone is None:  # from the states
             everyone = (counts.reshape(-1, n_cells).sum(axis=0),
                         None if sums is None else sums.reshape(-1, n_cells).sum(axis=0))
+    assert everyone is not None  # the loop's first pass (the states) set it
     rows("all", np.array(["all"], dtype=object), *everyone)
     return pa.concat_tables(tables)
 

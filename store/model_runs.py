@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from enem.items import BookletForm, build_form
 from enem.scoring import ScoringOptions
-from store.connection import insert_rows
+from store.connection import insert_rows, one_row
 
 RESPONSE_COLUMNS = (
     "run_id", "year", "area", "booklet_id", "item_language", "position", "item_id",
@@ -56,8 +56,9 @@ def _unique_label(con: duckdb.DuckDBPyConnection, run: dict, label: str) -> str:
     runs of one model with the same settings must never be pooled silently. The run's seed is
     added when that tells them apart, else the end of its run id."""
     def taken(candidate: str) -> bool:
-        return con.execute("SELECT count(*) > 0 FROM model_runs WHERE label = ? AND run_id <> ?",
-                           [candidate, run["run_id"]]).fetchone()[0]
+        return one_row(con.execute(
+            "SELECT count(*) > 0 FROM model_runs WHERE label = ? AND run_id <> ?",
+            [candidate, run["run_id"]]))[0]
 
     if not taken(label):
         return label
@@ -266,9 +267,9 @@ def insert_responses_from_parquet(con: duckdb.DuckDBPyConnection, path: Path) ->
     """Append the ``RESPONSE_COLUMNS`` of every row of a Parquet file (a run export) to
     ``model_responses``, read by DuckDB in a stream; returns the rows appended."""
     columns = ", ".join(RESPONSE_COLUMNS)
-    return con.execute(
+    return one_row(con.execute(
         f"""INSERT INTO model_responses BY NAME
-            SELECT {columns} FROM read_parquet($path)""", {"path": str(path)}).fetchone()[0]
+            SELECT {columns} FROM read_parquet($path)""", {"path": str(path)}))[0]
 
 
 def export_run_ids(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> list[str]:
@@ -303,9 +304,9 @@ def bulk_import(con: duckdb.DuckDBPyConnection, memory_limit: str = IMPORT_MEMOR
     DuckDB's memory held to ``memory_limit`` meanwhile: a file of a million patterns appends
     45 million answers, which DuckDB would otherwise keep cached up to most of the machine's
     memory. The previous limit is restored afterwards."""
-    previous = con.execute(
+    previous = one_row(con.execute(
         """SELECT current_setting('memory_limit'),
-                  current_setting('enable_progress_bar')""").fetchone()
+                  current_setting('enable_progress_bar')"""))
     con.execute(f"SET memory_limit = '{memory_limit}'")
     con.execute("SET enable_progress_bar = false")  # DuckDB's own bar would draw on stderr
     con.execute("BEGIN TRANSACTION")

@@ -74,16 +74,16 @@ def save_corrected_attributes(con: duckdb.DuckDBPyConnection,
                               rows: Iterable[tuple[int, int, bool, bool, bool]]) -> int:
     """Store (year, item_id, has_image, numbers_in_statement, numbers_in_options) rows as a
     user's corrections (source 'user', kept by every later derivation); returns rows written."""
-    rows = [(int(y), int(i), bool(a), bool(b), bool(c), USER_SOURCE)
-            for y, i, a, b, c in rows]
-    if rows:
+    records = [(int(y), int(i), bool(a), bool(b), bool(c), USER_SOURCE)
+               for y, i, a, b, c in rows]
+    if records:
         con.executemany(
             """INSERT INTO item_attributes VALUES (?, ?, ?, ?, ?, ?)
                ON CONFLICT (year, item_id) DO UPDATE SET has_image = excluded.has_image,
                    numbers_in_statement = excluded.numbers_in_statement,
                    numbers_in_options = excluded.numbers_in_options, source = excluded.source""",
-            rows)
-    return len(rows)
+            records)
+    return len(records)
 
 
 def min_k_accuracy(

@@ -265,6 +265,8 @@ class _Measures:
                                                        codes[nota_order], n_groups)
         moments["pct"] = count_moments(sums["pct"], self.pct.values)
         quantiles["pct"] = count_quantiles(sums["pct"], self.pct.values)
+        # _percent_correct always pairs each percentage with its CTT count.
+        assert self.pct.paired is not None
         ctt = count_moments(sums["pct"], self.pct.paired)
         rows = []
         for group in np.flatnonzero(n):

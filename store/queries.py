@@ -5,6 +5,8 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from store.connection import one_row
+
 
 def overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per ingested year: source, synthetic flag, candidates, scored patterns, items."""
@@ -51,7 +53,7 @@ def theta_histogram(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.
 
 def model_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     """(distinct models, runs) in the store."""
-    row = con.execute("SELECT count(DISTINCT model_id), count(*) FROM model_runs").fetchone()
+    row = one_row(con.execute("SELECT count(DISTINCT model_id), count(*) FROM model_runs"))
     return int(row[0]), int(row[1])
 
 
@@ -63,7 +65,7 @@ def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 def ingest_count(con: duckdb.DuckDBPyConnection) -> int:
     """How many ingests the database records (0: nothing has been loaded yet)."""
-    return int(con.execute("SELECT count(*) FROM ingests").fetchone()[0])
+    return int(one_row(con.execute("SELECT count(*) FROM ingests"))[0])
 
 
 def year_booklets(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:

@@ -9,6 +9,8 @@ from typing import Any, NamedTuple
 import duckdb
 import pandas as pd
 
+from store.connection import one_row
+
 
 def load_question_texts(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     """Insert (or replace) the texts of a project-format JSONL file; returns rows loaded.
@@ -25,9 +27,9 @@ def load_question_texts(con: duckdb.DuckDBPyConnection, path: Path) -> int:
                          annulled: 'BOOLEAN', source: 'VARCHAR', area: 'VARCHAR'})""",
         {"path": str(path)},
     )
-    return con.execute(
+    return one_row(con.execute(
         "SELECT count(*) FROM read_json($path, format='newline_delimited')", {"path": str(path)}
-    ).fetchone()[0]
+    ))[0]
 
 
 class LinkedText(NamedTuple):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from store.connection import one_row
+
 #: Tables that hold rows per run_id; removing a run's rows touches these only.
 RUN_TABLES: tuple[str, ...] = ("model_responses", "model_scores", "model_runs")
 PUBLISHED_STATUS = "finished"
@@ -46,11 +48,11 @@ def run_presence(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, objec
     no row there), ``published`` and ``rows`` (its rows in every table of ``RUN_TABLES``)."""
     status = con.execute("SELECT status FROM model_runs WHERE run_id = $run",
                          {"run": run_id}).fetchone()
-    rows = con.execute(
+    rows = one_row(con.execute(
         """SELECT (SELECT count(*) FROM model_responses WHERE run_id = $run)
                 + (SELECT count(*) FROM model_scores WHERE run_id = $run)
                 + (SELECT count(*) FROM model_runs WHERE run_id = $run)""",
-        {"run": run_id}).fetchone()[0]
+        {"run": run_id}))[0]
     stored = status[0] if status else None
     return {"status": stored, "published": stored == PUBLISHED_STATUS, "rows": int(rows)}
 
@@ -64,8 +66,8 @@ def delete_unpublished_rows(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
             raise ValueError(f"run {run_id} is published in the database; it is not removed")
         removed = 0
         for table in RUN_TABLES:  # constants of this module, never user input
-            removed += con.execute(f"DELETE FROM {table} WHERE run_id = $run",
-                                   {"run": run_id}).fetchone()[0]
+            removed += one_row(con.execute(f"DELETE FROM {table} WHERE run_id = $run",
+                                           {"run": run_id}))[0]
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -17,7 +17,7 @@ from enem.csvfiles import REJECT_SAMPLES, csv_source_sql
 from enem.items import ItemsTable
 from enem.microdata import MicrodataLayout
 from enem.score_batches import BookletAudit
-from store.connection import insert_rows
+from store.connection import insert_rows, one_row
 from store.examinee_sql import examinee_select_sql, year_filter_sql
 from store.populations import GROUPINGS
 from store.schema import YEAR_TABLES
@@ -45,12 +45,12 @@ def clear_year(con: duckdb.DuckDBPyConnection, year: int) -> int:
     for table in YEAR_TABLES:
         con.execute(f"DELETE FROM {table} WHERE year = ?", [year])
     con.execute("DELETE FROM rejects WHERE year = ?", [year])
-    return con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchone()[0]
+    return one_row(con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests"))[0]
 
 
 def holds_candidates(con: duckdb.DuckDBPyConnection, year: int) -> bool:
     """True when ``year`` has examinees from a microdata ingest."""
-    return con.execute("SELECT count(*) > 0 FROM examinees WHERE year = ?", [year]).fetchone()[0]
+    return one_row(con.execute("SELECT count(*) > 0 FROM examinees WHERE year = ?", [year]))[0]
 
 
 def write_items(con: duckdb.DuckDBPyConnection, year: int, items: ItemsTable,
@@ -104,7 +104,7 @@ def write_booklet_audit(con: duckdb.DuckDBPyConnection, year: int,
 
 def examinee_count(con: duckdb.DuckDBPyConnection, year: int) -> int:
     """Examinees ``year`` holds."""
-    return con.execute("SELECT count(*) FROM examinees WHERE year = ?", [year]).fetchone()[0]
+    return one_row(con.execute("SELECT count(*) FROM examinees WHERE year = ?", [year]))[0]
 
 
 def load_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,
@@ -114,11 +114,11 @@ def load_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,
     The reader skips malformed lines and keeps nothing of them (the caller's line scan counts
     them); rows whose NU_ANO is not one of ``years`` are left out.
     """
-    return con.execute(
+    return one_row(con.execute(
         f"""INSERT INTO examinees SELECT $year, {examinee_select_sql(layout)}
             FROM {csv_source_sql(encoding, skip_malformed=True)} WHERE {year_filter_sql(layout)}""",
         {"year": year, "path": str(microdata), "columns": _columns(layout), "years": years},
-    ).fetchone()[0]
+    ))[0]
 
 
 def drop_duplicate_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,
@@ -135,7 +135,7 @@ def drop_duplicate_examinees(con: duckdb.DuckDBPyConnection, year: int, microdat
            SELECT examinee_id FROM examinees WHERE year = ? AND examinee_id IS NOT NULL
            GROUP BY examinee_id HAVING count(*) > 1""", [year])
     try:
-        if not con.execute("SELECT count(*) FROM duplicate_ids").fetchone()[0]:
+        if not one_row(con.execute("SELECT count(*) FROM duplicate_ids"))[0]:
             return 0, []
         con.execute("SET preserve_insertion_order = true")
         try:
@@ -157,7 +157,7 @@ def drop_duplicate_examinees(con: duckdb.DuckDBPyConnection, year: int, microdat
         later = """SELECT ordinal, examinee_id,
                           min(ordinal) OVER (PARTITION BY examinee_id) AS kept
                    FROM duplicate_rows QUALIFY ordinal > kept"""
-        dropped = con.execute(f"SELECT count(*) FROM ({later})").fetchone()[0]
+        dropped = one_row(con.execute(f"SELECT count(*) FROM ({later})"))[0]
         samples = con.execute(f"{later} ORDER BY ordinal LIMIT ?", [REJECT_SAMPLES]).fetchall()
         return dropped, [(int(o), str(e), int(k)) for o, e, k in samples]
     finally:
@@ -190,9 +190,9 @@ def _columns(layout: MicrodataLayout) -> dict[str, str]:
 
 def present_count(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int:
     """Examinees of ``year`` present (TP_PRESENCA = 1) in ``area``."""
-    return con.execute(
+    return one_row(con.execute(
         f"SELECT count(*) FROM examinees WHERE year = ? AND presence_{_code(area)} = 1", [year]
-    ).fetchone()[0]
+    ))[0]
 
 
 def reject_bad_presence(con: duckdb.DuckDBPyConnection, year: int,
@@ -202,12 +202,12 @@ def reject_bad_presence(con: duckdb.DuckDBPyConnection, year: int,
     for area in AREAS:
         code = _code(area)
         reason = f"TP_PRESENCA_{area} missing or not 0/1/2"
-        count = con.execute(
+        count = one_row(con.execute(
             f"""INSERT INTO rejects
                 SELECT ?, year, 'record', NULL, examinee_id, ?, ?, NULL FROM examinees
                 WHERE year = ? AND (presence_{code} IS NULL OR presence_{code} NOT IN (0, 1, 2))""",
             [ingest_id, area, reason, year],
-        ).fetchone()[0]
+        ))[0]
         if count:
             counts[reason] = count
     return counts
