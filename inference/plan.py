@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pandas as pd
 
@@ -23,7 +23,7 @@ from enem.areas import AREAS, OPTION_LETTERS, check_area
 from enem.items import BookletForm
 from inference.prompts import choose_shot_examples, render_prompt
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from inference.questions import Question
+from inference.questions import Language, Question
 from inference.shuffles import apply_permutation, option_permutations
 
 #: The model name of the random-choice baseline (the random backend's default model).
@@ -144,9 +144,11 @@ def question_from_row(row: pd.Series, year: int, area: str, language: str) -> Qu
     """A Question from a ``question_texts`` row."""
     options = tuple(str(row[f"option_{x}"]) for x in OPTION_LETTERS.lower())
     annulled = bool(row.get("annulled", False))
-    return Question(year=int(year), area=area, language=language, stem=str(row["stem"]),
-                    options=options, key=None if annulled else str(row["key"]),
-                    annulled=annulled, item_id=int(row["item_id"]), source="store")
+    # The run's languages are checked against PROMPT_LANGUAGES, and Question checks it again.
+    return Question(year=int(year), area=area, language=cast(Language, language),
+                    stem=str(row["stem"]), options=options,
+                    key=None if annulled else str(row["key"]), annulled=annulled,
+                    item_id=int(row["item_id"]), source="store")
 
 
 def shot_exam(years: Iterable[int], asked: int) -> tuple[int | None, str]:

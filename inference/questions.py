@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from enem.areas import AREAS, ITEMS_PER_AREA, N_OPTIONS
 from enem.areas import OPTION_LETTERS as LETTERS
@@ -88,7 +88,8 @@ class Question:
         return f"text:{digest[:16]}"
 
 
-def _is_int(value) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
+    """True for an int that is not a bool (a TypeGuard, so the caller's value is then an int)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -147,7 +147,7 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
                                 perms[np.arange(len(perms)), np.maximum(result.choice, 0)],
                                 NO_CHOICE)
         choice = [LETTERS[c] if c >= 0 else NO_LETTER for c in choice_index]
-        correct = [c == unit.question.key for c in choice]
+        correct: list[bool | None] = [c == unit.question.key for c in choice]
         if result.texts is not None:  # a generated answer whose letter could not be read
             choice = [UNPARSED_MARK if c == NO_LETTER else c for c in choice]
             correct = [None if c == UNPARSED_MARK else ok for c, ok in zip(choice, correct)]

@@ -217,7 +217,9 @@ def _load_model(model, gguf_file, device, dtype, cache_dir, revision, trust_remo
     else:
         tokenizer = AutoTokenizer.from_pretrained(location, **common)
         net = AutoModelForCausalLM.from_pretrained(location, dtype=dt, **common)
-    net.to(dev)
+    # transformers declares PreTrainedModel.to through functools.wraps(torch.nn.Module.to);
+    # typeshed's _Wrapped is no descriptor, so mypy takes ``dev`` for ``self``.
+    net.to(dev)  # type: ignore[arg-type]
     net.eval()
     return LoadedModel(
         model=net, tokenizer=tokenizer, device=dev, dtype=dt, source=str(model),

@@ -97,7 +97,9 @@ def check_endpoint(options: Mapping[str, Any]) -> None:
     return prompt log-probabilities, or does not answer the probe within ``PROBE_SECONDS``;
     nothing to check (and nothing sent) for the other methods."""
     if options.get("answer_method") == "full-answer-prob":
-        openai_scorer(**options).probe()
+        scorer = openai_scorer(**options)
+        assert isinstance(scorer, OpenAIFullAnswerScorer)  # the method's entry in openai_scorer
+        scorer.probe()
 
 
 class OpenAIGenerateScorer(OpenAIScorer):

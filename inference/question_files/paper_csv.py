@@ -45,7 +45,7 @@ _TEXT_LANGUAGES = {
 }
 _TEXT_LANGUAGE_NAMES = {"pt": "portuguese", "en": "english", "es": "spanish"}
 #: The text language LC's foreign-language block may keep untranslated, per TP_LINGUA.
-_BLOCK_LANGUAGES = {0: "en", 1: "es"}
+_BLOCK_LANGUAGES: dict[int | None, str] = {0: "en", 1: "es"}
 
 Rows = list[tuple[int, dict[str, str]]]
 
@@ -185,8 +185,9 @@ def _text_language(row: dict[str, str], path: Path, where: str) -> str:
 def _prompt_language(language: str | None, rows: Rows, positions: list[tuple[int, int | None]],
                      path: Path) -> str:
     """The file's prompt language: argument, folder, or the one language of its own rows."""
-    if check_prompt_language(language) is not None:
-        return language
+    checked = check_prompt_language(language)
+    if checked is not None:
+        return checked
     from_folder = folder_language(path)
     if from_folder is not None:
         return from_folder
@@ -194,8 +195,10 @@ def _prompt_language(language: str | None, rows: Rows, positions: list[tuple[int
         _TEXT_LANGUAGES.get((row.get("language") or "").strip().lower())
         for (_, row), (_, item_language) in zip(rows, positions) if item_language is None
     }
-    if len(found) == 1 and found <= set(PROMPT_LANGUAGES):
-        return found.pop()
+    if len(found) == 1:
+        (only,) = found
+        if only in PROMPT_LANGUAGES:
+            return only
     raise QuestionFormatError(
         "cannot tell the prompt language: put the file in a pt/ or en/ folder or pass "
         "--language pt|en", path)
@@ -210,8 +213,10 @@ def _resolve_paper_area(area: str | None, rows: Rows, path: Path) -> str:
         return code
     tests = {(row.get("test") or "").strip() for _, row in rows}
     codes = {_area_from_name(t) for t in tests if t}
-    if len(codes) == 1 and None not in codes:
-        return codes.pop()
+    if len(codes) == 1:
+        (named,) = codes
+        if named is not None:
+            return named
     from_name = _area_from_name(path.stem.replace("-", "_"))
     if from_name:
         return from_name
