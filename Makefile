@@ -29,7 +29,7 @@ run: $(VENV)/.runtime
 
 ## Install the test dependencies (Debian's chromium for the browser test) and run every test.
 test: $(VENV)/.dev chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # The browser test drives Debian's chromium through Playwright; never a downloaded browser.
 # The report's PDF test reads the printed PDF with poppler's pdftotext.

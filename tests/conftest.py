@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
+import functools
+import inspect
+import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,67 @@ REAL_YEARS = (2019, 2020, 2021, 2022)
 # Page tests' session fixtures live in their own module; registering it here builds each of
 # their databases once per session instead of once per importing module.
 pytest_plugins = ["tests.page_fixtures"]
+
+
+#: What marks a test, by the calls its code makes (its own body, the fixtures it uses and the
+#: module-level helpers those call, followed through every module): ``pytest -m "not browser and
+#: not model"`` is then the minute-scale inner loop without anyone remembering to mark a test.
+MARKER_CALLS = {
+    "browser": ("sync_playwright(", "require_browser(", "chromium.launch("),
+    "apptest": ("AppTest.", "capture_page(", "capture_pages("),
+    "model": ("build_tiny_model(", "from_pretrained("),
+}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+_TESTS = Path(__file__).resolve().parent
+
+
+@functools.cache
+def _own_code(function: Callable) -> tuple[str, tuple[Callable, ...]]:
+    """A test-suite function's source and the test-suite functions it names (read in its own
+    module); empty for anything defined outside tests/ (the project's own code is not read)."""
+    if _TESTS not in Path(inspect.getfile(function)).resolve().parents:
+        return "", ()
+    try:
+        text = inspect.getsource(function)
+    except (OSError, TypeError):
+        return "", ()
+    names = function.__globals__
+    named = (names[name] for name in set(_NAME.findall(text))
+             if name in names and not hasattr(builtins, name))
+    return text, tuple(inspect.unwrap(f) for f in named if inspect.isfunction(f))
+
+
+def _code_reached(start: list[Callable]) -> str:
+    """The source of the test-suite functions in ``start`` and of those they name,
+    transitively, joined."""
+    seen: set[Callable] = set()
+    texts: list[str] = []
+    pending = [inspect.unwrap(f) for f in start if inspect.isfunction(f)]
+    while pending:
+        function = pending.pop()
+        if function in seen:
+            continue
+        seen.add(function)
+        text, named = _own_code(function)
+        texts.append(text)
+        pending.extend(named)
+    return "\n".join(texts)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test ``browser``, ``apptest`` and/or ``model`` from the code it reaches."""
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is None:
+            continue
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        fixtures = [defs[-1].func for defs in definitions.values() if defs]
+        code = _code_reached([function, *fixtures])
+        for marker, calls in MARKER_CALLS.items():
+            if any(call in code for call in calls):
+                item.add_marker(marker)
 
 
 @pytest.fixture(scope="session")
