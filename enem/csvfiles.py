@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: Bytes sniffed from the start of a file to judge its encoding.
 SNIFF_BYTES = 1 << 20
@@ -170,15 +171,15 @@ class LineScan:
         """Lines the reader returns as rows."""
         return self.lines - self.malformed_count
 
-    def row_lines(self, ordinals: np.ndarray) -> np.ndarray:
+    def row_lines(self, ordinals: ArrayLike) -> np.ndarray:
         """File line numbers of the reader's rows number ``ordinals`` (1-based, file order).
 
         The r-th row is line r + 1 (the header) + the unread lines before it; an unread line
         at ``unread_lines[i]`` has ``unread_lines[i] - 2 - i`` rows before it.
         """
-        ordinals = np.asarray(ordinals, dtype=np.int64)
+        rows = np.asarray(ordinals, dtype=np.int64)
         rows_before = self.unread_lines - 2 - np.arange(self.unread_lines.size)
-        return ordinals + 1 + np.searchsorted(rows_before, ordinals, side="left")
+        return rows + 1 + np.searchsorted(rows_before, rows, side="left")
 
 
 @dataclass

@@ -165,7 +165,7 @@ class AreaScorer:
     def _submit(self, function, *args) -> Future:
         if self._pool is not None:
             return self._pool.submit(function, *args)
-        future = Future()
+        future: Future = Future()
         future.set_result(function(*args))
         return future
 

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -225,6 +226,7 @@ def _whole(value, limit: int) -> int | None:
     """``value`` as a whole number within ±``limit``, else None."""
     if value is None or isinstance(value, (bool, np.bool_)):
         return None
+    number: int | None
     if isinstance(value, (int, np.integer)):
         number = int(value)
     elif isinstance(value, (float, np.floating)):
@@ -368,7 +370,7 @@ class _BuiltRun:
 class _Census:
     """Pass 1: checks every batch of rows and counts what each run holds."""
 
-    def __init__(self, con):
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.runs: dict[tuple, _RunCensus] = {}
         self.forms: dict[tuple[int, int], BookletForm] = {}

@@ -189,7 +189,8 @@ def changed_attributes(original: pd.DataFrame, edited: pd.DataFrame
         new = tuple(bool(row[c]) if pd.notna(row[c]) else False for c in ATTRIBUTE_COLUMNS)
         previous = tuple(None if pd.isna(old[c]) else bool(old[c]) for c in ATTRIBUTE_COLUMNS)
         if new != previous:
-            changed.append((int(item_id), *new))
+            has_image, in_statement, in_options = new  # the three ATTRIBUTE_COLUMNS
+            changed.append((int(item_id), has_image, in_statement, in_options))
     return changed
 
 

@@ -173,12 +173,14 @@ def run_area(spec: CatRunSpec, items: AreaItems, folder: RunFolder, done: pd.Dat
                 on_asked(len(asked))
             for k, row in zip(missing, asked.itertuples()):
                 known[k] = row
-        for k, row in enumerate(known):
+        complete = [row for row in known if row is not None]
+        assert len(complete) == len(known)  # ask answered every missing (path, step)
+        for k, row in enumerate(complete):
             if int(row.item_id) != items.units[chosen[k]].item_id:
                 raise ValueError(f"run folder {folder.root} holds another item for "
                                  f"{items.area} path {paths[k]} step {step}; remove it to restart")
-        answers.extend(known)
-        cat.answer(np.array([bool(row.correct) for row in known]))
+        answers.extend(complete)
+        cat.answer(np.array([bool(row.correct) for row in complete]))
     return cat.paths(), pd.DataFrame(answers).drop(columns="Index", errors="ignore")
 
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 
@@ -292,7 +292,20 @@ def _done_keys(rows: pd.DataFrame) -> set[tuple[str, str, int, int]]:
     return {(a, lang, int(s), int(p)) for a, lang, s, p in keys.itertuples(index=False)}
 
 
-def backend_options(spec: RunSpec) -> dict:
+class BackendSpec(Protocol):
+    """What ``backend_options`` reads of a spec: a RunSpec and a live CAT's CatRunSpec have it."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def backend_options(self) -> dict[str, Any]: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+
+
+def backend_options(spec: BackendSpec) -> dict:
     """The options a run's scorer is made with: the spec's own, plus the random backend's seed
     or the model to load. Any spec with backend, backend_options, seed and model will do (a
     live CAT's too)."""

@@ -23,7 +23,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -38,7 +38,7 @@ class RunFolder:
     def __init__(self, root: Path):
         self.root = Path(root)
         self.parts = self.root / "parts"
-        self._lock_handle = None
+        self._lock_handle: TextIO | None = None
 
     @property
     def run_id(self) -> str:

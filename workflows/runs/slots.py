@@ -52,9 +52,9 @@ def try_slot(runs_dir: Path, limit: int) -> RunSlot | None:
 
 
 def wait_for_slot(runs_dir: Path, limit: int, poll_seconds: float = 1.0,
-                  waiting: Callable[[], None] | None = None) -> RunSlot:
+                  waiting: Callable[[], object] | None = None) -> RunSlot:
     """Block until one of ``limit`` slots is free and take it; ``waiting`` is called once
-    before the first wait (when a slot is not free at once)."""
+    before the first wait (when a slot is not free at once), and what it returns is ignored."""
     told = False
     while True:
         slot = try_slot(runs_dir, limit)
