@@ -32,6 +32,7 @@ from analytics.cat import (
     study_table,
 )
 from analytics.cat.selectors import available_information
+from tests.float_support import picks_a_maximum
 
 
 def _bank(n_items: int = 60, seed: int = 0, scaling: float = 1.0) -> ItemBank:
@@ -148,7 +149,8 @@ def test_max_information_never_repeats_an_item_and_picks_the_argmax():
                      for t in theta])
     for i in range(50):
         info[i, paths.items[i, :step]] = -1.0
-    np.testing.assert_array_equal(paths.items[:, step], info.argmax(axis=1))
+    # The information is recomputed here by another route: a near-tie may go either way.
+    assert picks_a_maximum(info, paths.items[:, step]).all()
 
 
 def _info_factor(theta: float, bank: ItemBank, j: int) -> float:
