@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 LANGS: tuple[str, str] = ("pt", "en")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,8 @@ def unit(
     return render
 
 
-def pick(rng: np.random.Generator, values: Sequence) -> object:
+def pick(rng: np.random.Generator, values: Sequence[T]) -> T:
+    """One of ``values``, drawn uniformly with ``rng`` (typed as the sequence's items)."""
     return values[int(rng.integers(len(values)))]
 
 

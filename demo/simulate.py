@@ -72,13 +72,13 @@ def simulate_chunk(exam: ExamBank, seed: int, start: int, stop: int) -> Simulate
         pop = simulate_population(rng, n, exam.year)
         pops.append(pop)
         for k, area in enumerate(AREAS):
-            booklet = pop.booklet_day[:, DAY[area] - 1]
+            area_booklets = pop.booklet_day[:, DAY[area] - 1]
             answers[area].append(
                 simulate_answers(
                     rng,
                     exam[area],
                     pop.theta[:, k],
-                    booklet,
+                    area_booklets,
                     pop.lingua,
                     pop.aberrant,
                     pop.blank[:, k],
