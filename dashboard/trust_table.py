@@ -55,7 +55,7 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
         if area == "LC" and group["item_language"].notna().any():
             language = int(group["item_language"].mode().iloc[0])
         bank = None if booklet is None else form_bank(filters.year, booklet, language, scoring)
-        random_theta = ([] if booklet is None else
+        random_theta: list[float] | np.ndarray = ([] if booklet is None else
                         cached_random_theta(filters.year, booklet, language, scoring))
         mean_theta = float(group["theta"].mean())
         human_se = humans_se_at(queries.human_theta_se(*filters.human_args(area)), mean_theta,

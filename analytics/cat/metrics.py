@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from analytics.irt import FloatArray
+
+#: The key type of nearest_curve's candidates (a (guess, slip) pair on the CAT page).
+Key = TypeVar("Key")
 
 
 def mse_by_step(theta_path: FloatArray, true_theta: ArrayLike) -> FloatArray:
@@ -82,11 +86,12 @@ def median_by_step(values: FloatArray) -> FloatArray:
     return np.where(np.isfinite(values).any(axis=0), median, np.nan)
 
 
-def nearest_curve(curve: ArrayLike, candidates: Mapping[object, ArrayLike]) -> object:
+def nearest_curve(curve: ArrayLike, candidates: Mapping[Key, ArrayLike]) -> Key | None:
     """The key of the candidate curve nearest ``curve`` (root mean square difference over the
     steps both have finite values for); None when no candidate shares a step with it."""
     target = np.asarray(curve, dtype=np.float64)
-    best, best_distance = None, np.inf
+    best: Key | None = None
+    best_distance = np.inf
     for key, values in candidates.items():
         other = np.asarray(values, dtype=np.float64)
         steps = min(target.shape[0], other.shape[0])

@@ -190,9 +190,10 @@ def level_frame(report: LevelReport) -> pd.DataFrame:
 def skill_report(filters: Filters, area: str) -> pd.DataFrame:
     """The selected model series' report on ``area`` (``workflows.cat.skills``)."""
     args = (filters.year, area)
-    prompt = (filters.language, filters.shots, filters.models, filters.pooled)
-    answers = queries.model_item_correct(*args, *prompt)
-    points = queries.model_points(*args, None, *prompt)
+    language, shots, models, pooled = (filters.language, filters.shots, filters.models,
+                                       filters.pooled)
+    answers = queries.model_item_correct(*args, language, shots, models, pooled)
+    points = queries.model_points(*args, None, language, shots, models, pooled)
     return skill_diagnostics(answers, mean_theta(points), queries.area_items(*args),
                              area_item_icc(*args), year_scaling(filters))
 

@@ -168,7 +168,8 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
     x_gap, y_gap = _KEY_COLUMN_GAP, _KEY_ROW_GAP_PX / plot_height
     width = (1 - x_gap * (columns - 1)) / columns
     height = (1 - y_gap * (rows - 1)) / rows
-    traces, lines, titles, layout = [], [], [], {}
+    traces, lines, titles = [], [], []
+    layout: dict[str, dict[str, object]] = {}
     for index, (item_id, group) in enumerate(counts.groupby("item_id", sort=False)):
         row, col = panel(index, columns)
         left, top = (col - 1) * (width + x_gap), 1 - (row - 1) * (height + y_gap)

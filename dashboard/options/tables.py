@@ -41,18 +41,18 @@ def with_p_text(table: pd.DataFrame, column: str = "p_value") -> pd.DataFrame:
 
 
 def trap_column_config() -> dict:
-    percent = {"format": "%.3f"}
+    percent = "%.3f"
     return {
         "series": st.column_config.TextColumn("humans or run", width="medium"),
         "x/y": st.column_config.TextColumn(
             "x/y", help="accuracy on all items / on trap items (the Khayyam Challenge's form)"),
         "items": st.column_config.NumberColumn("items", help="items with an accuracy"),
-        "accuracy_all": st.column_config.NumberColumn("accuracy, all items", **percent),
+        "accuracy_all": st.column_config.NumberColumn("accuracy, all items", format=percent),
         "trap_items": st.column_config.NumberColumn("trap items"),
-        "accuracy_trap": st.column_config.NumberColumn("accuracy, trap items", **percent),
+        "accuracy_trap": st.column_config.NumberColumn("accuracy, trap items", format=percent),
         "trap_near_b_items": st.column_config.NumberColumn("θ-conditional trap items"),
         "accuracy_trap_near_b": st.column_config.NumberColumn(
-            "accuracy, θ-conditional traps", **percent),
+            "accuracy, θ-conditional traps", format=percent),
     }
 
 
@@ -83,10 +83,10 @@ def item_column_config() -> dict:
 
 
 def length_column_config() -> dict:
-    number = {"format": "%.1f"}
+    number = "%.1f"
     return {
-        "mean_correct": st.column_config.NumberColumn("mean, correct", **number),
-        "mean_incorrect": st.column_config.NumberColumn("mean, incorrect", **number),
+        "mean_correct": st.column_config.NumberColumn("mean, correct", format=number),
+        "mean_incorrect": st.column_config.NumberColumn("mean, incorrect", format=number),
         "n_correct": st.column_config.NumberColumn("correct answers", format="%d"),
         "n_incorrect": st.column_config.NumberColumn("incorrect answers", format="%d"),
         "t": st.column_config.NumberColumn(format="%.2f"),
