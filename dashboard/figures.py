@@ -20,6 +20,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.elements.plotly_chart import PlotlyState
 
 from analytics.contours import DensityRegion, density_region
 from dashboard import queries
@@ -244,12 +246,15 @@ def plotly_config(file_stem: str, image_format: str = "png") -> dict:
 
 
 def show_figure(figure: go.Figure, *, key: str, caption: str, data: pd.DataFrame,
-                file_stem: str, image_format: str = "png", on_select: bool = False):
+                file_stem: str, image_format: str = "png", on_select: bool = False
+                ) -> PlotlyState | DeltaGenerator:
     """Draw a chart with its caption and downloads; returns the selection event if asked.
 
     The HTML is self-contained (plotly.js inlined) and only built when its button is clicked.
     """
     config = plotly_config(file_stem, image_format)
+    # Streamlit returns the selection state with on_select, else the chart's element.
+    event: PlotlyState | DeltaGenerator
     if on_select:
         event = st.plotly_chart(figure, width="stretch", key=key, config=config,
                                 on_select="rerun", selection_mode=("points",))

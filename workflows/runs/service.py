@@ -247,7 +247,7 @@ def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
     # passed the checks below, so finishing it needs none.
     finished = finish_removal(runs_dir, run_id)
     has_folder = (folder.root / "spec.json").is_file()
-    presence = {"published": False, "rows": 0, "status": None}
+    presence: dict[str, object] = {"published": False, "rows": 0, "status": None}
     if Path(db_path).exists():
         with connected(Path(db_path), read_only=True) as con:
             presence = run_presence(con, run_id)
