@@ -10,7 +10,7 @@ import duckdb
 import numpy as np
 
 from store import dashboard_queries as q
-from tests.test_pages import assert_clean, charts, decoded, run_page
+from tests.page_support import assert_clean, charts, decoded, run_page
 
 
 def _raw_counts(path) -> dict[str, tuple[int, int]]:

@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from store import dashboard_queries
+from tests.page_support import PER_MODEL_PAGES, assert_clean, charts, messages, run_page
 from tests.test_browser import (
     BROWSER_ARGS,
     CHROMIUM,
@@ -18,7 +19,6 @@ from tests.test_browser import (
     _serving,
     _wait_until_rendered,
 )
-from tests.test_pages import PER_MODEL_PAGES, assert_clean, charts, messages, run_page
 
 
 def _taken_and_other(db) -> tuple[str, int, int, list[str]]:

@@ -15,7 +15,7 @@ import pytest
 from analytics.ability import EAPEstimator, QuadratureGrid
 from analytics.cat import CatSettings
 from cli.main import main
-from tests.test_pages import assert_clean, charts, decoded, run_page
+from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.simulation import load_area_bank
 
 PAGE = "pages/Adaptive_testing.py"

@@ -13,7 +13,7 @@ import pytest
 from cli.cat_commands import cat_run_spec
 from cli.main import build_parser
 from store.connection import connected
-from tests.test_pages import assert_clean, charts, messages, run_page
+from tests.page_support import assert_clean, charts, messages, run_page
 from workflows.cat.launch import cat_command, cat_state
 from workflows.cat.live import CatRunSpec
 from workflows.runs.service import runs_directory

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from store.connection import connected
-from tests.test_pages import assert_clean, charts, decoded, run_page
+from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.live import CatRunSpec, execute_live_cat
 
 PAGE = "pages/Adaptive_testing.py"

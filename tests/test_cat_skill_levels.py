@@ -16,7 +16,7 @@ from cli.main import main
 from store.cat_queries import candidate_sample
 from store.connection import connected
 from store.dashboard_queries import area_items, model_pattern_matrix
-from tests.test_pages import assert_clean, charts, decoded, run_page
+from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.skills import (
     COMPETENCIES,
     HUMAN_SAMPLE,

@@ -20,7 +20,7 @@ from analytics.cat import (
     variable_length_study,
 )
 from cli.main import main
-from tests.test_pages import assert_clean, charts, decoded, run_page
+from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.simulation import SE_TARGETS, load_area_bank
 
 PAGE = "pages/Adaptive_testing.py"

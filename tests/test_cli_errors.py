@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from cli.main import build_parser
 from inference.plan import RunSpec
-from tests.test_pages import ROOT, TIMEOUT, assert_clean
+from tests.page_support import ROOT, TIMEOUT, assert_clean
 from workflows.runs.folder import RunFolder
 
 #: The sub-commands the parser knows (the test checks ``--help`` lists the same).

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from store import dashboard_queries as q
-from tests.test_pages import assert_clean, run_page
+from tests.page_support import assert_clean, run_page
 
 PAGE = "pages/Discrimination.py"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_pages import decoded
+from tests.page_support import decoded
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120

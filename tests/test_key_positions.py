@@ -25,7 +25,7 @@ from dashboard.options.key_positions import (
 )
 from enem.areas import AREAS
 from store.connection import connected
-from tests.test_pages import assert_clean, charts, decoded, messages, run_page, run_via_home
+from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.results_io import import_results_summary
 
 PAGE = "pages/Options_and_traps.py"

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from dashboard.figures import reference_line
 from dashboard.lane_figure import histogram_with_lanes
-from tests.test_pages import assert_clean, decoded, run_page
+from tests.page_support import assert_clean, decoded, run_page
 
 
 def _points(models: list[str], areas: list[str]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from dashboard.options.loading import explorer_link
 from dashboard.options.pairs import choice_agreement, pair_table
 from store.connection import connected
 from store.option_queries import model_option_answers
-from tests.test_pages import assert_clean, charts, decoded, messages, run_page, run_via_home
+from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.ingest import ingest_items
 
 PAGE = "pages/Options_and_traps.py"

@@ -5,8 +5,6 @@ on the demo without runs, on an empty database and with no database; and the sha
 
 from __future__ import annotations
 
-import base64
-import json
 import shutil
 import sys
 import time
@@ -17,77 +15,20 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.page_support import (
+    HOME,
+    MODEL_PAGES,
+    PAGES,
+    PER_MODEL_PAGES,
+    RUNS,
+    assert_clean,
+    charts,
+    decoded,
+    messages,
+    run_page,
+    run_via_home,
+)
 from workflows.runs.service import list_runs
-
-ROOT = Path(__file__).resolve().parent.parent
-TIMEOUT = 120
-
-#: page file → (title start, plotly charts with model runs, dataframes with model runs)
-PAGES: dict[str, tuple[str, int, int]] = {
-    "pages/home.py": ("When an LLM passes ENEM", 1, 1),
-    "pages/Accuracy_vs_ability.py": ("Accuracy vs ability", 1, 1),
-    "pages/Person_fit.py": ("Person fit", 2, 1),
-    "pages/Response_patterns.py": ("Response patterns", 4, 0),
-    "pages/Test_information.py": ("Test information", 1, 1),
-    "pages/Discrimination.py": ("Discrimination", 1, 2),
-    "pages/Populations.py": ("Populations", 2, 3),
-    "pages/Options_and_traps.py": ("Options and traps", 3, 4),
-    "pages/Paper_tables.py": ("Paper tables", 1, 2),
-    "pages/Item_explorer.py": ("Item explorer", 2, 0),
-    "pages/Data.py": ("Data", 0, 3),
-    "pages/Adaptive_testing.py": ("Adaptive testing", 3, 1),
-}
-HOME = "pages/home.py"
-RUNS = "pages/Runs.py"
-#: Pages with the shared "No model runs … launch one" empty state (Paper tables says which
-#: random or 4-shot runs each table lacks; tests/test_paper_tables_page.py checks it).
-MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/Data.py", "pages/Paper_tables.py")]
-#: Pages that draw models one by one (Discrimination pools them into one population).
-PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/Discrimination.py"]
-
-
-def run_page(page: str, query: dict[str, str | list[str]] | None = None) -> AppTest:
-    """Open ``page`` directly, as a deep link (its URL with ``query``) into the app does.
-
-    Switching before the first run works because each page's url_path is the name Streamlit
-    derives from its file name."""
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    for key, value in (query or {}).items():
-        app.query_params[key] = value
-    return app.switch_page(page).run()
-
-
-def run_via_home(page: str) -> AppTest:
-    """Open the home page, then switch to ``page`` like a user clicking the navigation."""
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
-    return app.switch_page(page).run() if page != HOME else app
-
-
-def charts(app: AppTest) -> list[dict]:
-    """The Plotly figures of a run, as dicts."""
-    return [json.loads(element.proto.spec) for element in app.get("plotly_chart")]
-
-
-def decoded(value) -> np.ndarray:
-    """A Plotly array from a figure's JSON (plain list or base64 'bdata' typed array)."""
-    if isinstance(value, dict) and "bdata" in value:
-        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape", array.shape)
-        if isinstance(shape, str):
-            shape = tuple(int(part) for part in shape.split(","))
-        return array.reshape(shape)
-    return np.asarray(value, dtype=float)
-
-
-def messages(app: AppTest) -> str:
-    """Every info/warning/success text of a run, joined."""
-    return " | ".join(e.value for e in [*app.info, *app.warning, *app.success])
-
-
-def assert_clean(app: AppTest) -> None:
-    assert not app.exception, [e.value for e in app.exception]
-    assert not app.error, [e.value for e in app.error]
-
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from analytics.ctt import discrimination_index
 from store.connection import connected
 from store.dashboard_queries import model_catalogue, model_pattern_matrix
 from store.paper_table_queries import area_item_attributes, random_series
-from tests.test_pages import assert_clean, charts, run_page
+from tests.page_support import assert_clean, charts, run_page
 from workflows.paper_tables import (
     changed_attributes,
     derive_year_attributes,

@@ -19,7 +19,7 @@ import pytest
 
 from dashboard.patterns.data import HUMAN_ROW, short_labels
 from tests.model_fixtures import add_test_model_runs
-from tests.test_pages import assert_clean, charts, decoded, messages, run_page
+from tests.page_support import assert_clean, charts, decoded, messages, run_page
 from workflows.ingest import ingest_items
 
 PAGE = "pages/Response_patterns.py"

@@ -30,7 +30,7 @@ from dashboard.populations.tables import (
 from store import population_queries
 from store.connection import connected
 from store.populations import build_populations
-from tests.test_pages import assert_clean, charts, decoded, messages, run_page
+from tests.page_support import assert_clean, charts, decoded, messages, run_page
 from tests.test_real_dashboard import paper_db  # noqa: F401 (a fixture)
 
 PAGE = "pages/Populations.py"

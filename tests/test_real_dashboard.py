@@ -10,7 +10,7 @@ import pytest
 
 from enem.scoring import ScoringOptions
 from store.connection import connected
-from tests.test_pages import (
+from tests.page_support import (
     PAGES,
     PER_MODEL_PAGES,
     RUNS,

@@ -13,7 +13,7 @@ import pytest
 from store.connection import insert_rows, writing
 from store.schema import SCHEMA_VERSION, TABLES
 from tests.model_fixtures import add_test_model_runs
-from tests.test_pages import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
+from tests.page_support import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
 
 ITEMS_ONLY_NOTE = "holds only its item file"
 

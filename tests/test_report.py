@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from tests.page_support import charts, run_page
 from tests.test_browser import ARTIFACTS, browser  # noqa: F401  (the Chromium fixture)
-from tests.test_pages import charts, run_page
 from workflows.report.build import Selection, build_report, figure_captions
 from workflows.report.capture import report_pages
 from workflows.report.export import PRINT_SCALE

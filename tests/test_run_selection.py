@@ -15,7 +15,7 @@ import pytest
 from dashboard.runs.picker import pooling_sentence, run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
-from tests.test_pages import assert_clean, run_page
+from tests.page_support import assert_clean, run_page
 from workflows.runs.execution import execute_run
 
 ACCURACY = "pages/Accuracy_vs_ability.py"

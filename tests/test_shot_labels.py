@@ -13,7 +13,7 @@ import pytest
 from cli.main import build_parser
 from cli.report_commands import selection_from
 from store.dashboard_queries import UNCOUNTED_SHOTS
-from tests.test_pages import assert_clean, charts, run_page
+from tests.page_support import assert_clean, charts, run_page
 from workflows.report.build import Selection
 
 FEW_SHOT = "test-odd-base · few-shot · 8 shuffles"

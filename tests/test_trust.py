@@ -17,7 +17,7 @@ from enem.trust import (
     trust_verdict,
 )
 from store import dashboard_queries as q
-from tests.test_pages import assert_clean, run_page
+from tests.page_support import assert_clean, run_page
 
 BANK = ItemBank.from_arrays(np.linspace(0.8, 2.5, 45), np.linspace(-1.5, 2.5, 45),
                             np.full(45, 0.2))
