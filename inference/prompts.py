@@ -246,7 +246,9 @@ def choose_shot_examples(
     targets = rng.permutation(len(LETTERS))[: len(chosen)]
     out = []
     for q, target in zip(chosen, targets):
-        perm = key_permutation(int(q.key_index), int(target), rng)  # type: ignore[arg-type]
+        key_index = q.key_index
+        assert key_index is not None  # candidates without a key were skipped above
+        perm = key_permutation(key_index, int(target), rng)
         out.append(
             dataclasses.replace(
                 q, options=apply_permutation(q.options, perm), key=LETTERS[int(target)]
