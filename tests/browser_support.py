@@ -5,11 +5,10 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 - ``CHROMIUM``, ``BROWSER_ARGS``, ``ARTIFACTS`` (screenshots), ``PAGE_TIMEOUT_MS`` and
   :func:`require_browser` (a test failure, never a skip, naming what to install).
 - The module-scoped ``browser`` fixture (:func:`launched_browser`): one Chromium per test
-  module. A test module imports it (``from tests.browser_support import launched_browser``),
-  as it imports any shared fixture; the fixture's name stays ``browser``.
+  module. tests/conftest.py registers this module as a plugin, so every fixture here is there
+  for any test that names it (no import).
 - The ``page`` fixture (:func:`canvas_page`): a fresh 1440×900 tab that records the texts
-  painted on canvases (:data:`RECORD_CANVAS_TEXT`) and fails its test on a page error; a module
-  that imports it imports :func:`launched_browser` too.
+  painted on canvases (:data:`RECORD_CANVAS_TEXT`) and fails its test on a page error.
 - :func:`new_page` (a tab whose ``errors`` list collects page errors) and :func:`checked_page`
   (the same, closed on leaving, asserting no page error).
 - :func:`wait_until_rendered` and :func:`open_and_settle`: the script run over, the page's
@@ -17,13 +16,21 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 - :data:`RECORD_CANVAS_TEXT`, an init script around ``fillText``, and :func:`painted_grids`,
   its reader: per st.dataframe the texts drawn, in page pixels, with the grid's visible box.
 
-The real Streamlit server the pages come from is in tests/test_browser.py (``_serving``).
+- :func:`serving` and :func:`running`: the real Streamlit server of ``app.py`` on a database
+  (a free localhost port, its log under ``test-artifacts/``); the module-scoped ``server``
+  fixture serves the page fixtures' store with test model runs and ``browser_page`` is one tall
+  tab on it (:func:`tall_page`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +45,8 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
 PAGE_TIMEOUT_MS = 60_000
 #: The window of the first-hour tests: a common laptop screen.
 FIRST_SCREEN = {"width": 1440, "height": 900}
+#: The window of test_browser's whole-page screenshots.
+TALL_SCREEN = {"width": 1440, "height": 2200}
 
 
 def require_browser():
@@ -172,3 +181,74 @@ def canvas_page(browser):
     fails if the page raised a JavaScript error."""
     with checked_page(browser, FIRST_SCREEN, RECORD_CANVAS_TEXT) as page:
         yield page
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def serving(db: Path, log_name: str) -> Iterator[str]:
+    """A real Streamlit server of ``app.py`` on ``db``; yields its base URL."""
+    port = free_port()
+    env = {**os.environ, "ENEM_DB": str(db)}
+    log = ARTIFACTS.parent / log_name
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+             "--server.headless", "true", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    with running(process, base, log):
+        yield base
+
+
+@contextmanager
+def running(process: subprocess.Popen, base: str, log: Path) -> Iterator[None]:
+    """Wait until the Streamlit ``process`` answers its health check at ``base`` (a test
+    failure naming ``log`` when it does not within a minute); stop it on leaving."""
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
+            time.sleep(0.3)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def server(pages_models_db):  # the page fixtures' database (tests/page_fixtures.py)
+    """The real Streamlit server on the test database with synthetic test model runs."""
+    with serving(pages_models_db, "streamlit-server.log") as base:
+        yield base
+
+
+def tall_page(browser):
+    """A tab 1440 px wide and 2,200 px tall (a whole page in one screenshot)."""
+    return new_page(browser, TALL_SCREEN)
+
+
+@pytest.fixture(scope="module")
+def browser_page(server, browser):
+    page = tall_page(browser)
+    try:
+        yield page
+    finally:
+        page.close()

@@ -23,8 +23,9 @@ REAL_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "re
 REAL_YEARS = (2019, 2020, 2021, 2022)
 
 # Page tests' session fixtures live in their own module; registering it here builds each of
-# their databases once per session instead of once per importing module.
-pytest_plugins = ["tests.page_fixtures"]
+# their databases once per session instead of once per importing module. The Chromium tests'
+# fixtures (browser, page, server, browser_page) are registered the same way.
+pytest_plugins = ["tests.page_fixtures", "tests.browser_support"]
 
 
 #: What marks a test, by the calls its code makes (its own body, the fixtures it uses and the

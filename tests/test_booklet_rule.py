@@ -10,15 +10,11 @@ import duckdb
 import pytest
 
 from store import dashboard_queries
+from tests.browser_support import BROWSER_ARGS, CHROMIUM, PAGE_TIMEOUT_MS
+from tests.browser_support import require_browser as _require_browser
+from tests.browser_support import serving as _serving
+from tests.browser_support import wait_until_rendered as _wait_until_rendered
 from tests.page_support import PER_MODEL_PAGES, assert_clean, charts, messages, run_page
-from tests.test_browser import (
-    BROWSER_ARGS,
-    CHROMIUM,
-    PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
-    _wait_until_rendered,
-)
 
 
 def _taken_and_other(db) -> tuple[str, int, int, list[str]]:

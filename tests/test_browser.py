@@ -10,33 +10,16 @@ missing: ``.ci/run`` installs both.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 
 from dashboard.navigation import VIEWS
 
-# Chromium's side lives in tests/browser_support.py; other test modules import these names
-# from here too.
-from tests.browser_support import (  # noqa: F401  (re-exported)
-    ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
-    PAGE_TIMEOUT_MS,
-    ROOT,
-    new_page,
-    open_and_settle,
-)
-from tests.browser_support import launched_browser as browser  # noqa: F401  (the fixture)
+# Chromium's side and the real server live in tests/browser_support.py (its fixtures
+# browser, server and browser_page are registered by conftest.py).
+from tests.browser_support import ARTIFACTS, PAGE_TIMEOUT_MS, ROOT, open_and_settle
 from tests.browser_support import require_browser as _require_browser  # noqa: F401
+from tests.browser_support import serving as _serving
+from tests.browser_support import tall_page as _new_page
 from tests.browser_support import wait_until_rendered as _wait_until_rendered
 
 #: URL path → (screenshot name, charts expected, title start)
@@ -56,76 +39,6 @@ if (ROOT / "pages" / "8_Runs.py").exists():
 #: The navigation menu, in order (the home page used to show as "app").
 #: The menu every page must show: the views of dashboard.navigation, in order.
 NAVIGATION = [view.title for view in VIEWS]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def _serving(db: Path, log_name: str) -> Iterator[str]:
-    """A real Streamlit server of ``app.py`` on ``db``; yields its base URL."""
-    port = _free_port()
-    env = {**os.environ, "ENEM_DB": str(db)}
-    log = ARTIFACTS.parent / log_name
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-             "--server.headless", "true", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    with running(process, base, log):
-        yield base
-
-
-@contextmanager
-def running(process: subprocess.Popen, base: str, log: Path) -> Iterator[None]:
-    """Wait until the Streamlit ``process`` answers its health check at ``base`` (a test
-    failure naming ``log`` when it does not within a minute); stop it on leaving."""
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
-            time.sleep(0.3)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-@pytest.fixture(scope="module")
-def server(pages_models_db):
-    """The real Streamlit server on the test database with synthetic test model runs."""
-    with _serving(pages_models_db, "streamlit-server.log") as base:
-        yield base
-
-
-def _new_page(browser):  # noqa: F811
-    return new_page(browser, {"width": 1440, "height": 2200})
-
-
-@pytest.fixture(scope="module")
-def browser_page(server, browser):  # noqa: F811
-    page = _new_page(browser)
-    try:
-        yield page
-    finally:
-        page.close()
 
 
 def _navigation(page) -> list[str]:
@@ -216,7 +129,7 @@ def test_clicking_a_heatmap_cell_opens_the_item(server, browser_page):
 
 
 def test_a_deep_link_into_a_fresh_server_shows_the_app_navigation(pages_models_db,
-                                                                   browser):  # noqa: F811
+                                                                   browser):
     """The first request a fresh server ever gets is a shared link into a page: Streamlit must
     run it through app.py (navigation, sidebar, filters from the URL), not as a lone file of
     the pages/ folder."""

@@ -16,15 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.figures import area_grid
 from dashboard.palette import DASHES, MODEL_COLOURS, SYMBOLS, model_styles, series_style_table
-from tests.test_browser import (
-    ARTIFACTS,
-    BROWSER_ARGS,
-    CHROMIUM,
-    PAGE_TIMEOUT_MS,
-    _require_browser,
-    _serving,
-    _wait_until_rendered,
-)
+from tests.browser_support import ARTIFACTS, BROWSER_ARGS, CHROMIUM, PAGE_TIMEOUT_MS
+from tests.browser_support import require_browser as _require_browser
+from tests.browser_support import serving as _serving
+from tests.browser_support import wait_until_rendered as _wait_until_rendered
 
 ROOT = Path(__file__).resolve().parent.parent
 OKABE_ITO_SET = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"}

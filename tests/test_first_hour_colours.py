@@ -30,8 +30,8 @@ from tests.browser_support import (
     launched_browser,  # noqa: F401  (the browser fixture)
     wait_until_rendered,
 )
+from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, charts, run_page
-from tests.test_browser import _serving
 from tests.test_real_dashboard import SEED_SERIES, SHUFFLE_SERIES, paper_db  # noqa: F401
 from workflows.runs.execution import execute_run
 

@@ -35,7 +35,7 @@ from tests.browser_support import (
     new_page,
     open_and_settle,
 )
-from tests.test_browser import _serving
+from tests.browser_support import serving as _serving
 
 YEAR = 2023
 BIN = 0.1

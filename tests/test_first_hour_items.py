@@ -30,8 +30,8 @@ from tests.browser_support import (
     open_and_settle,
     painted_grids,
 )
+from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, messages, run_page
-from tests.test_browser import _serving
 
 #: The store with the paper's nine published runs (a module-scoped fixture).
 paper_db = test_real_dashboard.paper_db

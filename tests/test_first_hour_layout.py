@@ -25,7 +25,7 @@ from tests.browser_support import (
     open_and_settle,
     wait_until_rendered,
 )
-from tests.test_browser import _serving
+from tests.browser_support import serving as _serving
 from tests.test_real_dashboard import paper_db  # noqa: F401  (the paper's nine runs)
 
 VIEWPORT = FIRST_SCREEN

@@ -22,7 +22,7 @@ from tests.browser_support import (
     PAGE_TIMEOUT_MS,
     launched_browser,  # noqa: F401  (the browser fixture)
 )
-from tests.test_browser import _serving
+from tests.browser_support import serving as _serving
 
 SHOTS = ARTIFACTS / "first_hour_presentation"
 #: Pixels a box may stick out of the window or into its neighbour (sub-pixel rounding).

@@ -30,7 +30,7 @@ from tests.browser_support import (
     open_and_settle,
     painted_grids,
 )
-from tests.test_browser import _serving
+from tests.browser_support import serving as _serving
 
 VIEWPORT = {"width": 1440, "height": 900}
 #: Texts a table shows for a missing value when nothing better was chosen.

@@ -14,12 +14,7 @@ import itertools
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401  (fixtures)
-    ARTIFACTS,
-    PAGE_TIMEOUT_MS,
-    browser,
-    server,
-)
+from tests.browser_support import ARTIFACTS, PAGE_TIMEOUT_MS
 
 SELECTION = "area=CN&area=MT&lang=en"
 #: Font sizes (px) of the first figure's first y-axis tick label, subplot title and legend
@@ -84,7 +79,7 @@ def _settle(page) -> None:
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (1920, 1080)])
-def test_presentation_renders_large_and_clean(server, browser, width, height):  # noqa: F811
+def test_presentation_renders_large_and_clean(server, browser, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))

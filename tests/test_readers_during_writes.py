@@ -13,13 +13,10 @@ from pathlib import Path
 import pytest
 
 from demo import generate_demo_files
-from tests.test_browser import (  # noqa: F401  (browser is a fixture)
-    PAGE_TIMEOUT_MS,
-    _new_page,
-    _serving,
-    _wait_until_rendered,
-    browser,
-)
+from tests.browser_support import PAGE_TIMEOUT_MS
+from tests.browser_support import serving as _serving
+from tests.browser_support import tall_page as _new_page
+from tests.browser_support import wait_until_rendered as _wait_until_rendered
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Enough candidates that the ingest outlasts several page loads on a 2-core machine.
@@ -55,7 +52,7 @@ def _page_is_clean(page) -> bool:
 
 
 def test_pages_keep_serving_during_an_ingest_and_then_show_the_new_year(
-        tmp_path, pages_models_db, big_year, browser):  # noqa: F811
+        tmp_path, pages_models_db, big_year, browser):
     store = tmp_path / "store.duckdb"
     shutil.copyfile(pages_models_db, store)
     with _serving(store, "streamlit-during-ingest.log") as base:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from tests.browser_support import ARTIFACTS
 from tests.page_support import charts, run_page
-from tests.test_browser import ARTIFACTS, browser  # noqa: F401  (the Chromium fixture)
 from workflows.report.build import Selection, build_report, figure_captions
 from workflows.report.capture import report_pages
 from workflows.report.export import PRINT_SCALE
@@ -88,7 +88,7 @@ def test_report_holds_every_figure_and_caption_of_every_page(monkeypatch, report
         assert section in document
 
 
-def test_report_opens_in_chromium_without_errors(report, browser):  # noqa: F811
+def test_report_opens_in_chromium_without_errors(report, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
@@ -107,7 +107,7 @@ def test_report_opens_in_chromium_without_errors(report, browser):  # noqa: F811
     assert drawn >= report.figures
 
 
-def test_presentation_steps_through_every_figure(report, browser):  # noqa: F811
+def test_presentation_steps_through_every_figure(report, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))

@@ -16,7 +16,9 @@ from streamlit.testing.v1 import AppTest
 from cli.main import build_parser
 from cli.run_commands import spec_from_args
 from inference.plan import RunSpec
-from tests.test_browser import BROWSER_ARGS, CHROMIUM, _require_browser, _serving
+from tests.browser_support import BROWSER_ARGS, CHROMIUM
+from tests.browser_support import require_browser as _require_browser
+from tests.browser_support import serving as _serving
 from workflows.runs.folder import RunFolder
 from workflows.runs.service import list_runs, project_command
 

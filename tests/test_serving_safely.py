@@ -34,7 +34,9 @@ import duckdb
 import pytest
 
 from inference.plan import RunSpec
-from tests.test_browser import BROWSER_ARGS, CHROMIUM, _free_port, _require_browser, running
+from tests.browser_support import BROWSER_ARGS, CHROMIUM, running
+from tests.browser_support import free_port as _free_port
+from tests.browser_support import require_browser as _require_browser
 from workflows.question_import import import_questions
 from workflows.runs.folder import RunFolder
 from workflows.runs.service import list_runs
