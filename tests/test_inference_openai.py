@@ -21,7 +21,7 @@ from inference.backends.openai_backend import (
     letter_of_token,
     letters_from_top_logprobs,
 )
-from tests.conftest import pair_key
+from tests.endpoint_support import pair_key
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 LN = math.log

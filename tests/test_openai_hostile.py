@@ -19,8 +19,8 @@ import pytest
 from cli import main as cli
 from inference.backends import ScoringError
 from inference.backends.openai_backend import OpenAIScorer, letters_from_top_logprobs
-from tests.conftest import pair_key
 from tests.db_reading import query_rows
+from tests.endpoint_support import pair_key
 from tests.test_inference_openai import completion, request
 from workflows.runs.folder import read_run_folders
 
