@@ -34,7 +34,7 @@ pytest_plugins = ["tests.page_fixtures", "tests.browser_support"]
 MARKER_CALLS = {
     "browser": ("sync_playwright(", "require_browser(", "chromium.launch("),
     "apptest": ("AppTest.", "capture_page(", "capture_pages("),
-    "model": ("build_tiny_model(", "from_pretrained("),
+    "model": ("build_tiny_model(", "from_pretrained(", "TransformersScorer("),
 }
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -87,6 +87,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, calls in MARKER_CALLS.items():
             if any(call in code for call in calls):
                 item.add_marker(marker)
+        if item.get_closest_marker("slow"):  # a real small model (pyproject's marker list)
+            item.add_marker("model")
 
 
 @pytest.fixture(scope="session")
