@@ -33,7 +33,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from bench.pages import OUT, ROOT, build_database
-from dashboard.navigation import RUNS, VIEWS
+from workflows.views import RUNS, VIEWS
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

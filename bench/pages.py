@@ -26,7 +26,6 @@ from pathlib import Path
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.navigation import RUNS, VIEWS
 from demo import generate_demo_files
 from store.connection import connected
 from store.dashboard_queries import table_counts
@@ -34,6 +33,7 @@ from store.populations import build_populations
 from store.question_texts import load_question_texts
 from tests.model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
 from workflows.ingest import ingest_year
+from workflows.views import RUNS, VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"

@@ -15,7 +15,6 @@ import streamlit as st
 
 from dashboard.downloads import csv_download
 from dashboard.figures import area_title, series_styles, show_figure
-from dashboard.navigation import ITEM_EXPLORER
 from dashboard.options.data import HUMANS, NEAR
 from dashboard.options.figures import (
     band_figure,
@@ -41,6 +40,7 @@ from dashboard.options.tables import (
     with_ratio,
 )
 from dashboard.state.frame import no_runs_message, note_missing_runs, open_page
+from workflows.views import ITEM_EXPLORER
 
 filters = open_page("Options and traps")
 st.markdown(

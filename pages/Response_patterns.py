@@ -12,12 +12,12 @@ import streamlit as st
 
 from dashboard import queries
 from dashboard.figures import show_figure
-from dashboard.navigation import ITEM_EXPLORER
 from dashboard.patterns.captions import panel_caption
 from dashboard.patterns.data import load_panel, panel_table, short_labels
 from dashboard.patterns.figure import pattern_figure
 from dashboard.state.frame import no_runs_message, open_page
 from inference.protocol import PROMPT_LANGUAGE_NAMES
+from workflows.views import ITEM_EXPLORER
 
 filters = open_page("Response patterns: models × items sorted by difficulty")
 st.caption("Both prompt languages are shown as rows; the sidebar's areas, booklet, number of "

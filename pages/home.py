@@ -13,9 +13,9 @@ import streamlit as st
 from dashboard import queries
 from dashboard.figures import series_styles, show_figure
 from dashboard.lane_figure import histogram_with_lanes
-from dashboard.navigation import HOME, SECTIONS, VIEWS, View
 from dashboard.patterns.data import short_labels
 from dashboard.state.frame import no_runs_message, open_page
+from workflows.views import HOME, SECTIONS, VIEWS, View
 
 #: The θ axis in words. The N(0, 1) of INEP's recipe is the prior of the calibration's
 #: reference population, not the year's candidates (the histogram shows theirs).

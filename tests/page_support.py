@@ -1,6 +1,6 @@
 """What the page tests share: the pages and what each shows, and AppTest helpers.
 
-The page list comes from ``dashboard.navigation.VIEWS`` (the app's own menu), so a new view is
+The page list comes from ``workflows.views.VIEWS`` (the app's own menu), so a new view is
 tested by every page test without being listed twice; only what each page is expected to draw
 is written here.
 """
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from dashboard.navigation import HOME as HOME_VIEW
-from dashboard.navigation import RUNS as RUNS_VIEW
-from dashboard.navigation import VIEWS
+from workflows.views import HOME as HOME_VIEW
+from workflows.views import RUNS as RUNS_VIEW
+from workflows.views import VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.navigation import VIEWS
-
 # Chromium's side and the real server live in tests/browser_support.py (its fixtures
 # browser, server and browser_page are registered by conftest.py).
-from tests.browser_support import ARTIFACTS, PAGE_TIMEOUT_MS, ROOT, open_and_settle
+from tests.browser_support import ARTIFACTS, PAGE_TIMEOUT_MS, open_and_settle
 from tests.browser_support import require_browser as _require_browser  # noqa: F401
 from tests.browser_support import serving as _serving
 from tests.browser_support import tall_page as _new_page
 from tests.browser_support import wait_until_rendered as _wait_until_rendered
+from workflows.views import VIEWS
 
 #: URL path → (screenshot name, charts expected, title start)
 PAGES: dict[str, tuple[str, int, str]] = {
@@ -34,10 +33,9 @@ PAGES: dict[str, tuple[str, int, str]] = {
     "Item_explorer": ("item_explorer", 2, "Item explorer"),
     "Data": ("data", 0, "Data"),
 }
-if (ROOT / "pages" / "8_Runs.py").exists():
-    PAGES["Runs"] = ("runs", 0, "Model runs")
+PAGES["Runs"] = ("runs", 0, "Model runs")
 #: The navigation menu, in order (the home page used to show as "app").
-#: The menu every page must show: the views of dashboard.navigation, in order.
+#: The menu every page must show: the views of workflows.views, in order.
 NAVIGATION = [view.title for view in VIEWS]
 
 

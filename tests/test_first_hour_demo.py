@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.navigation import VIEWS
 from demo.items import AREAS
 from store.dashboard_queries import human_theta_ctt, human_theta_histogram
 from tests.browser_support import (
@@ -36,6 +35,7 @@ from tests.browser_support import (
     open_and_settle,
 )
 from tests.browser_support import serving as _serving
+from workflows.views import VIEWS
 
 YEAR = 2023
 BIN = 0.1

@@ -11,7 +11,6 @@ import streamlit as st
 
 from dashboard import queries
 from dashboard.data import Token, version_token
-from dashboard.navigation import ITEM_EXPLORER
 from dashboard.options import queries as option_queries
 from dashboard.options.comparisons import band_accuracy, item_distances, length_tests
 from dashboard.options.data import (
@@ -29,6 +28,7 @@ from dashboard.options.key_positions import (
     rescored_items,
 )
 from dashboard.state.filters import Filters
+from workflows.views import ITEM_EXPLORER
 
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
 HUMAN_TEXT_LANGUAGE = "pt"

@@ -38,6 +38,7 @@ from dashboard.presentation.slides import (
     slide_scale,
 )
 from workflows.report.build import Selection
+from workflows.views import HOME, VIEWS
 
 #: Query keys of presentation mode itself; every other key is the selection.
 PRESENT_KEY, SLIDE_KEY = "present", "slide"
@@ -128,8 +129,6 @@ def page_file(page: StreamlitPage | None) -> str | None:
     a page or for one the menu does not list."""
     if page is None:
         return None
-    # Imported here: dashboard.navigation imports this module to call present_if_asked.
-    from dashboard.navigation import HOME, VIEWS
     if page.url_path == "":  # the default page is served at the root URL
         return HOME.file
     return next((view.file for view in VIEWS if view.url_path == page.url_path), None)

@@ -14,7 +14,6 @@ import io
 import json
 import logging
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,11 +24,10 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from store.connection import DB_ENV_VAR, PROJECT_ROOT
+from workflows.views import VIEWS, View
 
 APP = PROJECT_ROOT / "app.py"
-PAGES_DIR = PROJECT_ROOT / "pages"
 #: Pages that hold no figure of the selection (the store's inventory, the run launcher).
-NOT_IN_REPORT = ("7_Data.py", "8_Runs.py")
 #: Seconds one page may take to run.
 PAGE_TIMEOUT = 120
 #: Containers left out with everything in them: interactive tools, not results.
@@ -66,15 +64,9 @@ class PageCapture:
         return [str(block.payload) for block in self.blocks if block.kind == "error"]
 
 
-def report_pages(pages_dir: Path = PAGES_DIR) -> list[Path]:
-    """The page files in navigation order (home, then by number), without
-    :data:`NOT_IN_REPORT`."""
-    def order(path: Path) -> tuple[int, str]:
-        number = re.match(r"(\d+)_", path.name)
-        return (int(number.group(1)) if number else 0, path.name)
-
-    return sorted((p for p in Path(pages_dir).glob("*.py") if p.name not in NOT_IN_REPORT),
-                  key=order)
+def report_pages(views: Sequence[View] = VIEWS) -> list[Path]:
+    """The page files whose figures the report shows, in menu order (Home first)."""
+    return [PROJECT_ROOT / view.file for view in views if view.in_report]
 
 
 @contextmanager

@@ -1,0 +1,58 @@
+"""The dashboard's views as plain data: one file each under ``pages/``, in menu order.
+
+The menu (:mod:`dashboard.navigation`), the report and presentation (:mod:`workflows.report`),
+the pages that link to another page and the page benchmarks all read this one list, so a view's
+order, title and URL are written once. It lives below the dashboard because the report, which
+runs the pages headless, is orchestration and must not import the dashboard. A new view: add its
+file under ``pages/`` and one line here, in its section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class View:
+    """One page of the dashboard: its file (relative to the project root), menu title and
+    section, and whether the report and presentation show its figures."""
+
+    file: str
+    title: str
+    #: The menu section heading it is listed under (one of :data:`SECTIONS`).
+    section: str = "The paper's analyses"
+    #: False for pages of tables and controls (Data, Runs), which hold no figure to present.
+    in_report: bool = True
+
+    @property
+    def url_path(self) -> str:
+        """The URL path: the file's name without ``.py``. It is also the name Streamlit gives a
+        page file it runs on its own (a deep link as a fresh server's first request, AppTest),
+        so both routes agree on which page a URL means and shared links keep working."""
+        return self.file.removeprefix("pages/").removesuffix(".py")
+
+
+#: Menu sections, in order.
+SECTIONS: tuple[str, ...] = ("Overview", "The paper's analyses", "Beyond the paper",
+                             "Items, data and runs")
+
+#: The default page, served at the root URL (its url_path only names it internally).
+HOME = View("pages/home.py", "Home", "Overview")
+ITEM_EXPLORER = View("pages/Item_explorer.py", "Item explorer", "Items, data and runs")
+RUNS = View("pages/Runs.py", "Runs", "Items, data and runs", in_report=False)
+
+VIEWS: tuple[View, ...] = (
+    HOME,
+    View("pages/Accuracy_vs_ability.py", "Accuracy vs ability"),
+    View("pages/Person_fit.py", "Person fit"),
+    View("pages/Response_patterns.py", "Response patterns"),
+    View("pages/Test_information.py", "Test information"),
+    View("pages/Discrimination.py", "Discrimination"),
+    View("pages/Paper_tables.py", "Paper tables"),
+    View("pages/Populations.py", "Populations", "Beyond the paper"),
+    View("pages/Options_and_traps.py", "Options and traps", "Beyond the paper"),
+    View("pages/Adaptive_testing.py", "Adaptive testing", "Beyond the paper"),
+    ITEM_EXPLORER,
+    View("pages/Data.py", "Data", "Items, data and runs", in_report=False),
+    RUNS,
+)
