@@ -32,10 +32,12 @@ from enem.areas import OPTION_LETTERS
 _HEIGHT = 420
 _PLOT_HEIGHT = 300
 _MARGIN = {"t": 90, "b": 50, "l": 60, "r": 20}
-#: Small multiples of the correct rate by key position: panels per row, and each row's height.
+#: Small multiples of the correct rate by key position: panels per row, each row's height and
+#: the gap between rows. The gap holds the upper panel's letters and the lower panel's title;
+#: squeezed to a 1280 × 800 slide (about 0.65 of its page height) 46 px left them touching.
 KEY_PANELS_PER_ROW = 9
 _KEY_ROW_PX = 120
-_KEY_ROW_GAP_PX = 46
+_KEY_ROW_GAP_PX = 60
 #: Gap between two columns of panels, as a share of the figure's width.
 _KEY_COLUMN_GAP = 0.012
 _KEY_LINE = {"color": REFERENCE_COLOUR, "dash": "dot", "width": 1}
