@@ -24,6 +24,7 @@ from workflows.report.build import Selection, build_report, figure_captions
 from workflows.report.capture import report_pages
 from workflows.report.export import PRINT_SCALE
 from workflows.report.html import FIGURE_WIDTH
+from workflows.views import HOME, VIEWS
 
 QUERY = "?year=2023&area=CN&area=MT&lang=pt&shots=0"
 
@@ -177,3 +178,21 @@ def test_page_button_builds_the_report_of_the_address_bar(monkeypatch, pages_dem
     names = {button.proto.label for button in app.get("download_button")
              if "report.download" in button.proto.id}
     assert {"report.html", "presentation.html"} <= names
+
+
+def test_report_follows_the_menu_and_leaves_out_pages_without_figures(monkeypatch, report,
+                                                                      pages_demo_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
+    document = report.html.read_text(encoding="utf-8")
+    query = Selection.from_url(QUERY).query()
+    in_report = [view for view in VIEWS if view.in_report]
+    assert in_report[0] == HOME and len(in_report) == len(VIEWS) - 2
+    starts = []
+    for view in VIEWS:
+        title = run_page(view.file, query).title[0].value
+        found = document.find(f">{html.escape(title, quote=True)}<")
+        if view.in_report:
+            starts.append(found)
+        else:  # the store's inventory and the run launcher show no figure of the selection
+            assert found == -1 and not charts(run_page(view.file, query)), view.file
+    assert -1 not in starts and starts == sorted(starts)
