@@ -19,25 +19,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from bench.pages import OUT, ROOT, build_database
+from bench.pages import OUT, build_database
+
+# The test suite's real server and Debian Chromium settings (the server log lands in test-artifacts/).
+from tests.browser_support import BROWSER_ARGS, CHROMIUM, serving
 from workflows.views import RUNS, VIEWS
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update"]
 #: Seconds without any change before a page counts as finished (not counted in its time).
 SETTLE_S = 0.6
 POLL_S = 0.025
@@ -55,38 +50,6 @@ _STATE_JS = """() => {
     const title = (document.querySelector('h1') || {}).innerText || '';
     return [running, charts, drawn, title];
 }"""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def serving(db: Path) -> Iterator[str]:
-    """A Streamlit server of ``app.py`` on ``db``; yields its base URL."""
-    port = _free_port()
-    log = OUT / "browser_pages_server.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-             "--server.headless", "true", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env={**os.environ, "ENEM_DB": str(db)}, stdout=output,
-            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while not _healthy(base):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Streamlit did not start; see {log}")
-            time.sleep(0.2)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def _healthy(base: str) -> bool:
@@ -162,7 +125,7 @@ def main() -> int:
     db = args.db or build_database(args.rows, args.seed)
     views = [view for view in VIEWS if view is not RUNS]
     results: dict[str, list[float]] = {view.title: [] for view in views}
-    with serving(db) as base, sync_playwright() as playwright:
+    with serving(db, "browser_pages_server.log") as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": args.width, "height": 1400})
         baseline = health_round_trip(base)
