@@ -24,8 +24,12 @@ REAL_YEARS = (2019, 2020, 2021, 2022)
 
 # Page tests' session fixtures live in their own module; registering it here builds each of
 # their databases once per session instead of once per importing module. The Chromium tests'
-# fixtures (browser, page, server, browser_page) are registered the same way.
-pytest_plugins = ["tests.page_fixtures", "tests.browser_support"]
+# fixtures (browser, page, server, browser_page) are registered the same way, and so are the
+# fixtures several test modules share: the paper's store (paper_db), the local OpenAI-API
+# servers (openai_server, chat_endpoint) and the Runs page's store (runs_page_db). A test module
+# never imports from another one: what they share lives in these modules and the *_support ones.
+pytest_plugins = ["tests.page_fixtures", "tests.browser_support", "tests.paper_fixtures",
+                  "tests.openai_support", "tests.runs_page_support"]
 
 
 #: What marks a test, by the calls its code makes (its own body, the fixtures it uses and the

@@ -15,7 +15,8 @@ import pandas as pd
 from cli.main import main
 from enem.items import load_items
 from enem.microdata import booklet_reason
-from tests.test_ingest_hostile import _query, _write
+from tests.db_reading import query_rows
+from tests.ingest_support import write_lines
 from workflows.ingest import ingest_year
 
 
@@ -44,24 +45,24 @@ def test_fractional_and_out_of_range_booklets_are_counted_rejects(tmp_path, demo
         bad_ids.add(rows[i][id_col])
     for i in written_as_float:
         rows[i][booklet_col] = f"{rows[i][booklet_col]}.0"
-    micro = _write(tmp_path / "MICRODADOS_ENEM_2023.csv",
-                   [lines[0]] + [";".join(r) for r in rows])
+    micro = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv",
+                        [lines[0]] + [";".join(r) for r in rows])
     db = tmp_path / "enem.duckdb"
     summary = ingest_year(db, 2023, micro, demo_files_2023.items, progress=False)
 
     reason = booklet_reason("MT")
     assert "CO_PROVA_MT" in reason
     assert summary.reject_reasons[reason] == len(bad_ids)
-    rejected = _query(db, "SELECT examinee_id FROM rejects WHERE kind = 'record' AND area = 'MT' "
-                          "AND reason = ?", [reason])
+    rejected = query_rows(db, "SELECT examinee_id FROM rejects WHERE kind = 'record' "
+                              "AND area = 'MT' AND reason = ?", [reason])
     assert {r[0] for r in rejected} == bad_ids
-    scored = {r[0] for r in _query(db, "SELECT examinee_id FROM scores WHERE area = 'MT'")}
+    scored = {r[0] for r in query_rows(db, "SELECT examinee_id FROM scores WHERE area = 'MT'")}
     assert not scored & bad_ids
     assert {rows[i][id_col] for i in written_as_float} <= scored
     # Every present MT record is either scored or a reject.
     present = sum(r[presence_col] == "1" for r in rows)
-    record_rejects = _query(db, "SELECT count(*) FROM rejects WHERE kind = 'record' "
-                                "AND area = 'MT'")[0][0]
+    record_rejects = query_rows(db, "SELECT count(*) FROM rejects WHERE kind = 'record' "
+                                    "AND area = 'MT'")[0][0]
     assert len(scored) + record_rejects == present
 
 
@@ -72,8 +73,8 @@ def test_item_file_booklet_ids_out_of_range_are_flagged_not_a_traceback(tmp_path
     col = header.index("CO_PROVA")
     rows = [line.split(";") for line in lines[1:]]
     rows[0][col], rows[1][col], rows[2][col] = "1e20", "3000000000", "2341.6"
-    items_path = _write(tmp_path / "ITENS_PROVA_2023.csv",
-                        [lines[0]] + [";".join(r) for r in rows])
+    items_path = write_lines(tmp_path / "ITENS_PROVA_2023.csv",
+                             [lines[0]] + [";".join(r) for r in rows])
     items = load_items(items_path)
     problems = items.rows["problem"].iloc[:3].tolist()
     assert all(p and "CO_PROVA" in p for p in problems), problems
@@ -88,14 +89,14 @@ def test_cli_ingest_items_with_a_huge_booklet_id_is_one_error_free_run(tmp_path,
     col = header.index("CO_PROVA")
     rows = [line.split(";") for line in lines[1:]]
     rows[0][col] = "3000000000"
-    items_path = _write(tmp_path / "ITENS_PROVA_2023.csv",
-                        [lines[0]] + [";".join(r) for r in rows])
+    items_path = write_lines(tmp_path / "ITENS_PROVA_2023.csv",
+                             [lines[0]] + [";".join(r) for r in rows])
     code = main(["ingest-items", "--db", str(tmp_path / "e.duckdb"), "--year", "2023",
                  "--items", str(items_path)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "CO_PROVA" in "".join(
-        r[0] for r in _query(tmp_path / "e.duckdb", "SELECT detail FROM rejects"))
+        r[0] for r in query_rows(tmp_path / "e.duckdb", "SELECT detail FROM rejects"))
 
 
 def test_score_patterns_reports_a_fractional_booklet_in_the_row(tmp_path, demo_files_2023):

@@ -32,7 +32,7 @@ from tests.browser_support import (
 )
 from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, charts, run_page
-from tests.test_real_dashboard import SEED_SERIES, SHUFFLE_SERIES, paper_db  # noqa: F401
+from tests.paper_fixtures import SEED_SERIES, SHUFFLE_SERIES
 from workflows.runs.execution import execute_run
 
 #: What the Runs page's form launches for the random backend with its defaults: the demo
@@ -112,7 +112,7 @@ def test_lines_of_one_model_differ_by_dash_and_crowded_models_by_symbol_and_dash
     assert len(lines) == len(many)
 
 
-def test_the_real_paper_catalogue_styles_every_series_apart(paper_db):  # noqa: F811
+def test_the_real_paper_catalogue_styles_every_series_apart(paper_db):
     catalogue = _catalogue(paper_db)
     labels = catalogue["model"].tolist()
     assert set(SEED_SERIES + SHUFFLE_SERIES) <= set(labels)
@@ -165,7 +165,7 @@ def test_pooling_keeps_each_model_colour_in_chromium(served, ui_run_db):
 # --- Point 5: labels ----------------------------------------------------------------------
 
 
-def test_the_picker_names_the_paper_runs_as_the_charts_do(paper_db):  # noqa: F811
+def test_the_picker_names_the_paper_runs_as_the_charts_do(paper_db):
     picker = run_choice_labels(_catalogue(paper_db))
     for label in SEED_SERIES + SHUFFLE_SERIES:
         assert picker[label] == label

@@ -10,7 +10,7 @@ explorer, Options and traps, Discrimination and Data.
   horizontal scroll (the trap table's x/y, the length tests' p, the Data page's scoring and
   run status), and no table cell reads "None" or "nan".
 
-The AppTest checks use the paper's store (``paper_db`` of tests/test_real_dashboard.py). A
+The AppTest checks use the paper's store (``paper_db`` of tests/paper_fixtures.py). A
 st.dataframe is painted on a canvas, so the browser checks note every text the page paints
 (an init script around ``fillText``) with where it landed on the page.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tests import test_real_dashboard
 from tests.browser_support import (
     ARTIFACTS,
     FIRST_SCREEN,
@@ -33,8 +32,6 @@ from tests.browser_support import (
 from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, messages, run_page
 
-#: The store with the paper's nine published runs (a module-scoped fixture).
-paper_db = test_real_dashboard.paper_db
 VIEWPORT = FIRST_SCREEN
 EXPLORER = "pages/Item_explorer.py"
 #: Booklets the paper's runs answered in 2019 (CN, CH, LC, MT).

@@ -26,7 +26,6 @@ from tests.browser_support import (
     wait_until_rendered,
 )
 from tests.browser_support import serving as _serving
-from tests.test_real_dashboard import paper_db  # noqa: F401  (the paper's nine runs)
 
 VIEWPORT = FIRST_SCREEN
 
@@ -147,7 +146,7 @@ def test_populations_area_is_in_the_url_and_survives_a_reload(demo_server, page)
     assert not page.errors, page.errors
 
 
-def test_populations_row_labels_clear_the_other_panel(paper_db, browser):  # noqa: F811
+def test_populations_row_labels_clear_the_other_panel(paper_db, browser):
     """The paper's nine runs in 2022 (no candidates: the models alone), whose names are the
     longest row labels: each panel's labels stay off the other panel's markers."""
     tab = browser.new_page(viewport=VIEWPORT)

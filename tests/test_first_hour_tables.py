@@ -22,7 +22,6 @@ import duckdb
 import pytest
 
 from store import dashboard_queries as q
-from tests import test_real_dashboard
 from tests.browser_support import (
     ARTIFACTS,
     canvas_page,  # noqa: F401  (the page fixture: a tab recording canvas texts)
@@ -73,12 +72,8 @@ def test_the_key_column_is_on_screen_without_scrolling(server, page, path):
     _assert_key_column_on_screen(page, f"{server}/{path}", path, path)
 
 
-#: The paper's nine published series (2019–2022) over the real item files and 2022 texts.
-paper_db = test_real_dashboard.paper_db
-
-
 @pytest.fixture(scope="module")
-def paper_server(paper_db):
+def paper_server(paper_db):  # the paper's nine series (tests/paper_fixtures.py)
     with _serving(paper_db, "streamlit-first-hour-tables-paper.log") as base:
         yield base
 

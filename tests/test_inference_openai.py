@@ -22,25 +22,10 @@ from inference.backends.openai_backend import (
     letters_from_top_logprobs,
 )
 from tests.endpoint_support import pair_key
+from tests.openai_support import completion, request
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 LN = math.log
-
-
-def completion(top: list[tuple[str, float]]) -> dict:
-    """A chat.completion body with logprobs, shaped like the real API's."""
-    entries = [
-        {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in top
-    ]
-    return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "scripted",
-        "choices": [{
-            "index": 0, "finish_reason": "length",
-            "message": {"role": "assistant", "content": top[0][0]},
-            "logprobs": {"content": [{**entries[0], "top_logprobs": entries}]},
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-    }
 
 
 FIXED_TOP = [("A", LN(0.6)), (" A", LN(0.1)), ("B", LN(0.2)), ("(C", LN(0.05)), ("The", LN(0.01))]
@@ -146,12 +131,6 @@ def scorer(server, monkeypatch, tmp_path) -> OpenAIScorer:
         "openai", model="scripted", base_url=server.url, timeout=0.4, max_attempts=4,
         malformed_attempts=3, backoff_base=0.01, backoff_max=0.05, concurrency=4,
     )
-
-
-def request(marker: str, n: int = 1) -> ScoreRequest:
-    return ScoreRequest(key=marker, prefix="Instructions\n\n", stem=f"Question: {marker}\nOptions:\n",
-                        option_blocks=tuple(f"(A) x{i}\n(B) y\n" for i in range(n)),
-                        suffix="Answer: (")
 
 
 def expected_fixed() -> np.ndarray:

@@ -28,6 +28,8 @@ from enem.csvfiles import (
     scan_lines,
 )
 from enem.items import load_items
+from tests.db_reading import query_rows
+from tests.ingest_support import write_lines
 from workflows.ingest import SHRINK_LIMIT, UNSCANNED_REJECT, IngestError, ingest_year
 
 BOM = b"\xef\xbb\xbf"
@@ -43,22 +45,9 @@ def _lines(path) -> list[str]:
     return text[:-1].split("\n")
 
 
-def _write(path, lines, end="\n", prefix=b""):
-    path.write_bytes(prefix + ("\n".join(lines) + end).encode("latin-1"))
-    return path
-
-
-def _query(db, sql, params=()):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
-
-
 def _snapshot(db) -> dict[str, list[tuple]]:
     """Every row of the year tables, sorted: equal snapshots mean an untouched database."""
-    return {table: sorted(_query(db, f"SELECT * FROM {table}"), key=repr)
+    return {table: sorted(query_rows(db, f"SELECT * FROM {table}"), key=repr)
             for table in SNAPSHOT_TABLES}
 
 
@@ -86,7 +75,7 @@ def test_header_only_file_is_refused_and_the_year_is_unchanged(tmp_path, full_db
                                                                 header_and_rows,
                                                                 demo_files_2023):
     header, _ = header_and_rows
-    empty = _write(tmp_path / "MICRODADOS_ENEM_2023.csv", [header])
+    empty = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv", [header])
     before = _snapshot(full_db)
     with pytest.raises(UnusableFileError, match="no rows"):
         ingest_year(full_db, 2023, empty, demo_files_2023.items, progress=False)
@@ -98,8 +87,8 @@ def test_all_malformed_file_is_refused_and_the_year_is_unchanged(tmp_path, full_
                                                                   demo_files_2023):
     header, rows = header_and_rows
     # A systematic column problem: the data lines were written with ',' instead of ';'.
-    commas = _write(tmp_path / "MICRODADOS_ENEM_2023.csv",
-                    [header] + [row.replace(";", ",") for row in rows])
+    commas = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv",
+                         [header] + [row.replace(";", ",") for row in rows])
     before = _snapshot(full_db)
     with pytest.raises(UnusableFileError) as refused:
         ingest_year(full_db, 2023, commas, demo_files_2023.items, progress=False)
@@ -113,7 +102,7 @@ def test_all_malformed_file_is_refused_and_the_year_is_unchanged(tmp_path, full_
 def test_cli_refusal_is_one_error_line_with_a_non_zero_exit(tmp_path, full_db, header_and_rows,
                                                              demo_files_2023, capsys):
     header, _ = header_and_rows
-    empty = _write(tmp_path / "MICRODADOS_ENEM_2023.csv", [header])
+    empty = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv", [header])
     before = _snapshot(full_db)
     code = cli.main(["ingest-enem", "--db", str(full_db), "--year", "2023", "--microdata",
                      str(empty), "--items", str(demo_files_2023.items), "--quiet"])
@@ -142,7 +131,7 @@ def test_malformed_lines_are_all_counted_and_a_capped_sample_kept(tmp_path, head
             out.append(row)
         if index % 400 == 0:
             out.append("")  # blank lines are skipped, not rejected
-    micro = _write(tmp_path / "MICRODADOS_ENEM_2023.csv", out)
+    micro = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv", out)
     db = tmp_path / "db.duckdb"
     summary = ingest_year(db, 2023, micro, demo_files_2023.items, progress=False)
     good = len(rows) - len(short_lines) - len(long_lines)
@@ -150,15 +139,15 @@ def test_malformed_lines_are_all_counted_and_a_capped_sample_kept(tmp_path, head
     assert summary.reject_reasons["malformed line (missing columns)"] == len(short_lines)
     assert summary.reject_reasons["malformed line (too many columns)"] == len(long_lines)
     assert summary.rows_read == len(rows)
-    assert _query(db, "SELECT count(*) FROM examinees")[0][0] == good
-    kept = _query(db, "SELECT line, reason, detail FROM rejects WHERE kind = 'csv' "
-                      "AND reason LIKE 'malformed line (missing columns)%' ORDER BY line")
+    assert query_rows(db, "SELECT count(*) FROM examinees")[0][0] == good
+    kept = query_rows(db, "SELECT line, reason, detail FROM rejects WHERE kind = 'csv' "
+                          "AND reason LIKE 'malformed line (missing columns)%' ORDER BY line")
     assert [line for line, _, _ in kept] == short_lines[:REJECT_SAMPLES]
     assert kept[0][1] == (f"malformed line (missing columns) ({len(short_lines):,} lines; "
                           f"the first {REJECT_SAMPLES} kept)")
     assert kept[0][2] == f"5 of {n_fields} fields: " + out[short_lines[0] - 1]
-    extra = _query(db, "SELECT line FROM rejects WHERE reason = 'malformed line (too many "
-                       "columns)' ORDER BY line")
+    extra = query_rows(db, "SELECT line FROM rejects WHERE reason = 'malformed line (too many "
+                           "columns)' ORDER BY line")
     assert [line for (line,) in extra] == long_lines
 
 
@@ -170,15 +159,15 @@ def test_an_over_long_line_is_a_reject_with_its_reason(tmp_path, header_and_rows
     fields[col] = "A" * (MAX_LINE_BYTES + 10)
     victim_id = fields[0]
     lines = [header] + rows[:10] + [";".join(fields)] + rows[11:]
-    micro = _write(tmp_path / "MICRODADOS_ENEM_2023.csv", lines)
+    micro = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv", lines)
     db = tmp_path / "db.duckdb"
     summary = ingest_year(db, 2023, micro, demo_files_2023.items, progress=False)
     reason = f"malformed line (longer than {MAX_LINE_BYTES:,} bytes)"
     assert summary.reject_reasons[reason] == 1
-    assert _query(db, "SELECT line, reason FROM rejects WHERE kind = 'csv'") == [(12, reason)]
-    assert _query(db, "SELECT count(*) FROM examinees WHERE examinee_id = ?",
-                  [victim_id])[0][0] == 0
-    assert _query(db, "SELECT count(*) FROM examinees")[0][0] == len(rows) - 1
+    assert query_rows(db, "SELECT line, reason FROM rejects WHERE kind = 'csv'") == [(12, reason)]
+    assert query_rows(db, "SELECT count(*) FROM examinees WHERE examinee_id = ?",
+                      [victim_id])[0][0] == 0
+    assert query_rows(db, "SELECT count(*) FROM examinees")[0][0] == len(rows) - 1
 
 
 # --- 4. duplicate ids: the first line is kept, the others rejected ---------------------------
@@ -194,7 +183,7 @@ def test_duplicate_ids_keep_the_first_line_and_count_once(tmp_path, header_and_r
         fields[responses] = fields[responses][::-1]
         copies.append(";".join(fields))
     lines = [header] + rows[:1000] + copies[:2] + rows[1000:] + copies[2:]
-    micro = _write(tmp_path / "MICRODADOS_ENEM_2023.csv", lines)
+    micro = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv", lines)
     db = tmp_path / "db.duckdb"
     summary = ingest_year(db, 2023, micro, demo_files_2023.items, progress=False)
 
@@ -203,27 +192,27 @@ def test_duplicate_ids_keep_the_first_line_and_count_once(tmp_path, header_and_r
     first = {}
     for record in records:
         first.setdefault(record["NU_INSCRICAO"], record)
-    assert _query(db, "SELECT count(*), count(DISTINCT examinee_id) FROM examinees")[0] == (
+    assert query_rows(db, "SELECT count(*), count(DISTINCT examinee_id) FROM examinees")[0] == (
         len(first), len(first))
     for i in takers:
         examinee = rows[i].split(";")[0]
-        stored = _query(db, "SELECT responses_mt FROM examinees WHERE examinee_id = ?",
-                        [examinee])
+        stored = query_rows(db, "SELECT responses_mt FROM examinees WHERE examinee_id = ?",
+                            [examinee])
         assert stored == [(first[examinee]["TX_RESPOSTAS_MT"],)]
         assert stored[0][0] == rows[i].split(";")[responses]
     reason = "duplicate NU_INSCRICAO (an earlier line has it; the first is kept)"
     assert summary.reject_reasons[reason] == 3
-    kept = _query(db, "SELECT line, examinee_id, detail FROM rejects WHERE reason = ? "
-                      "ORDER BY line", [reason])
+    kept = query_rows(db, "SELECT line, examinee_id, detail FROM rejects WHERE reason = ? "
+                          "ORDER BY line", [reason])
     expected_lines = [1002, 1003, len(lines)]
     assert [k[0] for k in kept] == expected_lines
     assert [k[1] for k in kept] == [rows[i].split(";")[0] for i in takers]
     assert kept[0][2] == f"first on line {takers[0] + 2}"
     # Aggregates count every candidate once.
     present = sum(r["TP_PRESENCA_MT"] == "1" for r in first.values())
-    assert _query(db, "SELECT count(*) FROM scores WHERE area = 'MT'")[0][0] + _query(
+    assert query_rows(db, "SELECT count(*) FROM scores WHERE area = 'MT'")[0][0] + query_rows(
         db, "SELECT count(*) FROM rejects WHERE kind = 'record' AND area = 'MT'")[0][0] == present
-    assert _query(db, "SELECT sum(n) FROM agg_theta_ctt WHERE group_kind = 'all'")[0][0] == \
+    assert query_rows(db, "SELECT sum(n) FROM agg_theta_ctt WHERE group_kind = 'all'")[0][0] == \
         summary.patterns_scored
 
 
@@ -234,8 +223,8 @@ def test_truncated_file_does_not_replace_a_full_year(tmp_path, full_db, header_a
     header, rows = header_and_rows
     keep = int(len(rows) * 0.6)
     # Cut off mid-line, as an interrupted download leaves it: no final line end.
-    cut = _write(tmp_path / "MICRODADOS_ENEM_2023.csv",
-                 [header] + rows[:keep] + [rows[keep][:40]], end="")
+    cut = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv",
+                      [header] + rows[:keep] + [rows[keep][:40]], end="")
     before = _snapshot(full_db)
     with pytest.raises(IngestError) as refused:
         ingest_year(full_db, 2023, cut, demo_files_2023.items, progress=False)
@@ -251,7 +240,7 @@ def test_truncated_file_does_not_replace_a_full_year(tmp_path, full_db, header_a
     assert cli.main(args + ["--allow-shrink"]) == 0
     out = capsys.readouterr().out
     assert "no line end" in out
-    assert _query(full_db, "SELECT count(*) FROM examinees WHERE year = 2023")[0][0] == keep
+    assert query_rows(full_db, "SELECT count(*) FROM examinees WHERE year = 2023")[0][0] == keep
 
 
 def test_a_shrink_under_the_limit_is_refused_and_above_it_accepted(tmp_path, full_db,
@@ -259,15 +248,15 @@ def test_a_shrink_under_the_limit_is_refused_and_above_it_accepted(tmp_path, ful
                                                                   demo_files_2023):
     header, rows = header_and_rows
     under = int(len(rows) * SHRINK_LIMIT) - 1
-    small = _write(tmp_path / "small.csv", [header] + rows[:under])
+    small = write_lines(tmp_path / "small.csv", [header] + rows[:under])
     before = _snapshot(full_db)
     with pytest.raises(IngestError, match="--allow-shrink"):
         ingest_year(full_db, 2023, small, demo_files_2023.items, progress=False)
     assert _snapshot(full_db) == before
-    enough = _write(tmp_path / "enough.csv",
-                    [header] + rows[:int(len(rows) * SHRINK_LIMIT) + 1])
+    enough = write_lines(tmp_path / "enough.csv",
+                         [header] + rows[:int(len(rows) * SHRINK_LIMIT) + 1])
     ingest_year(full_db, 2023, enough, demo_files_2023.items, progress=False)
-    assert _query(full_db, "SELECT count(*) FROM examinees")[0][0] == int(
+    assert query_rows(full_db, "SELECT count(*) FROM examinees")[0][0] == int(
         len(rows) * SHRINK_LIMIT) + 1
 
 
@@ -281,8 +270,8 @@ def test_a_file_of_another_year_is_refused(tmp_path, full_db, header_and_rows, d
         return ";".join(fields)
 
     assert all(row.split(";")[year] == "2023" for row in rows)
-    other = _write(tmp_path / "MICRODADOS_ENEM_2022.csv",
-                   [header] + [set_year(row, "2022") for row in rows])
+    other = write_lines(tmp_path / "MICRODADOS_ENEM_2022.csv",
+                        [header] + [set_year(row, "2022") for row in rows])
     before = _snapshot(full_db)
     with pytest.raises(UnusableFileError, match="NU_ANO is 2022 on"):
         ingest_year(full_db, 2023, other, demo_files_2023.items, progress=False)
@@ -290,19 +279,19 @@ def test_a_file_of_another_year_is_refused(tmp_path, full_db, header_and_rows, d
 
     # A few rows of another year are rejected with their reason; the rest is ingested.
     odd = {5, 77, 1500}
-    mixed = _write(tmp_path / "MICRODADOS_ENEM_2023.csv",
-                   [header] + [set_year(row, "2021") if i in odd else row
-                               for i, row in enumerate(rows)])
+    mixed = write_lines(tmp_path / "MICRODADOS_ENEM_2023.csv",
+                        [header] + [set_year(row, "2021") if i in odd else row
+                                    for i, row in enumerate(rows)])
     db = tmp_path / "fresh.duckdb"
     summary = ingest_year(db, 2023, mixed, demo_files_2023.items, progress=False)
     reason = "NU_ANO differs from --year 2023"
     assert summary.reject_reasons[reason] == 3
-    assert _query(db, "SELECT line FROM rejects WHERE reason = ? ORDER BY line",
-                  [reason]) == [(i + 2,) for i in sorted(odd)]
+    assert query_rows(db, "SELECT line FROM rejects WHERE reason = ? ORDER BY line",
+                      [reason]) == [(i + 2,) for i in sorted(odd)]
     ids = [rows[i].split(";")[0] for i in odd]
-    assert _query(db, "SELECT count(*) FROM examinees WHERE examinee_id IN (?, ?, ?)",
-                  ids)[0][0] == 0
-    assert _query(db, "SELECT count(*) FROM examinees")[0][0] == len(rows) - 3
+    assert query_rows(db, "SELECT count(*) FROM examinees WHERE examinee_id IN (?, ?, ?)",
+                      ids)[0][0] == 0
+    assert query_rows(db, "SELECT count(*) FROM examinees")[0][0] == len(rows) - 3
 
 
 def test_items_file_missing_a_row_names_the_booklet_and_position(tmp_path, demo_files_2023):
@@ -315,7 +304,7 @@ def test_items_file_missing_a_row_names_the_booklet_and_position(tmp_path, demo_
     gone = positions[16]
     kept = [line for line, r in zip(lines[1:], rows)
             if not (r[col["CO_PROVA"]] == booklet and int(r[col["CO_POSICAO"]]) == gone)]
-    items_path = _write(tmp_path / "ITENS_PROVA_2023.csv", [lines[0]] + kept)
+    items_path = write_lines(tmp_path / "ITENS_PROVA_2023.csv", [lines[0]] + kept)
     expected = (f"44 items, not 45 (CO_POSICAO {positions[0]}–{positions[-1]} "
                 f"without {gone})")
     assert load_items(items_path).invalid[int(booklet)] == expected
@@ -344,7 +333,7 @@ def test_utf8_byte_order_mark_is_tolerated_in_both_files(tmp_path, ingested_2023
     assert (summary.rows_read, summary.patterns_scored, summary.rows_rejected) == (
         reference.rows_read, reference.patterns_scored, reference.rows_rejected)
     sql = "SELECT examinee_id, area, theta, nota FROM scores ORDER BY examinee_id, area"
-    assert _query(db, sql) == _query(ingested_2023[0], sql)
+    assert query_rows(db, sql) == query_rows(ingested_2023[0], sql)
 
 
 # --- the line scan agrees with the reader, across block boundaries ----------------------------
@@ -434,6 +423,6 @@ def test_utf8_file_line_with_invalid_bytes_is_rejected_and_counted(tmp_path, hea
                           progress=False)
     assert summary.reject_reasons[UNSCANNED_REJECT] == 1
     assert summary.rows_read == len(rows)
-    assert _query(db, "SELECT count(*) FROM examinees")[0][0] == len(rows) - 1
-    assert _query(db, "SELECT count(*) FROM examinees WHERE examinee_id = ?", [lost]) == [(0,)]
-    assert _query(db, "SELECT count(*) FROM examinees WHERE examinee_id = ?", [kept]) == [(1,)]
+    assert query_rows(db, "SELECT count(*) FROM examinees")[0][0] == len(rows) - 1
+    assert query_rows(db, "SELECT count(*) FROM examinees WHERE examinee_id = ?", [lost]) == [(0,)]
+    assert query_rows(db, "SELECT count(*) FROM examinees WHERE examinee_id = ?", [kept]) == [(1,)]

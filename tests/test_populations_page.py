@@ -31,7 +31,6 @@ from store import population_queries
 from store.connection import connected
 from store.populations import build_populations
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
-from tests.test_real_dashboard import paper_db  # noqa: F401 (a fixture)
 
 PAGE = "pages/Populations.py"
 MODELS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
@@ -176,7 +175,7 @@ def test_tables_agree_with_scipy_and_with_the_stored_rows(pages_models_db):
     assert (ranks["rank_ctt"] == by_pct).all()
 
 
-def test_real_items_only_year_shows_the_paper_runs_alone(monkeypatch, paper_db):  # noqa: F811
+def test_real_items_only_year_shows_the_paper_runs_alone(monkeypatch, paper_db):
     """The paper's published runs on the real 2022 booklets (item files only, no candidates):
     no populations, the models alone, by EAP and by ML re-estimated from the published
     patterns (which list every item of the booklet, abandoned ones included)."""

@@ -3,13 +3,9 @@ both results files and the 2022 texts, as a new user would load them."""
 
 from __future__ import annotations
 
-import shutil
-
 import pandas as pd
 import pytest
 
-from enem.scoring import ScoringOptions
-from store.connection import connected
 from tests.page_support import (
     PAGES,
     PER_MODEL_PAGES,
@@ -19,31 +15,11 @@ from tests.page_support import (
     messages,
     run_page,
 )
-from workflows.question_import import import_questions
-from workflows.results_io import import_results_summary
-
-PAPER_GRID = ScoringOptions(n_quadrature=121, theta_range=(-6.0, 6.0))
-RESULT_FILES = ("enem-experiments-results-processed-with-irt-lz.parquet",
-                "enem-experiments-results-shuffle-processed-with-irt-lz.parquet")
-SEED_SERIES = [f"{model} · few-shot · 30 seeds" for model in
-               ("gpt-3.5-turbo-0613", "llama2-13b", "llama2-7b", "mistral-7b", "mistral-8x7b")]
-SHUFFLE_SERIES = [f"{model} · few-shot · 30 shuffles" for model in
-                  ("gpt-3.5-turbo-0613", "llama2-13b", "llama2-7b", "mistral-7b")]
-
-
-@pytest.fixture(scope="module")
-def paper_db(tmp_path_factory, real_items_db, real_data):
-    path = tmp_path_factory.mktemp("paper_dashboard") / "paper.duckdb"
-    shutil.copyfile(real_items_db, path)
-    with connected(path) as con:
-        for name in RESULT_FILES:
-            import_results_summary(con, real_data / "paper-results" / name, PAPER_GRID)
-    import_questions(path, real_data / "paper-questions-2022", "paper-csv")
-    return path
+from tests.paper_fixtures import RESULT_FILES, SEED_SERIES, SHUFFLE_SERIES
 
 
 @pytest.fixture
-def paper_dashboard(monkeypatch, paper_db):
+def paper_dashboard(monkeypatch, paper_db):  # the paper's runs (tests/paper_fixtures.py)
     monkeypatch.setenv("ENEM_DB", str(paper_db))
     return paper_db
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from inference.plan import RANDOM_BASELINE, RunSpec
-from tests.test_runs_page import wait_for
+from tests.runs_page_support import wait_for
 from workflows.runs import service
 from workflows.runs.slots import try_slot
 

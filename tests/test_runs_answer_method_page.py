@@ -10,8 +10,9 @@ import pytest
 
 from cli.main import build_parser
 from cli.run_commands import spec_from_args
-from tests.test_openai_answer_methods import REPLIES, server  # noqa: F401 (fixture)
-from tests.test_runs_page import assert_clean, db, labelled, open_runs, wait_for  # noqa: F401
+from tests.openai_support import REPLIES
+from tests.page_support import assert_clean
+from tests.runs_page_support import labelled, open_runs, wait_for
 from workflows.runs.service import list_runs, project_command
 
 #: The Runs page launches for the operator only (AppTest has no browser request).
@@ -23,12 +24,12 @@ def _shown_spec(app):
     return words, spec_from_args(build_parser().parse_args(words[len(project_command()):]))
 
 
-def test_the_answer_method_picker_feeds_the_run_command(db, server, tmp_path,  # noqa: F811
+def test_the_answer_method_picker_feeds_the_run_command(runs_page_db, openai_server, tmp_path,
                                                         monkeypatch):
-    runs_dir = db.parent / "runs"
+    runs_dir = runs_page_db.parent / "runs"
     # The page offers the operator's endpoints only: the fake server is one of them.
     config = tmp_path / "operator.toml"
-    config.write_text(f"[endpoints.fake]\nbase_url = '{server.url}'\n")
+    config.write_text(f"[endpoints.fake]\nbase_url = '{openai_server.url}'\n")
     monkeypatch.setenv("ENEM_OPERATOR_CONFIG", str(config))
     app = open_runs()
     labelled(app.main.selectbox, "Backend").set_value("openai").run()
@@ -38,7 +39,7 @@ def test_the_answer_method_picker_feeds_the_run_command(db, server, tmp_path,  #
     labelled(app.main.multiselect, "Areas").set_value(["MT"])
     labelled(app.main.number_input, "Option shuffles per item").set_value(2)
     labelled(app.main.selectbox, "Answer method").set_value("full-answer-prob")
-    server.echo = "refused"
+    openai_server.echo = "refused"
     app.run()  # the choices made, the button is enabled (a browser reruns on each change)
     labelled(app.button, "Launch").click().run()
     assert not app.exception
@@ -48,23 +49,24 @@ def test_the_answer_method_picker_feeds_the_run_command(db, server, tmp_path,  #
     words, spec = _shown_spec(app)
     assert words[words.index("--answer-method") + 1] == "full-answer-prob"
     assert "--temperature" not in words and "--max-new-tokens" not in words
-    assert spec.backend_options == {"base_url": server.url, "answer_method": "full-answer-prob"}
+    assert spec.backend_options == {"base_url": openai_server.url,
+                                    "answer_method": "full-answer-prob"}
 
     # Readable replies only: a run with a third of its answers unreadable is not published
     # (inference.run_scoring.NO_LETTER_LIMIT), and this run must publish.
-    server.replies = tuple(reply for reply in REPLIES if reply[1] is not None)
+    openai_server.replies = tuple(reply for reply in REPLIES if reply[1] is not None)
     labelled(app.main.selectbox, "Answer method").set_value("generate").run()
     labelled(app.main.number_input, "Temperature").set_value(0.3)
     labelled(app.main.number_input, "Max new tokens").set_value(12)
     labelled(app.button, "Launch").click().run()
     assert_clean(app)
     words, spec = _shown_spec(app)
-    assert spec.backend_options == {"base_url": server.url, "answer_method": "generate",
+    assert spec.backend_options == {"base_url": openai_server.url, "answer_method": "generate",
                                     "temperature": 0.3, "max_new_tokens": 12}
     [launched] = list_runs(runs_dir)
     assert launched.run_id == spec.run_id
     wait_for(lambda: not list_runs(runs_dir)[0].alive
              and list_runs(runs_dir)[0].state == "finished")
-    asked = [body for path, body in server.bodies if path.endswith("/chat/completions")]
+    asked = [body for path, body in openai_server.bodies if path.endswith("/chat/completions")]
     assert len(asked) == 45 * 2
     assert all(body["temperature"] == 0.3 and body["max_tokens"] == 12 for body in asked)

@@ -5,9 +5,7 @@ without finishing can be removed from the page."""
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,8 @@ from inference.plan import RunSpec
 from tests.browser_support import BROWSER_ARGS, CHROMIUM
 from tests.browser_support import require_browser as _require_browser
 from tests.browser_support import serving as _serving
+from tests.page_support import assert_clean
+from tests.runs_page_support import labelled, open_runs, wait_for
 from workflows.runs.folder import RunFolder
 from workflows.runs.service import list_runs, project_command
 
@@ -31,42 +31,7 @@ SCREENSHOTS = ROOT / "test-artifacts" / "browser"
 pytestmark = pytest.mark.usefixtures("as_operator")
 
 
-@pytest.fixture
-def db(monkeypatch, tmp_path, pages_demo_db) -> Path:
-    """A writable copy of the small demo (with the demo's own published runs)."""
-    target = tmp_path / "store" / "runs_page.duckdb"
-    target.parent.mkdir()
-    shutil.copyfile(pages_demo_db, target)
-    monkeypatch.setenv("ENEM_DB", str(target))
-    return target
-
-
-def open_runs() -> AppTest:
-    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    app.switch_page(RUNS).run()
-    assert_clean(app)
-    assert app.title[0].value == "Model runs"
-    return app
-
-
-def assert_clean(app: AppTest) -> None:
-    assert not app.exception, [e.value for e in app.exception]
-    assert not app.error, [e.value for e in app.error]
-
-
-def labelled(widgets, label: str):
-    [widget] = [w for w in widgets if w.label == label]
-    return widget
-
-
-def wait_for(predicate, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.2)
-
-
-def test_the_command_shown_is_the_full_runnable_command_of_the_form(db):
+def test_the_command_shown_is_the_full_runnable_command_of_the_form(runs_page_db):
     app = open_runs()
     labelled(app.main.selectbox, "Backend").set_value("random")
     labelled(app.main.multiselect, "Areas").set_value(["MT"])
@@ -78,22 +43,22 @@ def test_the_command_shown_is_the_full_runnable_command_of_the_form(db):
     words = shlex.split(printed)
     prefix = project_command()
     assert words[:len(prefix)] == prefix and Path(words[0]).is_absolute()
-    assert words[len(prefix):len(prefix) + 3] == ["--db", str(db), "run"]
+    assert words[len(prefix):len(prefix) + 3] == ["--db", str(runs_page_db), "run"]
     spec = spec_from_args(build_parser().parse_args(words[len(prefix):]))
     assert spec == RunSpec(model="random-baseline", backend="random", year=2023, areas=("MT",),
                            n_shuffles=2, family="base line's")
-    [launched] = list_runs(db.parent / "runs")
+    [launched] = list_runs(runs_page_db.parent / "runs")
     assert launched.run_id == spec.run_id
-    wait_for(lambda: not list_runs(db.parent / "runs")[0].alive
-             and list_runs(db.parent / "runs")[0].state == "finished")
+    wait_for(lambda: not list_runs(runs_page_db.parent / "runs")[0].alive
+             and list_runs(runs_page_db.parent / "runs")[0].state == "finished")
     # Pasted into a shell from another folder, it makes (here: publishes again) that very run.
-    done = subprocess.run(["bash", "-c", printed + " --quiet"], cwd=db.parent.parent,
+    done = subprocess.run(["bash", "-c", printed + " --quiet"], cwd=runs_page_db.parent.parent,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"run {spec.run_id} finished")
 
 
-def test_a_launch_is_reported_in_words_and_the_tables_follow_it_to_the_end(db):
+def test_a_launch_is_reported_in_words_and_the_tables_follow_it_to_the_end(runs_page_db):
     app = open_runs()
     assert not app.session_state["runs.active"]
     labelled(app.main.selectbox, "Backend").set_value("random")
@@ -101,15 +66,15 @@ def test_a_launch_is_reported_in_words_and_the_tables_follow_it_to_the_end(db):
     labelled(app.main.number_input, "Option shuffles per item").set_value(2)
     labelled(app.button, "Launch").click().run()
     assert_clean(app)
-    [run] = list_runs(db.parent / "runs")
+    [run] = list_runs(runs_page_db.parent / "runs")
     [started] = [s.value for s in app.success]
     assert started.startswith(f"Run **{run.run_id}** started (process ")
     assert "Runs on this machine" in started and "sidebar's Runs" in started
     assert "{" not in started and '"run_id"' not in started
     # While it works the run tables refresh themselves.
     assert app.session_state["runs.active"]
-    wait_for(lambda: list_runs(db.parent / "runs")[0].state == "finished"
-             and not list_runs(db.parent / "runs")[0].alive)
+    wait_for(lambda: list_runs(runs_page_db.parent / "runs")[0].state == "finished"
+             and not list_runs(runs_page_db.parent / "runs")[0].alive)
     app.run()
     assert_clean(app)
     assert any(f"**{run.run_id}** — finished" in m.value for m in app.markdown)
@@ -119,8 +84,8 @@ def test_a_launch_is_reported_in_words_and_the_tables_follow_it_to_the_end(db):
     assert app.success[0].value == started
 
 
-def test_a_failed_run_can_be_removed_from_the_page_a_finished_one_cannot(db):
-    runs_dir = db.parent / "runs"
+def test_a_failed_run_can_be_removed_from_the_page_a_finished_one_cannot(runs_page_db):
+    runs_dir = runs_page_db.parent / "runs"
     failed = RunSpec(model="random-baseline", backend="random", year=2023, areas=("CN",),
                      n_shuffles=3)
     folder = RunFolder(runs_dir / failed.run_id)
@@ -128,8 +93,8 @@ def test_a_failed_run_can_be_removed_from_the_page_a_finished_one_cannot(db):
     folder.update_status(status="failed", units_done=4, units_total=45,
                          error="ScoringError: the backend went away")
     finished = subprocess.run(
-        [*project_command(), "--db", str(db), "run", "--backend", "random", "--year", "2023",
-         "--areas", "MT", "--shuffles", "2", "--quiet"], capture_output=True, text=True,
+        [*project_command(), "--db", str(runs_page_db), "run", "--backend", "random", "--year",
+         "2023", "--areas", "MT", "--shuffles", "2", "--quiet"], capture_output=True, text=True,
         check=True, timeout=300).stdout.split()[1]
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     app.switch_page(RUNS).run()
@@ -148,13 +113,13 @@ def test_a_failed_run_can_be_removed_from_the_page_a_finished_one_cannot(db):
     assert f"remove-{failed.run_id}" not in {button.key for button in app.button}
 
 
-def test_in_a_browser_the_runs_table_refreshes_when_a_run_ends(db):
+def test_in_a_browser_the_runs_table_refreshes_when_a_run_ends(runs_page_db):
     """Launched from the form, a run appears in the database table when it ends, with no
     reload and no click: the page refreshes itself while the run works."""
     sync_playwright = _require_browser()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    runs_dir = db.parent / "runs"
-    with _serving(db, "streamlit-runs-page.log") as base, sync_playwright() as playwright:
+    runs_dir = runs_page_db.parent / "runs"
+    with _serving(runs_page_db, "streamlit-runs-page.log") as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 2400})
