@@ -36,6 +36,7 @@ from dashboard.populations.tables import (
 )
 from dashboard.populations.view import download, rank_styler, table_config
 from dashboard.state.frame import no_runs_message, open_page
+from dashboard.state.url import seed_page_choice, write_page_choice
 
 #: The page's own query parameter: the Area picked here, so that a shared link reopens it (the
 #: sidebar's ``area`` is the set of areas; ``dashboard.state.url`` keeps that one).
@@ -43,15 +44,10 @@ AREA_PARAM = "pop_area"
 
 filters = open_page("Populations: a model against many groups of candidates")
 
-# The URL wins when it names an area other than the one this page last wrote there (a shared
-# link, a reload after the address was edited); otherwise the picker keeps its own value.
-url_area = st.query_params.get(AREA_PARAM)
-if url_area in filters.areas and url_area != st.session_state.get("populations.area_written"):
-    st.session_state["populations.area"] = url_area
+seed_page_choice(AREA_PARAM, filters.areas, "populations.area")
 top = st.columns(4)
 area = top[0].selectbox("Area", list(filters.areas), key="populations.area")
-st.query_params[AREA_PARAM] = area
-st.session_state["populations.area_written"] = area
+write_page_choice(AREA_PARAM, "populations.area")
 kinds = pq.population_kinds(filters.year, area)
 offered = [k for k in GROUPING_TITLES if k in set(kinds["group_kind"])] or ["state"]
 kind = top[1].selectbox("Populations", offered, format_func=GROUPING_TITLES.get,

@@ -34,6 +34,7 @@ DRAWS: dict[str, tuple[int, int]] = {
     "pages/Test_information.py": (1, 1),
     "pages/Discrimination.py": (1, 2),
     "pages/Populations.py": (2, 3),
+    "pages/Conditions.py": (2, 1),
     "pages/Options_and_traps.py": (3, 4),
     "pages/Paper_tables.py": (1, 2),
     "pages/Item_explorer.py": (2, 0),
@@ -72,6 +73,16 @@ def run_via_home(page: str) -> AppTest:
 def charts(app: AppTest) -> list[dict]:
     """The Plotly figures of a run, as dicts."""
     return [json.loads(element.proto.spec) for element in app.get("plotly_chart")]
+
+
+def series_names(app: AppTest) -> set[str]:
+    """The series a run's figures name: trace names, heatmap rows and the category rows of
+    scatter traces (Conditions draws one row per series)."""
+    figures = charts(app)
+    names = {trace.get("name") for figure in figures for trace in figure["data"]}
+    return names | {row for figure in figures for trace in figure["data"]
+                    if trace.get("type") in ("heatmap", "scatter")
+                    for row in trace.get("y") or [] if isinstance(row, str)}
 
 
 def decoded(value) -> np.ndarray:

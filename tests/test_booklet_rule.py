@@ -84,10 +84,11 @@ def test_pages_say_which_booklet_the_models_took(monkeypatch, pages_models_db):
 
 
 #: Pages that place a run's θ on the chosen booklet (the item pages match answers by item id;
-#: adaptive tests draw items from the whole bank, not from a booklet).
+#: adaptive tests draw items from the whole bank, not from a booklet; Conditions compares each
+#: run with itself on the booklets it took).
 THETA_PAGES = [page for page in PER_MODEL_PAGES
                if page not in ("pages/Response_patterns.py", "pages/Item_explorer.py",
-                               "pages/Adaptive_testing.py")]
+                               "pages/Adaptive_testing.py", "pages/Conditions.py")]
 
 
 @pytest.mark.parametrize("page", THETA_PAGES)

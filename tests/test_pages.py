@@ -27,6 +27,7 @@ from tests.page_support import (
     messages,
     run_page,
     run_via_home,
+    series_names,
 )
 from workflows.runs.service import list_runs
 
@@ -51,9 +52,7 @@ def test_page_renders_with_model_runs(models_db, page):
     assert len(app.dataframe) >= n_tables
     assert "No model runs" not in messages(app)
     if page in PER_MODEL_PAGES:
-        names = {trace.get("name") for figure in figures for trace in figure["data"]}
-        names |= {row for figure in figures for trace in figure["data"]
-                  if trace.get("type") == "heatmap" for row in trace.get("y") or []}
+        names = series_names(app)
         assert "test-strong-it" in names
 
 
@@ -66,7 +65,7 @@ def test_page_explains_missing_model_runs(no_runs_db, page):
         assert "No model runs for 2023" in messages(app)
         assert "launch one on the Runs page" in messages(app)
     if page not in ("pages/Data.py", "pages/Response_patterns.py",
-                    "pages/Paper_tables.py"):
+                    "pages/Paper_tables.py", "pages/Conditions.py"):  # Conditions: models only
         assert charts(app), "human views still draw without model runs"
 
 

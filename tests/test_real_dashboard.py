@@ -14,6 +14,7 @@ from tests.page_support import (
     charts,
     messages,
     run_page,
+    series_names,
 )
 from tests.paper_fixtures import RESULT_FILES, SEED_SERIES, SHUFFLE_SERIES
 
@@ -24,19 +25,13 @@ def paper_dashboard(monkeypatch, paper_db):  # the paper's runs (tests/paper_fix
     return paper_db
 
 
-def _trace_names(app) -> set[str]:
-    names = {trace.get("name") for figure in charts(app) for trace in figure["data"]}
-    return names | {row for figure in charts(app) for trace in figure["data"]
-                    if trace.get("type") == "heatmap" for row in trace.get("y") or []}
-
-
 @pytest.mark.parametrize("year", [2019, 2020, 2021, 2022])
 @pytest.mark.parametrize("language", ["pt", "en"])
 def test_every_paper_series_is_drawn_for_every_year_and_language(paper_dashboard, year,
                                                                  language):
     app = run_page("pages/Accuracy_vs_ability.py", {"year": str(year), "lang": language})
     assert_clean(app)
-    assert set(SEED_SERIES + SHUFFLE_SERIES) <= _trace_names(app)
+    assert set(SEED_SERIES + SHUFFLE_SERIES) <= series_names(app)
     assert "No model runs" not in messages(app)
 
 
@@ -47,7 +42,7 @@ def test_every_page_shows_the_paper_runs_on_the_real_2022_booklets(paper_dashboa
     assert "holds only its item file" in messages(app)
     assert "No model runs" not in messages(app)
     if page in PER_MODEL_PAGES:
-        assert "llama2-13b · few-shot · 30 seeds" in _trace_names(app)
+        assert "llama2-13b · few-shot · 30 seeds" in series_names(app)
 
 
 def test_the_paper_theta_is_on_screen(paper_dashboard, real_data):

@@ -211,3 +211,20 @@ def write_url() -> None:
             params[field.name] = values if len(values) > 1 else values[0]
         elif field.name in params:
             del params[field.name]
+
+
+def seed_page_choice(param: str, options: Sequence[Any], key: str) -> None:
+    """Before a page's own picker (session key ``key``) is drawn: take the choice the URL's
+    ``param`` names when it is one of ``options`` and not what this page last wrote there (a
+    shared link, an edited address); otherwise the picker keeps its own value."""
+    from_url = st.query_params.get(param)
+    if from_url in options and from_url != st.session_state.get(f"{key}.written"):
+        st.session_state[key] = from_url
+
+
+def write_page_choice(param: str, key: str) -> None:
+    """After the picker of :func:`seed_page_choice` is drawn: its value into the URL's
+    ``param``, so that a shared link reopens it."""
+    value = str(st.session_state[key])
+    st.query_params[param] = value
+    st.session_state[f"{key}.written"] = value

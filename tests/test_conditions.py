@@ -1,0 +1,168 @@
+"""Conditions side by side: the means and differences of analytics.conditions against hand
+formulas and scipy's t quantiles, the page's data steps on small tables, and the paper's
+published results: gpt-3.5's 2022 CH θ in English and Portuguese are the plain means of those
+rows of the results file, and their paired difference is read seed by seed."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analytics.conditions import level_mean, paired_difference, welch_difference
+from dashboard.conditions import data as cd
+from store.condition_queries import condition_patterns
+from store.connection import connected
+from store.dashboard_queries import UNCOUNTED_SHOTS
+from tests.page_support import run_page
+
+RESULTS = "paper-results/enem-experiments-results-processed-with-irt-lz.parquet"
+GPT_SEEDS = "gpt-3.5-turbo-0613 · few-shot · 30 seeds"
+
+
+def test_level_mean_is_the_normal_interval_of_the_mean():
+    summary = level_mean([1.0, 2.0, 3.0, 4.0, np.nan])
+    sd = np.sqrt(((1.5 ** 2 + 0.5 ** 2) * 2) / 3)
+    assert summary.n == 4 and summary.mean == pytest.approx(2.5)
+    assert summary.sd == pytest.approx(sd)
+    assert summary.ci_low == pytest.approx(2.5 - 1.96 * sd / 2)
+    assert summary.ci_high == pytest.approx(2.5 + 1.96 * sd / 2)
+    one = level_mean([3.0])
+    assert one.n == 1 and one.mean == 3.0 and np.isnan(one.ci_low)
+    assert level_mean([]).n == 0
+
+
+def test_paired_difference_by_hand():
+    first = np.array([0.1, 0.5, -0.2, 0.9, 0.3, 0.0])
+    second = np.array([0.4, 0.6, 0.3, 1.2, 0.5, 0.2])
+    d = second - first
+    n = d.size
+    se = d.std(ddof=1) / np.sqrt(n)
+    t = stats.t.ppf(0.975, n - 1)
+    result = paired_difference(first, second)
+    assert result.paired and result.n_first == n and result.df == n - 1
+    assert result.difference == pytest.approx(d.mean())
+    assert result.se == pytest.approx(se)
+    assert (result.ci_low, result.ci_high) == pytest.approx((d.mean() - t * se,
+                                                             d.mean() + t * se))
+    assert result.p == pytest.approx(2 * stats.t.sf(abs(d.mean() / se), n - 1))
+
+
+def test_welch_difference_by_hand():
+    first = np.array([1.0, 2.0, 4.0, 3.5, 2.2])
+    second = np.array([2.5, 3.0, 5.5, 4.0, 6.1, 4.4, 3.9])
+    v1, v2 = first.var(ddof=1) / first.size, second.var(ddof=1) / second.size
+    df = (v1 + v2) ** 2 / (v1 ** 2 / (first.size - 1) + v2 ** 2 / (second.size - 1))
+    diff, se = second.mean() - first.mean(), np.sqrt(v1 + v2)
+    t = stats.t.ppf(0.975, df)
+    result = welch_difference(first, second)
+    assert not result.paired and (result.n_first, result.n_second) == (5, 7)
+    assert result.difference == pytest.approx(diff) and result.se == pytest.approx(se)
+    assert result.df == pytest.approx(df)
+    assert (result.ci_low, result.ci_high) == pytest.approx((diff - t * se, diff + t * se))
+    assert result.p == pytest.approx(2 * stats.t.sf(abs(diff / se), df))
+
+
+def test_pairing_removes_what_the_repetitions_share():
+    # Repetitions differ a lot from one another, the second condition adds 0.3 to each: the
+    # paired interval finds the shift, the independent one cannot tell it from noise.
+    rng = np.random.default_rng(3)
+    shared = rng.normal(0.0, 1.0, 30)
+    first = shared + rng.normal(0.0, 0.05, 30)
+    second = shared + 0.3 + rng.normal(0.0, 0.05, 30)
+    paired = paired_difference(first, second)
+    independent = welch_difference(first, second)
+    assert paired.ci_low > 0.2 and paired.ci_high < 0.4
+    assert independent.ci_low < 0 < independent.ci_high
+    assert paired.difference == pytest.approx(independent.difference)
+
+
+def test_degenerate_differences():
+    same_shift = paired_difference([1.0, 2.0, 3.0], [1.5, 2.5, 3.5])
+    assert same_shift.difference == pytest.approx(0.5) and same_shift.se == 0
+    assert same_shift.ci_low == same_shift.ci_high == same_shift.difference
+    assert np.isnan(same_shift.p)
+    assert np.isnan(paired_difference([1.0], [2.0]).difference)
+    assert np.isnan(welch_difference([1.0, 2.0], [3.0]).ci_low)
+    with pytest.raises(ValueError, match="not pairs"):
+        paired_difference([1.0, 2.0], [1.0])
+
+
+def _patterns(rows: list[tuple]) -> pd.DataFrame:
+    columns = ["run", "model_id", "year", "area", "prompt_language", "shots", "repetition",
+               "shuffle", "published_theta"]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.assign(theta=frame["published_theta"], ctt=0, n_scored=45,
+                        temperature=0.6, answer_method=None)
+
+
+def test_other_conditions_are_held_and_all_areas_keeps_complete_repetitions():
+    rows = []
+    for area, base in (("CH", 1.0), ("MT", 0.0)):
+        for shuffle in range(3):
+            for language, shift in (("en", 0.0), ("pt", 0.5)):
+                rows.append(("run A", "m", 2022, area, language, 0, "shuffle", shuffle,
+                             base + shift + shuffle))
+                # Another shots setting: must never be pooled into the 0-shot comparison.
+                rows.append(("run A", "m", 2022, area, language, 4, "shuffle", shuffle, 9.0))
+    rows.append(("run A", "m", 2022, "CH", "pt", 0, "shuffle", 3, 9.0))  # no MT twin
+    chosen = cd.compared_patterns(_patterns(rows), "prompt language", "published θ",
+                                  language="pt", shots=0, year=2022)
+    assert set(chosen["value"]) != {9.0} and 9.0 not in set(chosen.loc[
+        chosen["level"] != "Portuguese (pt)", "value"])
+    pooled = cd.with_all_areas(chosen)
+    everywhere = pooled[pooled["area"] == cd.ALL_AREAS]
+    assert len(everywhere) == 6  # 3 repetitions × 2 languages; shuffle 3 lacks MT
+    en = everywhere[everywhere["level"] == "English (en)"].sort_values("shuffle")
+    assert en["value"].tolist() == pytest.approx([0.5, 1.5, 2.5])
+    differences = cd.difference_table(pooled, "English (en)", "Portuguese (pt)", paired=True)
+    for _, row in differences.iterrows():
+        assert row["difference"] == pytest.approx(0.5)
+        assert row["n_first"] == 3  # the unmatched CH repetition 3 pairs with nothing
+
+
+def test_statistics_offered_need_published_theta_on_every_pattern():
+    patterns = _patterns([("r", "m", 2022, "CH", "pt", 0, "seed", 0, 1.0),
+                          ("r", "m", 2022, "CH", "en", 0, "seed", 0, np.nan)])
+    assert "published θ" not in cd.statistics_offered(patterns)
+    assert cd.statistics_offered(patterns.iloc[:1])[0] == "published θ"
+
+
+def _published(real_data, language: str) -> pd.DataFrame:
+    return duckdb.execute(
+        f"""SELECT SEED AS seed, IRT_SCORE AS theta FROM '{real_data / RESULTS}'
+            WHERE MODEL_NAME = 'gpt-3.5-turbo-0613' AND EXAM_YEAR = '2022'
+              AND EXAM_SUBJECT = 'CH' AND LANGUAGE = $language ORDER BY seed""",
+        {"language": language}).df()
+
+
+def test_paper_language_means_are_the_plain_means_of_the_published_rows(paper_db, real_data,
+                                                                       monkeypatch):
+    en, pt = _published(real_data, "en"), _published(real_data, "pt-br")
+    assert len(en) == len(pt) == 30
+    with connected(paper_db, read_only=True) as con:
+        patterns = condition_patterns(con, [2022], ["CH"], [GPT_SEEDS])
+    rows = cd.compared_patterns(patterns, "prompt language", "published θ", language="pt",
+                                shots=UNCOUNTED_SHOTS, year=2022)
+    levels = cd.level_table(rows).set_index("level")
+    assert levels.loc["English (en)", "mean"] == pytest.approx(en["theta"].mean(), abs=1e-9)
+    assert levels.loc["Portuguese (pt)", "mean"] == pytest.approx(pt["theta"].mean(), abs=1e-9)
+    assert levels["n"].tolist() == [30, 30]
+    by_seed = en.merge(pt, on="seed", suffixes=("_en", "_pt"))
+    expected = paired_difference(by_seed["theta_en"], by_seed["theta_pt"])
+    got = cd.difference_table(rows, "English (en)", "Portuguese (pt)", paired=True).iloc[0]
+    assert got["difference"] == pytest.approx(pt["theta"].mean() - en["theta"].mean())
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
+
+    # The page shows the same row (its address holds the comparison).
+    monkeypatch.setenv("ENEM_DB", str(paper_db))
+    app = run_page("pages/Conditions.py", {"year": "2022", "area": "CH", "lang": "pt",
+                                           "shots": "published", "dimension": "prompt language"})
+    assert not app.exception
+    table = app.dataframe[0].value
+    shown = table[table["series"] == GPT_SEEDS].iloc[0]
+    assert shown["difference"] == pytest.approx(got["difference"])
+    assert shown["ci_low"] == pytest.approx(expected.ci_low)
+    assert len(app.get("plotly_chart")) == 2
