@@ -23,18 +23,20 @@ from dashboard.state.url import seed_page_choice, write_page_choice
 filters = open_page("Conditions: one model, several prompts and settings")
 
 top = st.columns(4)
-seed_page_choice("dimension", list(cd.DIMENSIONS), "conditions.dimension")
+seed_page_choice("compare", list(cd.DIMENSIONS), "conditions.dimension", cd.DEFAULT_DIMENSION)
 dimension = top[0].selectbox("Compare", list(cd.DIMENSIONS), key="conditions.dimension",
                              help="What tells the conditions apart; the sidebar holds the rest.")
-write_page_choice("dimension", "conditions.dimension")
+write_page_choice("compare", "conditions.dimension")
 years = queries.loaded_years() if dimension == "year" else [filters.year]
 patterns = condition_patterns(years, filters.areas, filters.models)
 if patterns.empty:
     st.info(no_runs_message(filters))
     st.stop()
 offered = cd.statistics_offered(patterns)
+seed_page_choice("stat", offered, "conditions.statistic", offered[0])
 statistic = top[1].radio("Statistic", offered, key="conditions.statistic",
                          help="\n\n".join(f"**{k}**: {cd.STATISTICS[k]}" for k in offered))
+write_page_choice("stat", "conditions.statistic")
 rows = cd.compared_patterns(patterns, dimension, statistic, language=filters.language,
                             shots=filters.shots, year=filters.year)
 held = held_conditions(dimension, filters.language, filters.shots_words, filters.year)
@@ -59,8 +61,12 @@ if len(levels_found) < 2:
             "compare it with. Select more runs in the sidebar.")
     st.stop()
 pick = st.columns(4)
-first = pick[0].selectbox("Difference from", levels_found, index=0, key="conditions.first")
-second = pick[1].selectbox("to", levels_found, index=1, key="conditions.second")
+seed_page_choice("level_from", levels_found, "conditions.first", levels_found[0])
+seed_page_choice("level_to", levels_found, "conditions.second", levels_found[1])
+first = pick[0].selectbox("Difference from", levels_found, key="conditions.first")
+second = pick[1].selectbox("to", levels_found, key="conditions.second")
+write_page_choice("level_from", "conditions.first")
+write_page_choice("level_to", "conditions.second")
 if first == second:
     st.info("Pick two different levels to see their difference.")
     st.stop()

@@ -159,10 +159,32 @@ def test_paper_language_means_are_the_plain_means_of_the_published_rows(paper_db
     # The page shows the same row (its address holds the comparison).
     monkeypatch.setenv("ENEM_DB", str(paper_db))
     app = run_page("pages/Conditions.py", {"year": "2022", "area": "CH", "lang": "pt",
-                                           "shots": "published", "dimension": "prompt language"})
+                                           "shots": "published", "compare": "prompt language", "stat": "published θ"})
     assert not app.exception
     table = app.dataframe[0].value
     shown = table[table["series"] == GPT_SEEDS].iloc[0]
     assert shown["difference"] == pytest.approx(got["difference"])
     assert shown["ci_low"] == pytest.approx(expected.ci_low)
     assert len(app.get("plotly_chart")) == 2
+
+
+def test_the_address_chooses_dimension_statistic_and_levels(models_db):
+    query = {"area": "MT", "lang": "en", "compare": "shots", "stat": "% correct",
+             "level_from": "0-shot", "level_to": "4-shot"}
+    app = run_page("pages/Conditions.py", query)
+    assert not app.exception
+    table = app.dataframe[0].value
+    assert set(table["first"]) == {"0-shot"} and set(table["second"]) == {"4-shot"}
+    row = table.iloc[0]
+    with connected(models_db, read_only=True) as con:
+        patterns = condition_patterns(con, [2023], ["MT"], [row["series"]])
+    chosen = patterns[(patterns["prompt_language"] == "en") & (patterns["area"] == "MT")]
+    pct = 100 * chosen["ctt"] / chosen["n_scored"]
+    zero = pct[chosen["shots"] == 0].to_numpy()
+    four = pct[chosen["shots"] == 4].to_numpy()
+    # Shuffle k of 0-shot against shuffle k of 4-shot (the query orders by shuffle).
+    expected = paired_difference(zero, four)
+    assert row["area"] == "MT" and row["paired"]
+    assert row["difference"] == pytest.approx(four.mean() - zero.mean())
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert app.radio(key="conditions.statistic").value == "% correct"

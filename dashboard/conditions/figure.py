@@ -27,12 +27,17 @@ def _grid(areas: list[str], series: list[str]) -> go.Figure:
     return figure
 
 
-def _series_axis(figure: go.Figure, series: list[str]) -> None:
-    # Top to bottom in the given order; labels wrap at the model/prompt separator.
+def _series_axis(figure: go.Figure, series: list[str], panels: int) -> None:
+    # Top to bottom in the given order; labels wrap at the model/prompt separator and stand
+    # on the first column only (every row of panels lists the same series).
     figure.update_yaxes(type="category", categoryorder="array",
                         categoryarray=list(reversed(series)),
                         ticktext=[s.replace(" · ", "<br>") for s in reversed(series)],
                         tickvals=list(reversed(series)), tickfont={"size": 11})
+    for index in range(panels):
+        row, col = panel(index, COLUMNS)
+        if col > 1:
+            figure.update_yaxes(showticklabels=False, row=row, col=col)
 
 
 def level_figure(levels: pd.DataFrame, areas: list[str], series: list[str],
@@ -54,7 +59,7 @@ def level_figure(levels: pd.DataFrame, areas: list[str], series: list[str],
                 continue
             colour, symbol = styles[level]
             figure.add_trace(go.Scatter(
-                x=group["mean"], y=group["series"], mode="markers", name=level,
+                x=group["mean"], y=group["series"], mode="markers", name=level, orientation="h",
                 legendgroup=level, showlegend=index == 0, offsetgroup=level,
                 marker={"color": colour, "symbol": symbol, "size": 9},
                 error_x={"type": "data", "symmetric": False,
@@ -65,7 +70,7 @@ def level_figure(levels: pd.DataFrame, areas: list[str], series: list[str],
                                "(95% CI %{customdata[1]:.3f} to %{customdata[2]:.3f}), "
                                "n = %{customdata[0]}<extra></extra>")), row=row, col=col)
         figure.update_xaxes(title_text=value_title, row=row, col=col)
-    _series_axis(figure, series)
+    _series_axis(figure, series, len(areas))
     figure.update_layout(scattermode="group", scattergap=0.5,
                          meta={"figure": "condition-levels"})
     return figure
@@ -95,6 +100,6 @@ def difference_figure(differences: pd.DataFrame, areas: list[str], series: list[
             row=row, col=col)
         figure.add_vline(x=0, line={"color": "#999999", "width": 1}, row=row, col=col)
         figure.update_xaxes(title_text=f"{value_title}: {second} − {first}", row=row, col=col)
-    _series_axis(figure, series)
+    _series_axis(figure, series, len(areas))
     figure.update_layout(meta={"figure": "condition-differences"})
     return figure

@@ -213,13 +213,18 @@ def write_url() -> None:
             del params[field.name]
 
 
-def seed_page_choice(param: str, options: Sequence[Any], key: str) -> None:
+def seed_page_choice(param: str, options: Sequence[Any], key: str,
+                     default: Any = None) -> None:
     """Before a page's own picker (session key ``key``) is drawn: take the choice the URL's
     ``param`` names when it is one of ``options`` and not what this page last wrote there (a
-    shared link, an edited address); otherwise the picker keeps its own value."""
+    shared link, an edited address); otherwise the picker keeps its own value, or starts from
+    ``default`` (when given) where it has none among ``options``. Pickers seeded here are drawn
+    without an index of their own."""
     from_url = st.query_params.get(param)
     if from_url in options and from_url != st.session_state.get(f"{key}.written"):
         st.session_state[key] = from_url
+    elif default is not None and st.session_state.get(key) not in options:
+        st.session_state[key] = default
 
 
 def write_page_choice(param: str, key: str) -> None:
