@@ -13,9 +13,10 @@ import streamlit as st
 
 from dashboard import queries
 from dashboard.conditions import data as cd
-from dashboard.conditions.captions import difference_caption, held_conditions, level_caption
-from dashboard.conditions.figure import difference_figure, level_figure
+from dashboard.conditions.captions import held_conditions, level_caption
+from dashboard.conditions.figure import level_figure
 from dashboard.conditions.queries import condition_patterns
+from dashboard.conditions.sections import consistency_section, difference_section
 from dashboard.figures import show_figure
 from dashboard.state.frame import no_runs_message, open_page
 from dashboard.state.url import seed_page_choice, write_page_choice
@@ -50,35 +51,12 @@ levels_found = cd.level_order(rows["level"])
 areas = cd.area_order(list(rows["area"].unique()))
 series = list(dict.fromkeys(rows["series"]))
 levels = cd.level_table(rows)
-value_title = statistic if statistic != "% correct" else "% correct"
-show_figure(level_figure(levels, areas, series, levels_found, value_title),
+show_figure(level_figure(levels, areas, series, levels_found, statistic),
             key="conditions.levels", file_stem=f"conditions_{dimension.replace(' ', '_')}",
             image_format=filters.image_format, data=levels,
             caption=level_caption(dimension, statistic, levels, held, filters.provenance))
 
-if len(levels_found) < 2:
-    st.info(f"The selected runs have one {dimension} here ({levels_found[0]}): nothing to "
-            "compare it with. Select more runs in the sidebar.")
-    st.stop()
-pick = st.columns(4)
-seed_page_choice("level_from", levels_found, "conditions.first", levels_found[0])
-seed_page_choice("level_to", levels_found, "conditions.second", levels_found[1])
-first = pick[0].selectbox("Difference from", levels_found, key="conditions.first")
-second = pick[1].selectbox("to", levels_found, key="conditions.second")
-write_page_choice("level_from", "conditions.first")
-write_page_choice("level_to", "conditions.second")
-if first == second:
-    st.info("Pick two different levels to see their difference.")
-    st.stop()
-differences = cd.difference_table(rows, first, second, cd.DIMENSIONS[dimension].paired)
-show_figure(difference_figure(differences, areas, series, first, second, value_title),
-            key="conditions.differences",
-            file_stem=f"conditions_{dimension.replace(' ', '_')}_difference",
-            image_format=filters.image_format, data=differences,
-            caption=difference_caption(dimension, statistic, first, second, differences))
-st.dataframe(differences, hide_index=True, placeholder="—", column_config={
-    "difference": st.column_config.NumberColumn(f"{second} − {first}", format="%.3f"),
-    "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
-    "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-    "p": st.column_config.NumberColumn("p", format="%.2g"),
-    "n_first": "patterns (first)", "n_second": "patterns (second)"})
+difference_section(rows, dimension, statistic, levels_found, areas, series,
+                   filters.image_format)
+consistency_section(filters, held_conditions(None, filters.language, filters.shots_words,
+                                              filters.year))

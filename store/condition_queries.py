@@ -33,3 +33,21 @@ def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
         {"years": [int(y) for y in years], "areas": [str(a) for a in areas],
          "runs": [str(r) for r in runs]},
     ).df()
+
+
+def condition_choices(con: duckdb.DuckDBPyConnection, year: int, areas: Sequence[str],
+                      runs: Sequence[str], language: str, shots: int) -> pd.DataFrame:
+    """The option each repetition of the runs labelled ``runs`` chose on each item, in one
+    ``year``, ``areas``, prompt ``language`` and ``shots`` setting: run, area, item_id,
+    position, shuffle (the repetition) and choice (the original letter; '' for no choice)."""
+    return con.execute(
+        f"""SELECT {RUN_LABEL} AS run, m.area, m.item_id, m.position, m.shuffle,
+                   coalesce(m.choice, '') AS choice
+            FROM model_responses m JOIN model_runs r USING (run_id)
+            WHERE m.year = $year AND list_contains($areas, m.area)
+              AND list_contains($runs, {RUN_LABEL}) AND m.prompt_language = $language
+              AND coalesce(m.shots, {UNCOUNTED_SHOTS}) = $shots
+            ORDER BY run, m.area, m.position, m.shuffle""",
+        {"year": int(year), "areas": [str(a) for a in areas], "runs": [str(r) for r in runs],
+         "language": language, "shots": int(shots)},
+    ).df()

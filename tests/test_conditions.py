@@ -1,5 +1,6 @@
 """Conditions side by side: the means and differences of analytics.conditions against hand
-formulas and scipy's t quantiles, the page's data steps on small tables, and the paper's
+formulas and scipy's t quantiles, the consistency of choices across repetitions by hand and
+against scipy's entropy, the page's data steps on small tables, and the paper's
 published results: gpt-3.5's 2022 CH θ in English and Portuguese are the plain means of those
 rows of the results file, and their paired difference is read seed by seed."""
 
@@ -12,8 +13,9 @@ import pytest
 from scipy import stats
 
 from analytics.conditions import level_mean, paired_difference, welch_difference
+from analytics.consistency import item_consistency, run_consistency
 from dashboard.conditions import data as cd
-from store.condition_queries import condition_patterns
+from store.condition_queries import condition_choices, condition_patterns
 from store.connection import connected
 from store.dashboard_queries import UNCOUNTED_SHOTS
 from tests.page_support import run_page
@@ -188,3 +190,44 @@ def test_the_address_chooses_dimension_statistic_and_levels(models_db):
     assert row["difference"] == pytest.approx(four.mean() - zero.mean())
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
     assert app.radio(key="conditions.statistic").value == "% correct"
+
+
+def test_item_consistency_by_hand():
+    items = item_consistency([["A", "A", "B", ""], ["C", "C", "C", "C"], ["", "", "", ""]])
+    assert items.answered.tolist() == [3, 4, 0]
+    assert items.modal_share[:2] == pytest.approx([2 / 3, 1.0]) and np.isnan(items.modal_share[2])
+    third = 1 / 3
+    assert items.entropy[0] == pytest.approx(-(2 * third * np.log2(2 * third)
+                                               + third * np.log2(third)))
+    assert items.entropy[1] == 0.0 and items.changed.tolist() == [True, False, False]
+    run = run_consistency(items)
+    assert run.items == 2 and run.share_changed == pytest.approx(0.5)
+    assert run.mean_modal_share == pytest.approx((2 / 3 + 1) / 2)
+    with pytest.raises(ValueError, match="items × repetitions"):
+        item_consistency(["A", "B"])
+
+
+def test_item_entropy_matches_scipy_on_random_choices():
+    rng = np.random.default_rng(11)
+    choices = rng.choice(list("ABCDE"), size=(40, 30), p=[0.5, 0.2, 0.1, 0.1, 0.1])
+    items = item_consistency(choices)
+    for row, entropy, modal in zip(choices, items.entropy, items.modal_share):
+        counts = np.unique(row, return_counts=True)[1]
+        assert entropy == pytest.approx(stats.entropy(counts, base=2))
+        assert modal == pytest.approx(counts.max() / row.size)
+
+
+def test_the_page_shows_each_runs_consistency(paper_db, monkeypatch):
+    monkeypatch.setenv("ENEM_DB", str(paper_db))
+    app = run_page("pages/Conditions.py", {"year": "2022", "area": "MT", "lang": "en",
+                                           "shots": "published"})
+    assert not app.exception
+    table = app.dataframe[-1].value.set_index("series")
+    with connected(paper_db, read_only=True) as con:
+        choices = condition_choices(con, 2022, ["MT"], [GPT_SEEDS], "en", UNCOUNTED_SHOTS)
+    matrix = choices.pivot(index="position", columns="shuffle", values="choice")
+    modal = [row.value_counts().max() / row.size for _, row in matrix.iterrows()]
+    assert matrix.shape == (45, 30)
+    assert table.loc[GPT_SEEDS, "mean_modal_share"] == pytest.approx(np.mean(modal))
+    assert table.loc[GPT_SEEDS, "share_changed"] == pytest.approx(
+        np.mean([row.nunique() > 1 for _, row in matrix.iterrows()]))

@@ -7,8 +7,9 @@ import pandas as pd
 from dashboard.conditions.data import DIMENSIONS, STATISTICS
 
 
-def held_conditions(dimension: str, language: str, shots_words: str, year: int) -> str:
-    """The conditions the comparison holds fixed, e.g. 'prompt language pt, 2022'."""
+def held_conditions(dimension: str | None, language: str, shots_words: str, year: int) -> str:
+    """The conditions held fixed, e.g. 'prompt language pt, 2022': every one but
+    ``dimension`` (all three when it is None)."""
     held = {"prompt language": f"prompt language {language}", "shots": shots_words,
             "year": str(year)}
     return ", ".join(words for name, words in held.items() if name != dimension)
@@ -43,3 +44,13 @@ def difference_caption(dimension: str, statistic: str, first: str, second: str,
             f"{how} (95%); "
             "an interval that crosses the grey line at 0 leaves the sign of the difference "
             "open. The table gives p-values and the counts behind each row.")
+
+
+def consistency_caption(held: str) -> str:
+    """Caption of the consistency table."""
+    return ("Per run and area, over the items a run answered at least twice under "
+            f"{held}: the mean share of its repetitions that chose the item's most frequent "
+            "option (1 = always the same answer), the share of items where two repetitions "
+            "chose differently, and the mean entropy of the choices in bits (0 = always the "
+            "same; log₂ 5 ≈ 2.32 for five options chosen equally often). Choices are read "
+            "in the options' original letters, so option shuffles compare with one another.")

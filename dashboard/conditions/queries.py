@@ -6,3 +6,4 @@ from dashboard.queries import cached_query
 from store import condition_queries
 
 condition_patterns = cached_query(condition_queries.condition_patterns)
+condition_choices = cached_query(condition_queries.condition_choices)
