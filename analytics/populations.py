@@ -6,6 +6,9 @@ percentiles and ranks, on plain numpy arrays.
   drawn by them.
 - :func:`pool_inverse_variance`: a fixed-effect pool of estimates θ_i with standard errors
   SE_i, θ̄ = Σ wᵢθᵢ / Σ wᵢ with wᵢ = 1/SEᵢ², SE(θ̄) = 1/√Σ wᵢ, 95% CI θ̄ ± 1.96·SE(θ̄).
+- :func:`pool_random_effects`: the DerSimonian–Laird random-effects pool, which widens the
+  interval by the estimates' disagreement beyond their SEs (prompt sensitivity), and
+  :func:`cluster_estimate`, one variant's repetitions taken as one measurement;
 - :func:`welch_test`: Welch's unequal-variance t-test of two means from their summary
   statistics (mean, SD, n), with the Welch–Satterthwaite degrees of freedom; the one Welch
   test of the project (``analytics.significance.welch_t_test`` reduces raw, weighted samples
@@ -48,6 +51,8 @@ class PooledEstimate:
     ci_low: float
     ci_high: float
     n: int
+    #: The between-estimate variance τ² a random-effects pool added (0 for a fixed effect).
+    tau2: float = 0.0
 
 
 def bootstrap_mean_ci(values: ArrayLike, rng: np.random.Generator, level: float = 95.0,
@@ -108,6 +113,51 @@ def pool_inverse_variance(theta: ArrayLike, se: ArrayLike) -> PooledEstimate:
     pooled_se = float(1.0 / np.sqrt(np.sum(weights)))
     low, high = normal_interval(pooled, pooled_se)
     return PooledEstimate(pooled, pooled_se, float(low), float(high), int(keep.sum()))
+
+
+def pool_random_effects(theta: ArrayLike, se: ArrayLike) -> PooledEstimate:
+    """Pool estimates ``theta`` (shape (k,)) with standard errors ``se`` (shape (k,)) by a
+    random-effects model with the DerSimonian–Laird τ².
+
+    With wᵢ = 1/SEᵢ² and the fixed-effect θ̂_FE, Cochran's Q = Σ wᵢ(θᵢ − θ̂_FE)² and
+    C = Σ wᵢ − Σ wᵢ²/Σ wᵢ, the between-estimate variance is τ² = max(0, (Q − (k − 1))/C);
+    the pool weighs each estimate by wᵢ* = 1/(SEᵢ² + τ²): θ̄ = Σ wᵢ*θᵢ / Σ wᵢ*,
+    SE(θ̄) = 1/√Σ wᵢ*, CI θ̄ ± Z_95·SE(θ̄). When the estimates agree no more than their SEs
+    allow (Q ≤ k − 1) τ² is 0 and the pool is :func:`pool_inverse_variance`'s; the more they
+    disagree, the wider the interval. Estimates are kept as in :func:`pool_inverse_variance`.
+    """
+    theta = np.asarray(theta, dtype=np.float64).ravel()
+    se = np.asarray(se, dtype=np.float64).ravel()
+    fixed = pool_inverse_variance(theta, se)
+    if fixed.n < 2:
+        return fixed
+    keep = np.isfinite(theta) & np.isfinite(se) & (se > 0)
+    theta, variance = theta[keep], se[keep] ** 2
+    weights = 1.0 / variance
+    q = float(np.sum(weights * (theta - fixed.theta) ** 2))
+    c = float(weights.sum() - np.sum(weights ** 2) / weights.sum())
+    tau2 = max(0.0, (q - (theta.size - 1)) / c) if c > 0 else 0.0
+    if tau2 == 0.0:
+        return fixed
+    spread = 1.0 / (variance + tau2)
+    pooled = float(np.sum(spread * theta) / np.sum(spread))
+    pooled_se = float(1.0 / np.sqrt(np.sum(spread)))
+    low, high = normal_interval(pooled, pooled_se)
+    return PooledEstimate(pooled, pooled_se, float(low), float(high), int(theta.size), tau2)
+
+
+def cluster_estimate(theta: ArrayLike, se: ArrayLike) -> tuple[float, float]:
+    """One prompt variant's repetitions (shape (n,) each) as one cluster: the mean θ, and the
+    SE of one measurement, √(mean SEᵢ²). The repetitions answer the same items, so their
+    measurement errors are shared, not independent: pooling them by inverse variance would
+    divide the SE by about √n, as if each repetition were a new test. NaN without a finite
+    pair."""
+    theta = np.asarray(theta, dtype=np.float64).ravel()
+    se = np.asarray(se, dtype=np.float64).ravel()
+    keep = np.isfinite(theta) & np.isfinite(se) & (se > 0)
+    if not keep.any():
+        return np.nan, np.nan
+    return float(theta[keep].mean()), float(np.sqrt(np.mean(se[keep] ** 2)))
 
 
 @dataclass(frozen=True, eq=False)
