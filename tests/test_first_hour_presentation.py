@@ -79,7 +79,11 @@ def _counter(page) -> tuple[int, int]:
 
 
 def _title(page) -> str:
-    return page.locator("h3").first.inner_text()
+    """The slide's heading, once the page it was entered from is gone: under load that page
+    (its sidebar's "Model runs" heading) can stay in the document for a moment."""
+    page.wait_for_selector('[data-testid="stSidebar"]', state="hidden",
+                           timeout=PAGE_TIMEOUT_MS)
+    return page.locator('[data-testid="stMain"] h3').first.inner_text()
 
 
 def test_presenting_from_person_fit_opens_at_its_first_figure(demo_server, browser):

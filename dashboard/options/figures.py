@@ -33,11 +33,11 @@ _HEIGHT = 420
 _PLOT_HEIGHT = 300
 _MARGIN = {"t": 90, "b": 50, "l": 60, "r": 20}
 #: Small multiples of the correct rate by key position: panels per row, each row's height and
-#: the gap between rows. The gap holds the upper panel's letters and the lower panel's title;
-#: squeezed to a 1280 × 800 slide (about 0.65 of its page height) 46 px left them touching.
+#: the gap between rows, which holds the lower panel's title (the letters stand under the
+#: lowest panel of each column only).
 KEY_PANELS_PER_ROW = 9
 _KEY_ROW_PX = 120
-_KEY_ROW_GAP_PX = 60
+_KEY_ROW_GAP_PX = 46
 #: Gap between two columns of panels, as a share of the figure's width.
 _KEY_COLUMN_GAP = 0.012
 _KEY_LINE = {"color": REFERENCE_COLOUR, "dash": "dot", "width": 1}
@@ -203,7 +203,10 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
         layout[f"xaxis{suffix}"] = {
             "domain": [max(0.0, left), min(1.0, left + width)], "anchor": f"y{suffix}", "type": "category",
             "categoryorder": "array", "categoryarray": list(OPTION_LETTERS),
-            "range": [-0.5, N_OPTIONS - 0.5], "tickfont": {"size": 9}}
+            "range": [-0.5, N_OPTIONS - 0.5], "tickfont": {"size": 9},
+            # The letters A–E under the lowest panel of each column only: the same in every
+            # panel, and between rows they ran into the next row's titles once squeezed.
+            "showticklabels": index + columns >= n_items}
         layout[f"yaxis{suffix}"] = {
             "domain": [max(0.0, top - height), min(1.0, top)], "anchor": f"x{suffix}", "range": [0, 1.05],
             "tickvals": [0, 0.5, 1], "tickformat": ".0%", "tickfont": {"size": 9},
