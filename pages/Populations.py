@@ -59,12 +59,15 @@ left, mid, right = st.columns([2, 2, 1])
 dimensions = tuple(left.multiselect(
     "A prompt variant is one", list(VARIANT_DIMENSIONS), default=list(DEFAULT_DIMENSIONS),
     key="populations.dimensions",
-    help="Patterns sharing these are pooled into one variant (inverse variance); the variants "
-         "are then pooled into the model's θ̄. Welch's tests use the variants as the sample."))
-every_prompt = mid.toggle("Pool all prompt settings", value=True, key="populations.every_prompt",
-                          help="On: every prompt language and number of shots of the runs is "
-                               "pooled into the models' θ̄. Off: only the sidebar's "
-                               f"{filters.prompt_label}.")
+    help="Patterns sharing these form one variant (their mean θ, with the SE of one test: they "
+         "answered the same items); the variants are then pooled into the model's θ̄ by random "
+         "effects. Welch's tests use the variants as the sample."))
+every_prompt = mid.toggle("Pool all prompt settings", value=False,
+                          key="populations.every_prompt",
+                          help="Off: only the sidebar's "
+                               f"{filters.prompt_label} (languages and shot settings change θ; "
+                               "the Conditions page compares them). On: every prompt language "
+                               "and number of shots of the runs is pooled into the models' θ̄.")
 smallest = right.number_input("Smallest population", 1, 100_000, 30, step=10,
                               key="populations.smallest")
 
@@ -114,8 +117,9 @@ if len(entries):
                  "and 95th percentiles; left percent correct (100·CTT/items counted), right "
                  f"{irt_title}"
                  + (" (humans: official notas; models: k·θ + d)" if scale == SCALES[1] else "")
-                 + f". Each model: its θ̄ pooled by inverse variance over its variants "
-                 f"({estimator}), 95% CI; percent correct: the mean over variants ± "
+                 + f". Each model: its θ̄ pooled over its variants by random effects "
+                 f"({estimator}; the CI widens when variants disagree), 95% CI; percent "
+                 "correct: the mean over variants ± "
                  "1.96·SD/√n. Both panels are sorted best first." + filters.provenance))
 
 st.subheader("Ranks by percent correct and by IRT")
@@ -133,10 +137,13 @@ if len(summaries):
         forest_figure(variants, summaries, scale, area, styles), key="populations.forest",
         file_stem=f"population_variants_{filters.year}_{area}", image_format=filters.image_format,
         data=variants,
-        caption=(f"Each variant ({' × '.join(dimensions) or 'all patterns together'}): its θ "
-                 f"({estimator}) pooled over its patterns by inverse variance, ± 1.96·SE; "
-                 "diamond: the model's θ̄ = Σwθ/Σw over variants (w = 1/SE²), SE = 1/√Σw, "
-                 "95% CI θ̄ ± 1.96·SE, on the scale " + scale + "." + filters.provenance))
+        caption=(f"Each variant ({' × '.join(dimensions) or 'all patterns together'}): the "
+                 f"mean θ ({estimator}) of its patterns ± 1.96·SE, the SE of one test "
+                 "(√ of the patterns' mean SE², as they answered the same items); diamond: the "
+                 "model's θ̄ pooled over variants by random effects (DerSimonian–Laird: "
+                 "w = 1/(SE² + τ²), θ̄ = Σwθ/Σw, SE = 1/√Σw, τ² the variants' disagreement "
+                 "beyond their SEs, 0 when they agree), 95% CI θ̄ ± 1.96·SE, on the scale "
+                 + scale + "." + filters.provenance))
 
 if len(summaries) and len(rows):
     st.subheader("A model against every population")

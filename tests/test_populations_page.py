@@ -98,23 +98,36 @@ def test_page_without_model_runs_and_empty_database(monkeypatch, pages_no_runs_d
     assert "empty" in messages(app)
 
 
-def test_variants_pool_the_stored_patterns_by_inverse_variance(pages_models_db):
+def test_variants_are_clusters_pooled_by_random_effects(pages_models_db):
     patterns = _patterns(pages_models_db)
     variants = variant_estimates(patterns, ("prompt language", "shots"))
     mine = patterns[(patterns["model"] == "test-strong-it") & (patterns["prompt_language"] == "en")
                     & (patterns["shots"] == 4)]
     row = variants[(variants["model"] == "test-strong-it")
                    & (variants["variant"] == "en · 4-shot")].iloc[0]
-    weights = 1 / mine["theta_se"] ** 2
-    assert row["theta"] == pytest.approx((weights * mine["theta"]).sum() / weights.sum())
-    assert row["se"] == pytest.approx(1 / np.sqrt(weights.sum()))
+    # One variant: the mean θ of its shuffles and the SE of one test (they share the items).
+    assert row["theta"] == pytest.approx(mine["theta"].mean())
+    assert row["se"] == pytest.approx(np.sqrt((mine["theta_se"] ** 2).mean()))
     assert row["pct"] == pytest.approx((100 * mine["ctt"] / mine["n_scored"]).mean())
     summaries = model_summaries(variants).set_index("model")
+    strong = variants[variants["model"] == "test-strong-it"]
+    # DerSimonian–Laird over the six variants, written out here.
+    w = 1 / strong["se"].to_numpy() ** 2
+    theta = strong["theta"].to_numpy()
+    fixed = (w * theta).sum() / w.sum()
+    q = (w * (theta - fixed) ** 2).sum()
+    tau2 = max(0.0, (q - (len(theta) - 1)) / (w.sum() - (w ** 2).sum() / w.sum()))
+    w_star = 1 / (strong["se"].to_numpy() ** 2 + tau2)
+    model = summaries.loc["test-strong-it"]
+    assert model["tau2"] == pytest.approx(tau2, abs=1e-12)
+    assert model["theta"] == pytest.approx((w_star * theta).sum() / w_star.sum(), rel=1e-12)
+    assert model["se"] == pytest.approx(1 / np.sqrt(w_star.sum()), rel=1e-12)
+    assert model["variants"] == 6
+    # Wider than pooling every shuffle as an independent test, as the page once did, by about
+    # √(shuffles per variant) at least (more where the variants disagree).
     everything = patterns[patterns["model"] == "test-strong-it"]
-    flat = pool_inverse_variance(everything["theta"], everything["theta_se"])
-    assert summaries.loc["test-strong-it", "theta"] == pytest.approx(flat.theta, rel=1e-12)
-    assert summaries.loc["test-strong-it", "se"] == pytest.approx(flat.se, rel=1e-12)
-    assert summaries.loc["test-strong-it", "variants"] == 6
+    naive = pool_inverse_variance(everything["theta"], everything["theta_se"])
+    assert model["se"] > 0.9 * np.sqrt(len(everything) / 6) * naive.se
     per_pattern = variant_estimates(patterns, ("prompt language", "shots", "repetition"))
     assert len(per_pattern) == len(patterns)
 
