@@ -40,6 +40,12 @@ def _series_axis(figure: go.Figure, series: list[str], panels: int) -> None:
             figure.update_yaxes(showticklabels=False, row=row, col=col)
 
 
+def _interval_bars(estimate: pd.Series, low: pd.Series, high: pd.Series, colour: str) -> dict:
+    """Horizontal error bars from each estimate to its interval's ends."""
+    return {"type": "data", "symmetric": False, "array": high - estimate,
+            "arrayminus": estimate - low, "color": colour}
+
+
 def level_figure(levels: pd.DataFrame, areas: list[str], series: list[str],
                  level_order: list[str], value_title: str) -> go.Figure:
     """Means with their 95% intervals: per area a panel, per series a row, per level a colour
@@ -62,9 +68,7 @@ def level_figure(levels: pd.DataFrame, areas: list[str], series: list[str],
                 x=group["mean"], y=group["series"], mode="markers", name=level, orientation="h",
                 legendgroup=level, showlegend=index == 0, offsetgroup=level,
                 marker={"color": colour, "symbol": symbol, "size": 9},
-                error_x={"type": "data", "symmetric": False,
-                         "array": group["ci_high"] - group["mean"],
-                         "arrayminus": group["mean"] - group["ci_low"], "color": colour},
+                error_x=_interval_bars(group["mean"], group["ci_low"], group["ci_high"], colour),
                 customdata=group[["n", "ci_low", "ci_high"]].to_numpy(),
                 hovertemplate=(f"{level}<br>%{{y}}<br>mean %{{x:.3f}} "
                                "(95% CI %{customdata[1]:.3f} to %{customdata[2]:.3f}), "
@@ -90,10 +94,8 @@ def difference_figure(differences: pd.DataFrame, areas: list[str], series: list[
         figure.add_trace(go.Scatter(
             x=shown["difference"], y=shown["series"], mode="markers", showlegend=False,
             marker={"color": REFERENCE_COLOUR, "symbol": "diamond", "size": 9},
-            error_x={"type": "data", "symmetric": False,
-                     "array": shown["ci_high"] - shown["difference"],
-                     "arrayminus": shown["difference"] - shown["ci_low"],
-                     "color": REFERENCE_COLOUR},
+            error_x=_interval_bars(shown["difference"], shown["ci_low"], shown["ci_high"],
+                                   REFERENCE_COLOUR),
             customdata=shown[["ci_low", "ci_high", "p"]].to_numpy(),
             hovertemplate=("%{y}<br>difference %{x:.3f} (95% CI %{customdata[0]:.3f} to "
                            "%{customdata[1]:.3f}), p = %{customdata[2]:.2g}<extra></extra>")),
