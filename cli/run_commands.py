@@ -30,7 +30,8 @@ from inference.answer_methods import (
     TEMPERATURE_SOURCES,
 )
 from inference.backends import available_backends
-from inference.plan import PAPER_SHOT_YEAR, RunSpec, model_or_default
+from inference.plan import PAPER_SHOT_YEAR, RunSpec, model_or_default, run_grid
+from inference.prompt_variants import BASE_VARIANT, VARIANT_SETS, VARIANTS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
 from workflows.question_import import QUESTION_FORMATS, import_questions
@@ -92,10 +93,20 @@ def add_run_parser(commands) -> None:
                           "full-answer-prob: the mean log-probability of each option's text "
                           "(openai: a server that returns prompt log-probabilities); "
                           "generate: a sampled completion, its letter parsed)")
-    run.add_argument("--temperature", type=non_negative_float,
+    run.add_argument("--temperature", type=non_negative_float, nargs="+",
                      help="sampling temperature of --answer-method generate ("
-                          + TEMPERATURE_SOURCES + "; 0 = greedy). letter-prob and "
-                          "full-answer-prob read probabilities and sample nothing")
+                          + TEMPERATURE_SOURCES + "; 0 = greedy); several values make one "
+                          "run per temperature (a sweep: how often the answers change). "
+                          "letter-prob and full-answer-prob read probabilities and sample "
+                          "nothing")
+    run.add_argument("--prompt-variants", nargs="+", default=[BASE_VARIANT],
+                     metavar="VARIANT",
+                     help="the prompt's instruction, one run per variant (default base, the "
+                          "paper's): " + ", ".join(VARIANTS) + "; or a set: "
+                          + "; ".join(f"{name} = {' '.join(names)}"
+                                      for name, names in VARIANT_SETS.items())
+                          + ". chain-of-thought needs --answer-method generate. The texts: "
+                          "`enem-llm prompt --prompt-variant NAME`")
     run.add_argument("--max-new-tokens", type=positive_int,
                      help="tokens generated per answer with --answer-method generate "
                           f"(default {DEFAULT_MAX_NEW_TOKENS}, the project's own: no seed "
@@ -184,18 +195,30 @@ def add_run_parser(commands) -> None:
     prompt.add_argument("--seed", type=int, default=0)
     prompt.add_argument("--lc-language", type=int, choices=(0, 1), default=1)
     prompt.add_argument("--booklet", type=int, help="CO_PROVA (default: the lowest valid one)")
+    prompt.add_argument("--prompt-variant", default=BASE_VARIANT, choices=list(VARIANTS),
+                        help="the prompt's instruction (default base, the paper's)")
     prompt.set_defaults(run=cmd_prompt)
 
 
+def specs_from_args(args: argparse.Namespace) -> list[RunSpec]:
+    """The runs the ``run`` flags describe: one per prompt variant and temperature."""
+    temperatures = getattr(args, "temperature", None) or []
+    try:
+        return run_grid(spec_from_args(args), getattr(args, "prompt_variants", [BASE_VARIANT]),
+                        temperatures if len(temperatures) > 1 else ())
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
-    """The run spec the ``run`` flags describe."""
+    """The run spec the ``run`` flags describe (the first temperature, the base prompt)."""
     model = model_or_default(args.backend, args.model)
     if not model:
         raise UsageError("--model is required for this backend")
     given = {"gguf_file": args.gguf_file, "device": args.device, "batch_size": args.batch_size,
              "base_url": args.base_url, "timeout": getattr(args, "request_timeout", None),
              "answer_method": getattr(args, "answer_method", None),
-             "temperature": getattr(args, "temperature", None),
+             "temperature": (getattr(args, "temperature", None) or [None])[0],
              "max_new_tokens": getattr(args, "max_new_tokens", None)}
     options = {k: v for k, v in given.items() if v is not None}
     sampling = [BACKEND_FLAGS[k][0] for k in ("temperature", "max_new_tokens") if k in options]
@@ -226,15 +249,29 @@ def booklet_flags(values: list[str]) -> dict[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    spec = spec_from_args(args)
+    specs = specs_from_args(args)
     db, runs_dir = db_path(args), runs_directory(args)
-    check_run(spec, db)  # refuse bad input before a run folder is made or a request is sent
+    for spec in specs:
+        check_run(spec, db)  # refuse bad input before a run folder is made or a request is sent
     if args.background:
-        launched = runs_service.start_in_background(spec, db, runs_dir,
-                                                    batch_items=args.batch_items)
-        print(json.dumps({"run_id": launched.run_id, "pid": launched.pid,
-                          "folder": str(launched.folder)}))
+        # Several runs of one sweep queue behind each other: one model loaded at a time.
+        slots = 1 if len(specs) > 1 else None
+        for spec in specs:
+            launched = runs_service.start_in_background(spec, db, runs_dir,
+                                                        batch_items=args.batch_items, slots=slots)
+            print(json.dumps({"run_id": launched.run_id, "pid": launched.pid,
+                              "folder": str(launched.folder)}))
         return 0
+    for spec in specs:
+        code = _run_in_foreground(spec, args, db, runs_dir)
+        if code:
+            return code
+    return 0
+
+
+def _run_in_foreground(spec: RunSpec, args: argparse.Namespace, db: Path,
+                       runs_dir: Path) -> int:
+    """One run with a progress bar; its outcome line; 130 when it was cancelled."""
     bars: list[tqdm] = []
 
     def report(status: dict) -> None:
@@ -263,8 +300,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         for bar in bars:
             bar.close()
-    print(f"run {outcome.run_id} {outcome.status}: {outcome.units_done}/{outcome.units_total} "
-          f"items in {outcome.seconds:.1f} s")
+    variant_words = ("" if spec.prompt_variant == BASE_VARIANT
+                     else f" (prompt {spec.prompt_variant})")
+    print(f"run {outcome.run_id}{variant_words} {outcome.status}: {outcome.units_done}/"
+          f"{outcome.units_total} items in {outcome.seconds:.1f} s")
     if outcome.unparsed:
         print(f"{outcome.unparsed:,} generated answers matched no letter pattern: stored as "
               "unparsed ('?') with their text and left out of the scores")
@@ -305,7 +344,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
         db_path(args), year=args.year, area=args.area, position=args.position,
         language=args.language, shots=args.shots, shuffle=args.shuffle,
         n_shuffles=args.shuffles, seed=args.seed, lc_language=args.lc_language,
-        booklet=args.booklet))
+        booklet=args.booklet, prompt_variant=args.prompt_variant))
     return 0
 
 

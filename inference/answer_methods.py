@@ -71,12 +71,18 @@ def continuation(letter: str, option: str) -> str:
     return f"{letter}) {option.strip()}"
 
 
-def parse_letter(text: str) -> int:
-    """The letter index (0–4) a completion answers, or :data:`UNPARSED`."""
-    for _, pattern in LETTER_PATTERNS:
-        found = pattern.search(text)
-        if found:
-            return OPTION_LETTERS.index(found.group(1))
+def parse_letter(text: str, reasoning: bool = False) -> int:
+    """The letter index (0–4) a completion answers, or :data:`UNPARSED`.
+
+    A ``reasoning`` completion (a chain-of-thought prompt) mentions options on its way and ends
+    with its answer: the opening-letter pattern is skipped and the *last* match of the first
+    pattern that matches at all gives the letter."""
+    for name, pattern in LETTER_PATTERNS:
+        if reasoning and name == "opening letter":
+            continue
+        found = list(pattern.finditer(text)) if reasoning else [pattern.search(text)]
+        if found and found[-1]:
+            return OPTION_LETTERS.index(found[-1].group(1))
     return UNPARSED
 
 

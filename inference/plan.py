@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -21,6 +21,12 @@ import pandas as pd
 
 from enem.areas import AREAS, OPTION_LETTERS, check_area
 from enem.items import BookletForm
+from inference.prompt_variants import (
+    BASE_VARIANT,
+    REASONING_MAX_NEW_TOKENS,
+    expand_variant_names,
+    variant,
+)
 from inference.prompts import choose_shot_examples, render_prompt
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from inference.questions import Language, Question
@@ -53,6 +59,8 @@ class RunSpec:
 
     ``lc_language`` is the foreign language of the LC form (1 Spanish, as in the paper).
     ``booklets`` maps area → CO_PROVA; missing areas take the lowest valid booklet.
+    ``prompt_variant`` names the prompt's instruction (``inference.prompt_variants``; the
+    paper's by default); a chain-of-thought variant needs the ``generate`` answer method.
     """
 
     model: str
@@ -69,6 +77,7 @@ class RunSpec:
     family: str | None = None
     instruction_tuned: bool | None = None
     model_name: str | None = None
+    prompt_variant: str = BASE_VARIANT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "areas", tuple(check_area(a) for a in self.areas))
@@ -84,6 +93,10 @@ class RunSpec:
             raise ValueError("n_shuffles must be between 1 and 120")
         if self.lc_language not in (0, 1):
             raise ValueError("lc_language must be 0 (English) or 1 (Spanish)")
+        if (variant(self.prompt_variant).reasoning
+                and self.backend_options.get("answer_method") != "generate"):
+            raise ValueError(f"the {self.prompt_variant} prompt asks the model to reason before "
+                             "it answers: only the generate answer method can read that answer")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -105,7 +118,11 @@ class RunSpec:
     @property
     def run_id(self) -> str:
         """``<model slug>-<backend>-<year>-<hash of the spec>``: stable, readable, unique."""
-        content = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        identity = self.to_dict()
+        if identity["prompt_variant"] == BASE_VARIANT:
+            # Runs made before variants existed keep their ids (and resume in their folders).
+            del identity["prompt_variant"]
+        content = json.dumps(identity, sort_keys=True, default=str)
         digest = hashlib.sha256(content.encode()).hexdigest()[:8]
         slug = model_slug(self.model_id)[:40]
         return f"{slug or 'model'}-{self.backend}-{self.year}-{digest}"
@@ -266,7 +283,8 @@ def build_plan(source: ExamSource, spec: RunSpec) -> RunPlan:
 
 def exact_prompt(source: ExamSource, *, year: int, area: str, position: int, language: str = "pt",
                  shots: int = 0, shuffle: int = 0, n_shuffles: int = 30, seed: int = 0,
-                 lc_language: int = 1, booklet: int | None = None) -> str:
+                 lc_language: int = 1, booklet: int | None = None,
+                 prompt_variant: str = BASE_VARIANT) -> str:
     """The exact text a run with these settings sends for one item and shuffle.
 
     Raises ValueError when the item has no text in ``language`` or the shuffle is out of range.
@@ -282,4 +300,27 @@ def exact_prompt(source: ExamSource, *, year: int, area: str, position: int, lan
         raise ValueError(f"no {language} text for {area} position {position} of {year}")
     perm = option_permutations(n_shuffles, seed, item_key=unit.item_id)[shuffle]
     return render_prompt(unit.question, unit.shot_examples,
-                         apply_permutation(unit.question.options, perm))
+                         apply_permutation(unit.question.options, perm), prompt_variant)
+
+
+def run_grid(spec: RunSpec, prompt_variants: Sequence[str] = (BASE_VARIANT,),
+             temperatures: Sequence[float] = ()) -> list[RunSpec]:
+    """One spec per (prompt variant, temperature) of ``spec``: the runs a sweep launches.
+
+    ``prompt_variants`` are names or set names (``inference.prompt_variants.VARIANT_SETS``);
+    ``temperatures`` (``generate`` only; empty: the spec's own) become each run's
+    ``temperature`` option. A chain-of-thought variant of a spec that sets no
+    ``max_new_tokens`` gets :data:`~inference.prompt_variants.REASONING_MAX_NEW_TOKENS` (its
+    letter comes after the reasoning). Each spec is checked as it is made (ValueError)."""
+    if temperatures and spec.backend_options.get("answer_method") != "generate":
+        raise ValueError("temperatures apply to the generate answer method only")
+    specs = []
+    for name in expand_variant_names(tuple(prompt_variants) or (BASE_VARIANT,)):
+        options = dict(spec.backend_options)
+        if variant(name).reasoning:
+            options.setdefault("max_new_tokens", REASONING_MAX_NEW_TOKENS)
+        for temperature in temperatures or (None,):
+            if temperature is not None:
+                options = {**options, "temperature": float(temperature)}
+            specs.append(dataclasses.replace(spec, prompt_variant=name, backend_options=options))
+    return specs

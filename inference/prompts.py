@@ -30,6 +30,7 @@ import numpy as np
 from enem.areas import AREAS
 from enem.areas import OPTION_LETTERS as LETTERS
 from inference.backends.base import ScoreRequest
+from inference.prompt_variants import BASE, BASE_VARIANT, parts, variant
 from inference.protocol import SHOT_SETTINGS
 from inference.questions import Question
 from inference.shuffles import apply_permutation, item_rng, key_permutation, stable_hash
@@ -49,21 +50,14 @@ class PromptTemplate:
 TEMPLATES: dict[str, PromptTemplate] = {
     "en": PromptTemplate(
         language="en",
-        instruction=(
-            "Here are some questions from a college entrance exam. Choose the correct answer to "
-            "the best of your ability, and output in the following format:\nAnswer: (Option)"
-        ),
+        instruction=BASE.instruction("en"),
         question_label="Question:",
         options_label="Options:",
         answer_label="Answer:",
     ),
     "pt": PromptTemplate(
         language="pt",
-        instruction=(
-            "A seguir estão algumas questões de um exame de admissão ao ensino superior. "
-            "Escolha a alternativa correta da melhor forma possível e responda no seguinte "
-            "formato:\nResposta: (Alternativa)"
-        ),
+        instruction=BASE.instruction("pt"),
         question_label="Questão:",
         options_label="Alternativas:",
         answer_label="Resposta:",
@@ -107,8 +101,11 @@ def render_stem(stem: str, language: str) -> str:
     return f"{t.question_label} {stem.strip()}\n{t.options_label}\n"
 
 
-def render_suffix(language: str) -> str:
-    """``Answer: (`` in ``language``."""
+def render_suffix(language: str, prompt_variant: str = BASE_VARIANT) -> str:
+    """``Answer: (`` in ``language`` (the next token is the letter), or, for a chain-of-thought
+    ``prompt_variant``, its cue to reason (``inference.prompt_variants``)."""
+    if variant(prompt_variant).reasoning:
+        return parts(language).reasoning_cue
     return f"{template(language).answer_label} ("
 
 
@@ -123,14 +120,16 @@ def render_shot(shot: Question, language: str) -> str:
     )
 
 
-def build_prefix(shots: Sequence[Question], language: str) -> str:
-    """Instruction + solved examples, each followed by a blank line."""
+def build_prefix(shots: Sequence[Question], language: str,
+                 prompt_variant: str = BASE_VARIANT) -> str:
+    """Instruction (of ``prompt_variant``) + solved examples, each followed by a blank line."""
     for shot in shots:
         if shot.language != language:
             raise ValueError(
                 f"shot {shot.uid} is in {shot.language!r}, the prompt is in {language!r}"
             )
-    blocks = [template(language).instruction] + [render_shot(s, language) for s in shots]
+    blocks = [variant(prompt_variant).instruction(language)] + [render_shot(s, language)
+                                                                for s in shots]
     return "\n\n".join(blocks) + "\n\n"
 
 
@@ -138,17 +137,19 @@ def build_prompt_parts(
     question: Question,
     shots: Sequence[Question] = (),
     options: Sequence[str] | None = None,
+    prompt_variant: str = BASE_VARIANT,
 ) -> PromptParts:
-    """The prompt of ``question`` in its language with ``shots`` as solved examples.
+    """The prompt of ``question`` in its language with ``shots`` as solved examples, under the
+    named ``prompt_variant`` (``inference.prompt_variants``; the paper's prompt by default).
 
     ``options`` are the options in displayed order (default: the original order).
     """
     language = question.language
     return PromptParts(
-        prefix=build_prefix(shots, language),
+        prefix=build_prefix(shots, language, prompt_variant),
         stem=render_stem(question.stem, language),
         options_block=render_options_block(question.options if options is None else options),
-        suffix=render_suffix(language),
+        suffix=render_suffix(language, prompt_variant),
     )
 
 
@@ -156,9 +157,10 @@ def render_prompt(
     question: Question,
     shots: Sequence[Question] = (),
     options: Sequence[str] | None = None,
+    prompt_variant: str = BASE_VARIANT,
 ) -> str:
     """The exact full prompt text (what the UI and CLI show)."""
-    return build_prompt_parts(question, shots, options).text
+    return build_prompt_parts(question, shots, options, prompt_variant).text
 
 
 def build_request(
@@ -168,24 +170,26 @@ def build_request(
     *,
     key: str | None = None,
     seed: int = 0,
+    prompt_variant: str = BASE_VARIANT,
 ) -> ScoreRequest:
     """A backend request for ``question``: one options block per permutation row.
 
     ``permutations`` has shape (n_shuffles, 5) (see ``inference.shuffles``); ``key`` defaults to
-    ``question.uid``.
+    ``question.uid``. Under a chain-of-thought ``prompt_variant`` the request's ``meta`` says
+    ``reasoning``: the generated answer's letter is its last one.
     """
-    parts = build_prompt_parts(question, shots)
+    prompt = build_prompt_parts(question, shots, prompt_variant=prompt_variant)
     shown = tuple(apply_permutation(question.options, perm) for perm in permutations)
     blocks = tuple(render_options_block(options) for options in shown)
     return ScoreRequest(
         key=question.uid if key is None else key,
-        prefix=parts.prefix,
-        stem=parts.stem,
+        prefix=prompt.prefix,
+        stem=prompt.stem,
         option_blocks=blocks,
-        suffix=parts.suffix,
+        suffix=prompt.suffix,
         seed=seed,
         # The displayed options, for answer methods that score or read the options' text.
-        meta={"options": shown},
+        meta={"options": shown, "reasoning": variant(prompt_variant).reasoning},
     )
 
 

@@ -137,7 +137,8 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
     permutations = [option_permutations(spec.n_shuffles, spec.seed, item_key=u.item_id)
                     for u in units]
     requests = [build_request(u.question, u.shot_examples, perms, seed=spec.seed,
-                              key=f"{u.area}:{u.prompt_language}:{u.shots}:{u.position}")
+                              key=f"{u.area}:{u.prompt_language}:{u.shots}:{u.position}",
+                              prompt_variant=spec.prompt_variant)
                 for u, perms in zip(units, permutations)]
     results = scorer.score(requests)
     frames = []

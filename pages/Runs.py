@@ -12,8 +12,10 @@ import streamlit as st
 from dashboard import access, queries
 from dashboard.data import database_state
 from dashboard.runs.launch_form import launch_panel
+from dashboard.runs.variants import prompt_caption, variant_table
 from dashboard.state.frame import open_page
 from enem.areas import AREAS
+from inference.prompt_variants import VARIANTS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.runs.service import (
     SKIPPED_WORDING,
@@ -114,20 +116,30 @@ st.session_state.setdefault("runs.active", any_active(list_runs(runs_dir)))
 st.fragment(run_every=REFRESH_SECONDS if st.session_state["runs.active"] else None)(run_tables)()
 
 st.subheader("See the exact prompt")
-columns = st.columns(6)
+columns = st.columns(7)
 area = columns[0].selectbox("Area", AREAS, key="runs.prompt_area")
 position = columns[1].number_input("Position", 1, 45, 1, key="runs.prompt_position")
 language = columns[2].selectbox("Language", PROMPT_LANGUAGES, key="runs.prompt_language")
 prompt_shots = columns[3].selectbox("Shots", SHOT_SETTINGS, key="runs.prompt_shots")
 shuffle = columns[4].number_input("Shuffle", 0, 119, 0, key="runs.prompt_shuffle")
 prompt_seed = columns[5].number_input("Seed", 0, 2**31 - 1, 0, key="runs.prompt_seed")
+prompt_variant = columns[6].selectbox("Prompt variant", list(VARIANTS), key="runs.prompt_variant",
+                                      help="The instruction the prompt opens with (every "
+                                           "variant's text is in the table below)")
 try:
     text = prompt_text(db_path, year=filters.year, area=area, position=int(position),
                        language=language, shots=prompt_shots, shuffle=int(shuffle),
-                       n_shuffles=max(30, int(shuffle) + 1), seed=int(prompt_seed))
+                       n_shuffles=max(30, int(shuffle) + 1), seed=int(prompt_seed),
+                       prompt_variant=prompt_variant)
 except ValueError as error:
     st.info(str(error))
 else:
     st.code(text, language=None)
-    st.caption("Exactly what the model reads; it is scored on the next token after the final "
-               "'(' (one of A–E). Same as `enem-llm prompt` with these settings.")
+    st.caption(prompt_caption(prompt_variant))
+with st.expander("Prompt variants: the instruction each one opens with"):
+    st.caption("A prompt variant changes only the instruction at the head of the prompt (chain "
+               "of thought also ends each question with its cue to reason instead of the "
+               "answer label); the solved examples, questions and options stay the same. A run "
+               "made with a variant stores its text, and its label names it.")
+    st.dataframe(variant_table(list(PROMPT_LANGUAGES)), hide_index=True, width="stretch",
+                 row_height=110, key="runs.variant_table")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import RUN_LABEL, UNCOUNTED_SHOTS
+from store.dashboard_queries import PROMPT_VARIANT, RUN_LABEL, UNCOUNTED_SHOTS
 
 
 def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
@@ -17,14 +17,15 @@ def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
     run (its label), model_id, year, area, booklet_id, the pattern's conditions
     (prompt_language, shots, with :data:`~store.dashboard_queries.UNCOUNTED_SHOTS` for a prompt
     type that names no count), the run's (repetition: 'seed' or 'shuffle'; temperature;
-    prompt_type; answer_method, NULL where the run did not record one), shuffle (the
-    repetition's number), theta and theta_se (the stored EAP), published_theta (the results
+    prompt_type; answer_method and prompt_variant, NULL where the run did not record one),
+    shuffle (the repetition's number), theta and theta_se (the stored EAP), published_theta (the results
     file's θ; NULL for runs made here), ctt (items right) and n_scored (items counted)."""
     return con.execute(
         f"""SELECT {RUN_LABEL} AS run, r.model_id, m.year, m.area, m.booklet_id,
                    m.prompt_language, coalesce(m.shots, {UNCOUNTED_SHOTS}) AS shots,
                    r.repetition, r.temperature, r.prompt_type,
                    json_extract_string(r.options, '$.answer_method') AS answer_method,
+                   {PROMPT_VARIANT} AS prompt_variant,
                    m.shuffle, m.theta, m.theta_se, m.published_theta, m.ctt, m.n_scored
             FROM model_scores m JOIN model_runs r USING (run_id)
             WHERE list_contains($years, m.year) AND list_contains($areas, m.area)

@@ -44,6 +44,10 @@ RUN_LABEL = "coalesce(r.label, r.model_id)"
 #: selection pools the runs of each model (``$pooled``, bound by :func:`model_params`).
 SERIES = f"CASE WHEN $pooled THEN r.model_id ELSE {RUN_LABEL} END"
 
+#: The prompt variant a run recorded (``inference.prompt_variants``), NULL for runs that
+#: recorded none (made before variants existed, or imported): they used the base prompt.
+PROMPT_VARIANT = "json_extract_string(r.options, '$.prompt_variant.name')"
+
 #: The shots setting of runs whose prompt type names no count (the paper's ``few-shot``; their
 #: rows have shots NULL): a filter value of its own, so they are never shown as 0-shot.
 UNCOUNTED_SHOTS = -1

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import MODEL_FILTER, SERIES, model_params
+from store.dashboard_queries import MODEL_FILTER, PROMPT_VARIANT, SERIES, model_params
 
 
 def population_kinds(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
@@ -51,11 +51,13 @@ def model_patterns(
     ``store.dashboard_queries``; ``pooled``: one series per model instead of per run): model
     (the series), run_id, booklet_id, item_language, prompt_language,
     shots, shuffle, response_pattern ('0'/'1'/'.' per item of the form), theta, theta_se (the
-    stored EAP), ctt, n_scored, scoring (the run's scoring settings, JSON)."""
+    stored EAP), ctt, n_scored, scoring (the run's scoring settings, JSON), prompt_variant (the
+    run's, NULL where it recorded none)."""
     return con.execute(
         f"""SELECT {SERIES} AS model, m.run_id, m.booklet_id, m.item_language,
                    m.prompt_language, m.shots, m.shuffle, m.response_pattern, m.theta,
-                   m.theta_se, m.ctt, m.n_scored, r.scoring
+                   m.theta_se, m.ctt, m.n_scored, r.scoring,
+                   {PROMPT_VARIANT} AS prompt_variant
             FROM model_scores m JOIN model_runs r USING (run_id)
             WHERE {MODEL_FILTER}
             ORDER BY model, m.run_id, m.prompt_language, m.shots, m.shuffle""",

@@ -56,7 +56,7 @@ def test_the_answer_method_picker_feeds_the_run_command(runs_page_db, openai_ser
     # (inference.run_scoring.NO_LETTER_LIMIT), and this run must publish.
     openai_server.replies = tuple(reply for reply in REPLIES if reply[1] is not None)
     labelled(app.main.selectbox, "Answer method").set_value("generate").run()
-    labelled(app.main.number_input, "Temperature").set_value(0.3)
+    labelled(app.main.multiselect, "Temperatures").set_value([0.3])
     labelled(app.main.number_input, "Max new tokens").set_value(12)
     labelled(app.button, "Launch").click().run()
     assert_clean(app)

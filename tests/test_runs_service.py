@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from cli.main import build_parser
-from cli.run_commands import add_run_parser, spec_from_args
+from cli.run_commands import add_run_parser, specs_from_args
 from inference.plan import RANDOM_BASELINE, RunSpec
 from store.connection import connected
 from workflows.runs import service
@@ -97,7 +97,10 @@ def test_the_command_line_shown_makes_the_same_run(demo_db):
                    family="fam", model_name="M", instruction_tuned=False, lc_language=0,
                    booklets={"MT": 1234}),
              _spec(model="gpt-x", backend="openai",
-                   backend_options={"base_url": "http://h/v1", "timeout": 12.5})]
+                   backend_options={"base_url": "http://h/v1", "timeout": 12.5}),
+             _spec(model="gpt-x", backend="openai", prompt_variant="chain-of-thought",
+                   backend_options={"answer_method": "generate", "temperature": 0.3,
+                                    "max_new_tokens": 300})]
     for spec in specs:
         words = shlex.split(service.command_line(spec, demo_db))
         # The project's own command, by its full path, then the global --db, then `run`.
@@ -106,7 +109,7 @@ def test_the_command_line_shown_makes_the_same_run(demo_db):
         assert program.is_absolute() and os.access(program, os.X_OK), words[0]
         args = build_parser().parse_args(words[len(service.project_command()):])
         assert args.command == "run" and args.db == str(demo_db.absolute())
-        assert spec_from_args(args) == spec
+        assert specs_from_args(args) == [spec]
 
 
 def test_the_command_line_shown_runs_as_printed(demo_db, tmp_path):

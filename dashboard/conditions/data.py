@@ -3,13 +3,14 @@ and over the areas, and the difference between two levels, from the patterns of
 :func:`store.condition_queries.condition_patterns`.
 
 A *dimension* is what tells conditions apart (prompt language, shots, kind of repetition,
-temperature, answer method, year). Every other condition is held where the sidebar sets it (one
-prompt language and one shots setting), so a comparison never pools languages or shot settings
-silently. Dimensions a run varies inside itself (language, shots, year) compare the levels of
-one run: a series is a run, and for language and shots its repetitions pair across levels
-(seed 7 in Portuguese with seed 7 in English). Dimensions fixed per run (repetition kind, temperature, answer method)
-compare different runs of one model: a series is the model, and the levels are independent;
-years are independent too (other items).
+temperature, answer method, prompt variant, year). Every other condition is held where the
+sidebar sets it (one prompt language and one shots setting), so a comparison never pools
+languages or shot settings silently. Dimensions a run varies inside itself (language, shots,
+year) compare the levels of one run: a series is a run, and for language and shots its
+repetitions pair across levels (seed 7 in Portuguese with seed 7 in English). Dimensions fixed
+per run (repetition kind, temperature, answer method, prompt variant) compare different runs of
+one model: a series is the model, and the levels are independent; years are independent too
+(other items).
 
 "All areas" is the mean over the chosen areas of each repetition's values (repetitions present
 in every chosen area only), so its interval keeps the pairing too.
@@ -26,6 +27,7 @@ import pandas as pd
 from analytics.conditions import level_mean, paired_difference, welch_difference
 from dashboard.runs.picker import shots_words
 from enem.areas import AREA_NAMES
+from inference.prompt_variants import BASE_VARIANT
 from inference.protocol import PROMPT_LANGUAGE_NAMES
 
 #: The area label of the rows averaged over the chosen areas.
@@ -55,6 +57,9 @@ DIMENSIONS: dict[str, Dimension] = {
     "temperature": Dimension("temperature", "model_id", False, "the sampling temperature"),
     "answer method": Dimension("answer_method", "model_id", False,
                                "how the chosen option was read from the model"),
+    "prompt variant": Dimension("prompt_variant", "model_id", False,
+                                "the prompt's instruction (the paper's, a perturbation of it, "
+                                "another wording, chain of thought)"),
     "year": Dimension("year", "run", False, "the exam's year"),
 }
 DEFAULT_DIMENSION = "prompt language"
@@ -72,8 +77,12 @@ DIFFERENCE_COLUMNS = ("series", "area", "first", "second", "difference", "ci_low
 
 
 def level_label(dimension: str, value: object) -> str:
-    """How a level reads on screen: 'Portuguese', '4-shot', 'option shuffles', 'T = 0.6'."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    """How a level reads on screen: 'Portuguese', '4-shot', 'option shuffles', 'T = 0.6'; a run
+    that recorded no prompt variant used the base prompt (it was made before variants)."""
+    missing = value is None or (isinstance(value, float) and np.isnan(value))
+    if dimension == "prompt variant":
+        return BASE_VARIANT if missing else str(value)
+    if missing:
         return "not recorded"
     if dimension == "prompt language":
         return PROMPT_LANGUAGE_NAMES.get(str(value), str(value))
@@ -178,8 +187,8 @@ def difference_table(rows: pd.DataFrame, first: str, second: str,
 def level_order(levels: Iterable[str]) -> list[str]:
     """The levels found, in reading order: the labels of :func:`level_label` sort as their
     values do (English before Portuguese, 0- before 4-shot, years and temperatures rising),
-    'not recorded' last."""
-    found = sorted(set(levels))
+    the base prompt first, 'not recorded' last."""
+    found = sorted(set(levels), key=lambda level: (level != BASE_VARIANT, level))
     return [level for level in found if level != "not recorded"] + (
         ["not recorded"] if "not recorded" in found else [])
 

@@ -1,7 +1,9 @@
 """Model runs on the Populations page: θ per prompt variant, pooled over variants.
 
-A run series answers each area under several prompt variants (prompt language × shots) and
-repetitions (option shuffles or sampling seeds); every (run, variant, repetition) is one
+A run series answers each area under several prompt variants (prompt language × shots × the
+prompt's instruction, ``inference.prompt_variants``: one run per instruction, so the runs of
+one model are pooled when the sidebar pools runs by model) and repetitions (option shuffles or
+sampling seeds); every (run, variant, repetition) is one
 response pattern with its θ and SE. The user chooses which of prompt language, shots and
 repetition tell variants apart. The patterns of one variant are one cluster: they answered the
 same items, so their measurement errors are shared, and the variant's θ is their mean with the
@@ -33,14 +35,16 @@ from dashboard import queries
 from dashboard.runs.picker import shots_words
 from enem.rescoring import ml_rescore_patterns
 from enem.scoring import ScoringOptions
+from inference.prompt_variants import BASE_VARIANT
 
 #: What may tell variants apart → the pattern columns that carry it.
 VARIANT_DIMENSIONS: dict[str, tuple[str, ...]] = {
     "prompt language": ("prompt_language",),
     "shots": ("shots",),
+    "prompt variant": ("prompt_variant",),
     "repetition": ("run_id", "shuffle"),
 }
-DEFAULT_DIMENSIONS: tuple[str, ...] = ("prompt language", "shots")
+DEFAULT_DIMENSIONS: tuple[str, ...] = ("prompt language", "shots", "prompt variant")
 ESTIMATORS: dict[str, str] = {"EAP": "EAP (stored; the seed paper's)",
                               "ML": "ML (re-estimated; PATCH's)"}
 
@@ -79,6 +83,8 @@ def _variant_label(key: tuple, dimensions: tuple[str, ...]) -> str:
     if "shots" in values:
         shots = values["shots"]
         parts.append(shots_words(shots))
+    if "prompt_variant" in values:
+        parts.append(f"prompt {values['prompt_variant']}")
     if "shuffle" in values:
         parts.append(f"repetition {int(values['shuffle'])} of {values['run_id']}")
     return " · ".join(parts) or "every pattern"
@@ -91,6 +97,8 @@ def variant_estimates(patterns: pd.DataFrame, dimensions: tuple[str, ...]) -> pd
     columns = [c for d in dimensions for c in VARIANT_DIMENSIONS[d]]
     usable = patterns[np.isfinite(patterns["theta"].to_numpy(float))
                       & (patterns["theta_se"].to_numpy(float) > 0)]
+    # A run that recorded no variant was made with the base prompt (before variants existed).
+    usable = usable.assign(prompt_variant=usable["prompt_variant"].fillna(BASE_VARIANT))
     rows = []
     for key, group in usable.groupby(["model", *columns], sort=True, dropna=False):
         theta, se = cluster_estimate(group["theta"], group["theta_se"])

@@ -9,6 +9,7 @@ operator's allow-list (``[models]`` of ``operator.toml``), API endpoints from it
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import streamlit as st
@@ -25,11 +26,14 @@ from inference.answer_methods import (
 )
 from inference.backends import available_backends
 from inference.operator_config import AllowedModel, OperatorConfig, allowed_models
-from inference.plan import RANDOM_BASELINE, RunSpec
+from inference.plan import RANDOM_BASELINE, RunSpec, run_grid
+from inference.prompt_variants import BASE_VARIANT, REASONING_MAX_NEW_TOKENS, VARIANTS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.runs.service import check_queue, command_line, start_in_background
 
 STARTED_KEY = "runs.started"
+#: The temperatures offered for ``generate`` (the seeds': 0 Khayyam, 0.3 PATCH, 0.6 the paper).
+TEMPERATURE_CHOICES = (0.0, 0.3, 0.6, 1.0, 1.5)
 
 
 def launch_panel(filters: Filters, db_path: Path, runs_dir: Path,
@@ -54,26 +58,35 @@ def launch_panel(filters: Filters, db_path: Path, runs_dir: Path,
              "earlier exam, then a later one, then the asked exam itself (recorded as the run's "
              "shots_source). 4-shot: the four subjects' examples, their keys on different "
              "letters.")
+    variants = middle.multiselect(
+        "Prompt variants", list(VARIANTS), default=[BASE_VARIANT], key="runs.variants",
+        help="One run per variant: the paper's prompt (base), PATCH's small perturbations of "
+             "it, two other wordings, or chain of thought (generate only). Their texts are "
+             "under *See the exact prompt* below; the Populations page pools a model's variants.")
     shuffles = right.number_input("Option shuffles per item", 1, 120, 30, key="runs.shuffles",
                                   help="Option permutations per item (default 30, the paper's)")
     seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="runs.seed")
     family = right.text_input("Model family (for grouping)", key="runs.family")
-    options |= _answer_method(right, backend)
+    method, temperatures = _answer_method(right, backend)
+    options |= method
     spec = RunSpec(model=model or "", backend=backend, year=filters.year, areas=tuple(areas),
                    languages=tuple(languages), shots=tuple(shots), n_shuffles=int(shuffles),
                    seed=int(seed), backend_options=options, family=family or None)
-    problem = _problem(spec)
+    specs, problem = _runs(spec, variants, temperatures)
     if problem:
         st.info(problem)
     else:
-        st.code(command_line(spec, db_path), language="bash", wrap_lines=True)
-        st.caption("The same run from a terminal, runnable as shown (add --background to "
-                   "return at once, as the Launch button does); it has the same run id, so "
-                   "either one continues what the other started.")
+        st.code(command_line(spec, db_path, variants, temperatures), language="bash",
+                wrap_lines=True)
+        st.caption(("The same run" if len(specs) == 1 else f"The same {len(specs)} runs")
+                   + " from a terminal, runnable as shown (add --background to return at once, "
+                   "as the Launch button does); run ids are the same, so either one continues "
+                   "what the other started.")
     if st.button("Launch", type="primary", disabled=bool(problem), key="runs.launch"):
-        _launch(spec, db_path, runs_dir, config.dashboard.max_concurrent_runs)
+        _launch(specs, db_path, runs_dir, config.dashboard.max_concurrent_runs)
     if st.session_state.get(STARTED_KEY):
         st.success(st.session_state[STARTED_KEY])
+
 
 
 def _model_choice(column, backend: str, config: OperatorConfig
@@ -115,10 +128,11 @@ def local_model_choice(column, config: OperatorConfig, key: str,
                                  "hub ids of operator.toml")
 
 
-def _answer_method(column, backend: str) -> dict[str, object]:
-    """The answer-method controls of ``backend`` (none for the random baseline)."""
+def _answer_method(column, backend: str) -> tuple[dict[str, object], list[float]]:
+    """The answer-method controls of ``backend`` (none for the random baseline): the backend
+    options they set, and the temperatures of a sweep (several chosen: one run each)."""
     if backend == "random":
-        return {}
+        return {}, []
     method = column.selectbox(
         "Answer method", ANSWER_METHODS, index=ANSWER_METHODS.index(DEFAULT_ANSWER_METHOD),
         key="runs.method",
@@ -127,16 +141,39 @@ def _answer_method(column, backend: str) -> dict[str, object]:
              "(openai: only servers that return prompt log-probabilities); generate: a sampled "
              "answer whose letter is parsed, unreadable answers counted and left out.")
     if method != "generate":
-        return method_options(backend, method)
-    temperature = column.number_input("Temperature", 0.0, 2.0, DEFAULT_TEMPERATURE, step=0.1,
-                                      key="runs.temperature",
-                                      help="Sampling temperature of generated answers "
-                                           f"(0 = greedy). {TEMPERATURE_SOURCES}.")
-    max_new_tokens = column.number_input("Max new tokens", 1, 512, DEFAULT_MAX_NEW_TOKENS,
+        return method_options(backend, method), []
+    temperatures = column.multiselect(
+        "Temperatures", TEMPERATURE_CHOICES, default=[DEFAULT_TEMPERATURE],
+        key="runs.temperatures",
+        help="Sampling temperature of generated answers (0 = greedy); several make one run "
+             f"each, a sweep whose answers the Conditions page compares. {TEMPERATURE_SOURCES}.")
+    max_new_tokens = column.number_input("Max new tokens", 1, 1024, DEFAULT_MAX_NEW_TOKENS,
                                          key="runs.max_new_tokens",
                                          help="Tokens generated per answer (default 24, the "
-                                              "project's own: no seed paper fixes one)")
-    return method_options(backend, method, float(temperature), int(max_new_tokens))
+                                              "project's own: no seed paper fixes one; chain of "
+                                              "thought needs more, e.g. "
+                                              f"{REASONING_MAX_NEW_TOKENS})")
+    first = float(temperatures[0]) if temperatures else DEFAULT_TEMPERATURE
+    return (method_options(backend, method, first, int(max_new_tokens)),
+            [float(t) for t in temperatures])
+
+
+def _runs(spec: RunSpec, variants: list[str], temperatures: list[float]
+          ) -> tuple[list[RunSpec], str]:
+    """The runs these choices make, or why they make none."""
+    problem = _problem(spec)
+    if not problem and not variants:
+        problem = "Choose at least one prompt variant."
+    if problem:
+        return [], problem
+    if spec.backend_options.get("max_new_tokens") == DEFAULT_MAX_NEW_TOKENS:
+        # The form's untouched default: each variant takes its own (chain of thought, more).
+        options = {k: v for k, v in spec.backend_options.items() if k != "max_new_tokens"}
+        spec = dataclasses.replace(spec, backend_options=options)
+    try:
+        return run_grid(spec, variants, temperatures if len(temperatures) > 1 else ()), ""
+    except ValueError as error:
+        return [], str(error)
 
 
 def _problem(spec: RunSpec) -> str:
@@ -148,19 +185,22 @@ def _problem(spec: RunSpec) -> str:
     return ""
 
 
-def _launch(spec: RunSpec, db_path: Path, runs_dir: Path, limit: int) -> None:
-    """Start ``spec`` in the background; it waits, queued, while ``limit`` launched runs work
-    (refused when the queue is full)."""
+def _launch(specs: list[RunSpec], db_path: Path, runs_dir: Path, limit: int) -> None:
+    """Start ``specs`` in the background; they wait, queued, while ``limit`` launched runs
+    work (refused when the queue cannot take them all)."""
     try:
-        check_queue(runs_dir)
-        started = start_in_background(spec, db_path, runs_dir, slots=limit)
+        check_queue(runs_dir, launching=len(specs))
+        started = [start_in_background(spec, db_path, runs_dir, slots=limit) for spec in specs]
     except (ValueError, OSError) as error:
         st.error(f"The run could not start: {error}")
         return
+    names = ", ".join(f"**{run.run_id}**" for run in started)
     # Kept for the reruns that follow (the tables refresh themselves while it works).
     st.session_state[STARTED_KEY] = (
-        f"Run **{started.run_id}** started (process {started.pid}). Follow its progress under "
-        "*Runs on this machine* below; you can leave this page, it keeps going. When it "
-        "finishes it is published into the database, appears under *Runs in the database* and "
-        "on every page (pick it in the sidebar's Runs). Its log is "
-        f"`{started.folder / 'log.txt'}`.")
+        f"{'Run' if len(started) == 1 else f'{len(started)} runs'} {names} started (process "
+        f"{', '.join(str(run.pid) for run in started)}). Follow the progress under "
+        "*Runs on this machine* below; you can leave this page, it keeps going. A finished run "
+        "is published into the database, appears under *Runs in the database* and on every "
+        "page (pick it in the sidebar's Runs). Its log is "
+        f"`{started[0].folder / 'log.txt'}`" + (" (and likewise for the others)."
+                                                if len(started) > 1 else "."))

@@ -142,12 +142,14 @@ class ItemScores:
                    np.where(none, NO_CHOICE, finite.argmax(axis=1)))
 
     @classmethod
-    def from_generated(cls, key: str, texts: Sequence[str]) -> ItemScores:
+    def from_generated(cls, key: str, texts: Sequence[str],
+                       reasoning: bool = False) -> ItemScores:
         """``generate``: the letter of each completion (S,) read with
-        ``inference.answer_methods.parse_letter``; probs one-hot on it, or uniform with choice
+        ``inference.answer_methods.parse_letter`` (its last answer when ``reasoning``: a
+        chain-of-thought prompt); probs one-hot on it, or uniform with choice
         :data:`NO_CHOICE` when it is unparsed; the texts are kept."""
         texts = tuple(texts)
-        letters = np.array([parse_letter(text) for text in texts], dtype=np.int64)
+        letters = np.array([parse_letter(text, reasoning) for text in texts], dtype=np.int64)
         parsed = letters != UNPARSED
         probs = np.full((len(texts), len(LETTERS)), 1.0 / len(LETTERS))
         probs[parsed] = np.eye(len(LETTERS))[letters[parsed]]

@@ -130,7 +130,8 @@ class OpenAIGenerateScorer(OpenAIScorer):
     def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
         texts = self.per_shuffle(requests, lambda prompt, where, req, shuffle: self.complete(
             prompt, sampling_seed(req.seed, req.key, shuffle), where))
-        return [ItemScores.from_generated(req.key, rows) for req, rows in zip(requests, texts)]
+        return [ItemScores.from_generated(req.key, rows, bool(req.meta.get("reasoning")))
+                for req, rows in zip(requests, texts)]
 
 
 class OpenAIFullAnswerScorer(OpenAIScorer):

@@ -210,7 +210,8 @@ class GenerateScorer(TransformersScorer):
     def score(self, requests: Sequence[ScoreRequest]) -> LetterScores:
         return [ItemScores.from_generated(req.key, [
             self.complete(prompt, self.seed_of(req, shuffle))
-            for shuffle, prompt in enumerate(self.full_texts(req)[1])]) for req in requests]
+            for shuffle, prompt in enumerate(self.full_texts(req)[1])],
+            bool(req.meta.get("reasoning"))) for req in requests]
 
     @staticmethod
     def seed_of(req: ScoreRequest, shuffle: int) -> int:

@@ -37,11 +37,12 @@ import pandas as pd
 
 from enem.items import BookletForm
 from enem.scoring import ScoringOptions
-from inference.answer_methods import DEFAULT_ANSWER_METHOD
+from inference.answer_methods import DEFAULT_ANSWER_METHOD, DEFAULT_TEMPERATURE
 from inference.backends import LetterScorer, check_backend, make_scorer
 from inference.backends.base import ScoringCancelled
 from inference.min_k import DEFAULT_K_PERCENT, signed_as_eq4
 from inference.plan import RunPlan, RunSpec, build_plan
+from inference.prompt_variants import BASE_VARIANT, variant_texts
 from inference.run_scoring import (
     NoLetterError,
     check_answer_letters,
@@ -203,8 +204,13 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
         "n_shuffles": spec.n_shuffles, "seed": spec.seed, "status": "finished",
         "scoring": options.as_dict(),
         "created_at": _timestamp(status.get("created_at")), "finished_at": _timestamp(time.time()),
-        **_method_prompt_type(spec),
+        **_prompt_type(spec),
+        "temperature": _temperature(spec),
         "options": {"spec": spec.to_dict(), "shots_source": plan.shots_source,
+                    "prompt_variant": variant_texts(spec.prompt_variant, spec.languages),
+                    # Read by the Conditions page (store.condition_queries).
+                    "answer_method": (spec.backend_options.get("answer_method")
+                                      or DEFAULT_ANSWER_METHOD),
                     "skipped": plan.skipped, "scorer": status.get("scorer"),
                     "unparsed_answers": unparsed, "no_letter_answers": no_letter},
     }
@@ -220,14 +226,26 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
     return AnswerCounts(unparsed, no_letter, answers)
 
 
-def _method_prompt_type(spec: RunSpec) -> dict:
-    """A run whose answers are read otherwise than by letter probabilities says so in its prompt
-    type, hence in its label (``tiny · 0-shot · generate · 30 shuffles``), so that two runs of
-    one model that differ only in the method are told apart on every page."""
+def _prompt_type(spec: RunSpec) -> dict:
+    """A run whose answers are read otherwise than by letter probabilities, or whose prompt is
+    not the paper's, says so in its prompt type, hence in its label (``tiny · 0-shot ·
+    generate · bullets · 30 shuffles``), so that two runs of one model that differ only in the
+    method or the prompt variant are told apart on every page."""
     method = spec.backend_options.get("answer_method")
-    if not method or method == DEFAULT_ANSWER_METHOD:
+    parts = [part for part in (method if method != DEFAULT_ANSWER_METHOD else None,
+                               spec.prompt_variant if spec.prompt_variant != BASE_VARIANT
+                               else None) if part]
+    if not parts:
         return {}
-    return {"prompt_type": f"{shots_prompt_type(spec.shots)} · {method}"}
+    return {"prompt_type": " · ".join([shots_prompt_type(spec.shots), *parts])}
+
+
+def _temperature(spec: RunSpec) -> float | None:
+    """The sampling temperature of a ``generate`` run (its scorer's default when the run set
+    none); None for the methods that sample nothing."""
+    if spec.backend_options.get("answer_method") != "generate":
+        return None
+    return float(spec.backend_options.get("temperature", DEFAULT_TEMPERATURE))
 
 
 def check_run(spec: RunSpec, db_path: Path) -> RunPlan:

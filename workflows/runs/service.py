@@ -13,6 +13,7 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from inference.plan import RANDOM_BASELINE, RunSpec, exact_prompt
+from inference.prompt_variants import BASE_VARIANT
 from store.connection import connected
 from store.model_runs import ExamReader
 from store.run_listing import delete_unpublished_rows, run_presence, stored_runs
@@ -327,10 +329,12 @@ def cancel(run_id: str, runs_dir: Path) -> str:
             "the openai backend, else after its current batch)")
 
 
-def command_line(spec: RunSpec, db_path: Path) -> str:
+def command_line(spec: RunSpec, db_path: Path, prompt_variants: Sequence[str] = (),
+                 temperatures: Sequence[float] = ()) -> str:
     """The command that makes the same run (the same run id) in a terminal, runnable as
     printed from any folder: the full path of the project's ``enem-llm`` and of the database,
-    shell-quoted."""
+    shell-quoted. ``prompt_variants`` and ``temperatures`` (several: a sweep, one run each)
+    replace the spec's own."""
     words = [*project_command(), "--db", str(Path(db_path).absolute()), "run",
              "--backend", spec.backend, "--year", str(spec.year), "--areas", *spec.areas,
              "--languages", *spec.languages, "--shots", *map(str, spec.shots),
@@ -339,6 +343,9 @@ def command_line(spec: RunSpec, db_path: Path) -> str:
         words += ["--model", spec.model]
     if spec.lc_language != 1:
         words += ["--lc-language", str(spec.lc_language)]
+    variants = list(prompt_variants) or [spec.prompt_variant]
+    if variants != [BASE_VARIANT]:
+        words += ["--prompt-variants", *variants]
     for area, booklet in sorted(spec.booklets.items()):
         words += ["--booklet", f"{area}={booklet}"]
     options = spec.backend_options
@@ -348,11 +355,14 @@ def command_line(spec: RunSpec, db_path: Path) -> str:
                         ("--base-url", options.get("base_url")),
                         ("--request-timeout", options.get("timeout")),
                         ("--answer-method", options.get("answer_method")),
-                        ("--temperature", options.get("temperature")),
+                        ("--temperature", None if len(temperatures) > 1
+                         else options.get("temperature")),
                         ("--max-new-tokens", options.get("max_new_tokens")),
                         ("--family", spec.family), ("--model-name", spec.model_name)):
         if value is not None and value != "":
             words += [flag, str(value)]
+    if len(temperatures) > 1:
+        words += ["--temperature", *(f"{t:g}" for t in temperatures)]
     if spec.instruction_tuned is not None:
         words.append("--instruction-tuned" if spec.instruction_tuned
                      else "--no-instruction-tuned")
