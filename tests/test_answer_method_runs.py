@@ -75,7 +75,7 @@ def test_a_generate_run_keeps_texts_and_leaves_unparsed_answers_out(demo_db, tmp
     assert recorded["scorer"]["answer_method"] == "generate"
     label = query_rows(demo_db, "SELECT label FROM model_runs WHERE run_id = ?",
                        [spec.run_id])[0][0]
-    assert label == "tiny · 0-shot · generate · 2 shuffles"
+    assert label == "tiny · 0-shot · generate T=0.6 · 2 shuffles"
     patterns = dict(query_rows(demo_db, """SELECT shuffle, response_pattern FROM model_scores
                                            WHERE run_id = ?""", [spec.run_id]))
     answers = query_rows(demo_db, """SELECT shuffle, position, choice, correct

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import numpy as np
 import pandas as pd
@@ -36,8 +37,11 @@ from store.connection import connected
 from store.population_queries import model_patterns
 from tests.db_reading import query_frame, query_rows
 from tests.openai_support import cli_exit_code, openai_run_args
+from tests.page_support import assert_clean
+from tests.runs_page_support import labelled, open_runs, wait_for
 from tests.tiny_model import build_tiny_model
 from workflows.runs.execution import execute_run
+from workflows.runs.service import list_runs, project_command
 
 #: The paper's instruction, typed out from its prompt (Beyond accuracy, A.4).
 PAPER_INSTRUCTION = ("Here are some questions from a college entrance exam. Choose the correct "
@@ -274,3 +278,34 @@ def test_variants_that_disagree_widen_the_pooled_interval(demo_db, tmp_path, cha
     assert pooled.se == pytest.approx(reference.sd_eff_w_re)
     # Prompt sensitivity is in the interval: far wider than pooling the two as one measurement.
     assert pooled.se > 3 * reference.sd_eff_w_fe
+
+
+@pytest.mark.usefixtures("as_operator")
+def test_the_runs_page_launches_one_run_per_variant_and_shows_every_text(runs_page_db):
+    app = open_runs()
+    labelled(app.main.selectbox, "Backend").set_value("random")
+    labelled(app.main.multiselect, "Areas").set_value(["MT"])
+    labelled(app.main.number_input, "Option shuffles per item").set_value(2)
+    labelled(app.main.multiselect, "Prompt variants").set_value([BASE_VARIANT, "numbered"])
+    labelled(app.button, "Launch").click().run()
+    assert_clean(app)
+    words = shlex.split(app.code[0].value)
+    assert words[words.index("--prompt-variants") + 1:][:2] == [BASE_VARIANT, "numbered"]
+    specs = specs_from_args(build_parser().parse_args(words[len(project_command()):]))
+    runs_dir = runs_page_db.parent / "runs"
+    assert sorted(run.run_id for run in list_runs(runs_dir)) == sorted(s.run_id for s in specs)
+    assert app.success[0].value.startswith("2 runs ")
+    wait_for(lambda: all(run.state == "finished" and not run.alive
+                         for run in list_runs(runs_dir)))
+    labels = _labels(runs_page_db, [s.run_id for s in specs])
+    assert sorted(labels) == ["random-baseline · 0-shot · 2 shuffles",
+                              "random-baseline · 0-shot · numbered · 2 shuffles"]
+    # Every variant's instruction, in both languages, is on the page.
+    [table] = [frame.value for frame in app.dataframe if "variant" in frame.value.columns]
+    assert list(table["variant"]) == list(VARIANTS)
+    assert table.set_index("variant").loc["numbered", "instruction (pt)"] == variant(
+        "numbered").instruction("pt")
+    labelled(app.main.selectbox, "Prompt variant").set_value("chain-of-thought").run()
+    prompt = app.code[-1].value
+    assert prompt.startswith(variant("chain-of-thought").instruction("pt"))
+    assert prompt.endswith("Vamos pensar passo a passo.")

@@ -229,9 +229,13 @@ def publish(folder: RunFolder, spec: RunSpec, db_path: Path, plan: RunPlan,
 def _prompt_type(spec: RunSpec) -> dict:
     """A run whose answers are read otherwise than by letter probabilities, or whose prompt is
     not the paper's, says so in its prompt type, hence in its label (``tiny · 0-shot ·
-    generate · bullets · 30 shuffles``), so that two runs of one model that differ only in the
-    method or the prompt variant are told apart on every page."""
+    generate T=0.6 · bullets · 30 shuffles``), so that two runs of one model that differ only
+    in the method, the temperature of a sweep or the prompt variant are told apart on every
+    page."""
     method = spec.backend_options.get("answer_method")
+    temperature = _temperature(spec)
+    if temperature is not None:
+        method = f"{method} T={temperature:g}"
     parts = [part for part in (method if method != DEFAULT_ANSWER_METHOD else None,
                                spec.prompt_variant if spec.prompt_variant != BASE_VARIANT
                                else None) if part]
