@@ -29,7 +29,10 @@ dimension = top[0].selectbox("Compare", list(cd.DIMENSIONS), key="conditions.dim
                              help="What tells the conditions apart; the sidebar holds the rest.")
 write_page_choice("compare", "conditions.dimension")
 years = queries.loaded_years() if dimension == "year" else [filters.year]
-patterns = condition_patterns(years, filters.areas, filters.models)
+# The sidebar's booklet, when it is one of the chosen areas', keeps that area to its items.
+booklet = ((filters.year, filters.booklet_area, filters.booklet)
+           if filters.booklet is not None and filters.booklet_area in filters.areas else None)
+patterns = condition_patterns(years, filters.areas, filters.models, booklet)
 if patterns.empty:
     st.info(no_runs_message(filters))
     st.stop()
@@ -40,7 +43,7 @@ statistic = top[1].radio("Statistic", offered, key="conditions.statistic",
 write_page_choice("stat", "conditions.statistic")
 rows = cd.compared_patterns(patterns, dimension, statistic, language=filters.language,
                             shots=filters.shots, year=filters.year)
-held = held_conditions(dimension, filters.language, filters.shots_words, filters.year)
+held = held_conditions(dimension, filters.language, filters.shots_words, filters.year, booklet)
 if rows.empty:
     st.info(f"No response pattern of the selected runs under {held}: change the sidebar's "
             "prompt language, shots or year, or compare along another dimension.")

@@ -8,12 +8,20 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import PROMPT_VARIANT, RUN_LABEL, UNCOUNTED_SHOTS
+from store.dashboard_queries import (
+    PROMPT_VARIANT,
+    RUN_LABEL,
+    SAME_ITEMS_BOOKLETS,
+    UNCOUNTED_SHOTS,
+)
 
 
 def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
-                       areas: Sequence[str], runs: Sequence[str]) -> pd.DataFrame:
-    """One row per response pattern of the runs labelled ``runs`` in ``years`` and ``areas``:
+                       areas: Sequence[str], runs: Sequence[str],
+                       booklet: tuple[int, str, int] | None = None) -> pd.DataFrame:
+    """One row per response pattern of the runs labelled ``runs`` in ``years`` and ``areas``
+    (with ``booklet`` = (year, area, CO_PROVA): in that year and area, only the booklets
+    holding that booklet's items, :data:`~store.dashboard_queries.SAME_ITEMS_BOOKLETS`):
     run (its label), model_id, year, area, booklet_id, the pattern's conditions
     (prompt_language, shots, with :data:`~store.dashboard_queries.UNCOUNTED_SHOTS` for a prompt
     type that names no count), the run's (repetition: 'seed' or 'shuffle'; temperature;
@@ -30,9 +38,14 @@ def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
             FROM model_scores m JOIN model_runs r USING (run_id)
             WHERE list_contains($years, m.year) AND list_contains($areas, m.area)
               AND list_contains($runs, {RUN_LABEL})
+              AND ($booklet IS NULL OR m.year <> $year OR m.area <> $booklet_area
+                   OR m.booklet_id IN ({SAME_ITEMS_BOOKLETS}))
             ORDER BY run, m.year, m.area, m.prompt_language, shots, m.shuffle""",
         {"years": [int(y) for y in years], "areas": [str(a) for a in areas],
-         "runs": [str(r) for r in runs]},
+         "runs": [str(r) for r in runs],
+         "year": None if booklet is None else int(booklet[0]),
+         "booklet_area": None if booklet is None else str(booklet[1]),
+         "booklet": None if booklet is None else int(booklet[2])},
     ).df()
 
 

@@ -66,16 +66,20 @@ def shots_from_url(value: str) -> int:
     value = value.strip()
     return UNCOUNTED_SHOTS if value == UNCOUNTED_SHOTS_URL else int(value)
 
-#: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
-MODEL_FILTER = """
-    m.year = $year
-    AND ($area IS NULL OR m.area = $area)
-    AND ($booklet IS NULL OR m.booklet_id IN (
+#: The booklets of year ``$year`` holding the same items as booklet ``$booklet`` (its colour
+#: variants: other orders of one item set), itself included.
+SAME_ITEMS_BOOKLETS = """
         SELECT booklet_id FROM items WHERE year = $year AND position IS NOT NULL
         GROUP BY booklet_id
         HAVING list_sort(list(DISTINCT item_id)) = (
             SELECT list_sort(list(DISTINCT item_id)) FROM items
-            WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL)))
+            WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL)"""
+
+#: Model-run filter shared by every query on ``model_scores`` / ``model_responses`` (alias m).
+MODEL_FILTER = """
+    m.year = $year
+    AND ($area IS NULL OR m.area = $area)
+    AND ($booklet IS NULL OR m.booklet_id IN (""" + SAME_ITEMS_BOOKLETS + """))
     AND ($language IS NULL OR m.prompt_language = $language)
     AND ($shots IS NULL OR coalesce(m.shots, """ + str(UNCOUNTED_SHOTS) + """) = $shots)
     AND list_contains($models, """ + RUN_LABEL + ")\n"

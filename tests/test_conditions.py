@@ -18,6 +18,7 @@ from dashboard.conditions import data as cd
 from store.condition_queries import condition_choices, condition_patterns
 from store.connection import connected
 from store.dashboard_queries import UNCOUNTED_SHOTS
+from store.schema import ensure_schema
 from tests.page_support import run_page
 
 RESULTS = "paper-results/enem-experiments-results-processed-with-irt-lz.parquet"
@@ -231,3 +232,25 @@ def test_the_page_shows_each_runs_consistency(paper_db, monkeypatch):
     assert table.loc[GPT_SEEDS, "mean_modal_share"] == pytest.approx(np.mean(modal))
     assert table.loc[GPT_SEEDS, "share_changed"] == pytest.approx(
         np.mean([row.nunique() > 1 for _, row in matrix.iterrows()]))
+
+
+def test_the_sidebar_booklet_keeps_its_area_to_the_booklets_with_its_items():
+    con = duckdb.connect()
+    ensure_schema(con)
+    # MT booklets 1 and 2 hold the same items in other orders; booklet 3 other items.
+    for booklet, items in ((1, (10, 11)), (2, (11, 10)), (3, (20, 21))):
+        for position, item in enumerate(items, start=1):
+            con.execute("INSERT INTO items (year, item_id, area, booklet_id, position) "
+                        "VALUES (2023, ?, 'MT', ?, ?)", [item, booklet, position])
+    con.execute("INSERT INTO model_runs (run_id, model_id, label) VALUES ('r', 'm', 'run r')")
+    for area, booklet in (("MT", 1), ("MT", 2), ("MT", 3), ("CH", 9)):
+        con.execute("INSERT INTO model_scores (run_id, year, area, booklet_id, prompt_language, "
+                    "shots, shuffle, theta) VALUES ('r', 2023, ?, ?, 'pt', 0, 0, 0.5)",
+                    [area, booklet])
+    every = condition_patterns(con, [2023], ["MT", "CH"], ["run r"])
+    assert sorted(every["booklet_id"]) == [1, 2, 3, 9]
+    kept = condition_patterns(con, [2023], ["MT", "CH"], ["run r"], booklet=(2023, "MT", 2))
+    assert sorted(kept["booklet_id"]) == [1, 2, 9]  # CH is another area: untouched
+    other_year = condition_patterns(con, [2023], ["MT", "CH"], ["run r"],
+                                    booklet=(2022, "MT", 2))
+    assert sorted(other_year["booklet_id"]) == [1, 2, 3, 9]

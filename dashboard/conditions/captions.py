@@ -7,12 +7,18 @@ import pandas as pd
 from dashboard.conditions.data import DIMENSIONS, STATISTICS
 
 
-def held_conditions(dimension: str | None, language: str, shots_words: str, year: int) -> str:
+def held_conditions(dimension: str | None, language: str, shots_words: str, year: int,
+                    booklet: tuple[int, str, int] | None = None) -> str:
     """The conditions held fixed, e.g. 'prompt language pt, 2022': every one but
-    ``dimension`` (all three when it is None)."""
+    ``dimension`` (all three when it is None), and the sidebar's ``booklet`` (year, area,
+    CO_PROVA) when it restricts the comparison."""
     held = {"prompt language": f"prompt language {language}", "shots": shots_words,
             "year": str(year)}
-    return ", ".join(words for name, words in held.items() if name != dimension)
+    words = ", ".join(words for name, words in held.items() if name != dimension)
+    if booklet is not None:
+        words += (f"; in {booklet[1]} {booklet[0]}, booklet {booklet[2]} and the booklets with "
+                  "its items only")
+    return words
 
 
 def level_caption(dimension: str, statistic: str, levels: pd.DataFrame, held: str,
