@@ -31,7 +31,7 @@ from inference.answer_methods import (
 )
 from inference.backends import available_backends
 from inference.plan import PAPER_SHOT_YEAR, RunSpec, model_or_default, run_grid
-from inference.prompt_variants import BASE_VARIANT, VARIANT_SETS, VARIANTS
+from inference.prompt_variants import BASE_VARIANT, VARIANTS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
 from workflows.question_import import QUESTION_FORMATS, import_questions
@@ -102,11 +102,10 @@ def add_run_parser(commands) -> None:
     run.add_argument("--prompt-variants", nargs="+", default=[BASE_VARIANT],
                      metavar="VARIANT",
                      help="the prompt's instruction, one run per variant (default base, the "
-                          "paper's): " + ", ".join(VARIANTS) + "; or a set: "
-                          + "; ".join(f"{name} = {' '.join(names)}"
-                                      for name, names in VARIANT_SETS.items())
-                          + ". chain-of-thought needs --answer-method generate. The texts: "
-                          "`enem-llm prompt --prompt-variant NAME`")
+                          "paper's): " + ", ".join(VARIANTS) + "; or a set: patch (base and "
+                          "PATCH's ten perturbations), alternatives (base and the two other "
+                          "wordings). chain-of-thought needs --answer-method generate. The "
+                          "texts: `enem-llm prompt --prompt-variant NAME`, docs/prompt_variants.md")
     run.add_argument("--max-new-tokens", type=positive_int,
                      help="tokens generated per answer with --answer-method generate "
                           f"(default {DEFAULT_MAX_NEW_TOKENS}, the project's own: no seed "
