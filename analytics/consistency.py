@@ -26,13 +26,15 @@ from analytics.irt import FloatArray
 
 @dataclass(frozen=True, eq=False)
 class ItemConsistency:
-    """Per item (shape (n_items,) each): choices counted, modal share, entropy (bits) and
-    whether the choices differ."""
+    """Per item (shape (n_items,) each): choices counted, modal share, entropy (bits), whether
+    the choices differ, and the most frequent choice ('' for an item with none; the first in
+    sorted order on a tie)."""
 
     answered: np.ndarray
     modal_share: FloatArray
     entropy: FloatArray
     changed: np.ndarray
+    modal_choice: np.ndarray
 
 
 def item_consistency(choices: ArrayLike) -> ItemConsistency:
@@ -46,17 +48,19 @@ def item_consistency(choices: ArrayLike) -> ItemConsistency:
     modal = np.full(n_items, np.nan)
     entropy = np.full(n_items, np.nan)
     changed = np.zeros(n_items, dtype=bool)
+    modal_choice = np.full(n_items, "", dtype=object)
     for index, row in enumerate(choices):
         given = row[row != ""]
         if given.size == 0:
             continue
-        _, counts = np.unique(given, return_counts=True)
+        options, counts = np.unique(given, return_counts=True)
         shares = counts / given.size
         answered[index] = given.size
         modal[index] = shares.max()
+        modal_choice[index] = str(options[int(np.argmax(counts))])
         entropy[index] = float(-(shares * np.log2(shares)).sum()) + 0.0  # no −0.0
         changed[index] = counts.size > 1
-    return ItemConsistency(answered, modal, entropy, changed)
+    return ItemConsistency(answered, modal, entropy, changed, modal_choice)
 
 
 @dataclass(frozen=True)

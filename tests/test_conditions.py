@@ -201,6 +201,7 @@ def test_item_consistency_by_hand():
     assert items.entropy[0] == pytest.approx(-(2 * third * np.log2(2 * third)
                                                + third * np.log2(third)))
     assert items.entropy[1] == 0.0 and items.changed.tolist() == [True, False, False]
+    assert items.modal_choice.tolist() == ["A", "C", ""]
     run = run_consistency(items)
     assert run.items == 2 and run.share_changed == pytest.approx(0.5)
     assert run.mean_modal_share == pytest.approx((2 / 3 + 1) / 2)
@@ -223,7 +224,8 @@ def test_the_page_shows_each_runs_consistency(paper_db, monkeypatch):
     app = run_page("pages/Conditions.py", {"year": "2022", "area": "MT", "lang": "en",
                                            "shots": "published"})
     assert not app.exception
-    table = app.dataframe[-1].value.set_index("series")
+    [table] = [frame.value.set_index("series") for frame in app.dataframe
+               if "mean_modal_share" in frame.value.columns]
     with connected(paper_db, read_only=True) as con:
         choices = condition_choices(con, 2022, ["MT"], [GPT_SEEDS], "en", UNCOUNTED_SHOTS)
     matrix = choices.pivot(index="position", columns="shuffle", values="choice")
@@ -232,6 +234,16 @@ def test_the_page_shows_each_runs_consistency(paper_db, monkeypatch):
     assert table.loc[GPT_SEEDS, "mean_modal_share"] == pytest.approx(np.mean(modal))
     assert table.loc[GPT_SEEDS, "share_changed"] == pytest.approx(
         np.mean([row.nunique() > 1 for _, row in matrix.iterrows()]))
+    # Per item, the least consistent first: each item's entropy and most chosen option.
+    [items] = [frame.value for frame in app.dataframe if "modal_choice" in frame.value.columns]
+    gpt = items[items["series"] == GPT_SEEDS]
+    entropies = {position: stats.entropy(row.value_counts().to_numpy(), base=2)
+                 for position, row in matrix.iterrows()}
+    assert list(gpt["entropy"]) == sorted(gpt["entropy"], reverse=True)
+    for row in gpt.itertuples():
+        assert row.entropy == pytest.approx(entropies[row.position])
+        counts = matrix.loc[row.position].value_counts()
+        assert counts[row.modal_choice] == counts.max()
 
 
 def test_the_sidebar_booklet_keeps_its_area_to_the_booklets_with_its_items():

@@ -8,13 +8,16 @@ import streamlit as st
 
 from dashboard.conditions import data as cd
 from dashboard.conditions.captions import consistency_caption, difference_caption
-from dashboard.conditions.consistency import consistency_table
+from dashboard.conditions.consistency import consistency_table, item_table
 from dashboard.conditions.figure import difference_figure
 from dashboard.conditions.queries import condition_choices
 from dashboard.downloads import csv_download
 from dashboard.figures import show_figure
 from dashboard.state.filters import Filters
 from dashboard.state.url import seed_page_choice, write_page_choice
+
+#: Items listed on screen in the per-item consistency table (the CSV holds them all).
+ITEMS_SHOWN = 50
 
 
 def difference_section(rows: pd.DataFrame, dimension: str, statistic: str,
@@ -70,3 +73,21 @@ def consistency_section(filters: Filters, held: str) -> None:
     st.caption(consistency_caption(held))
     csv_download(table, label="Table (CSV)", file_stem=f"conditions_consistency_{filters.year}",
                  key="conditions.consistency_csv")
+    items = item_table(choices)
+    with st.expander(f"Per item: the {min(len(items), ITEMS_SHOWN)} least consistent of "
+                     f"{len(items):,}"):
+        st.dataframe(items.head(ITEMS_SHOWN), hide_index=True, placeholder="—",
+                     column_config={
+                         "answered": "repetitions answered",
+                         "modal_choice": "most chosen",
+                         "modal_share": st.column_config.NumberColumn("its share",
+                                                                      format="%.3f"),
+                         "entropy": st.column_config.NumberColumn("entropy (bits)",
+                                                                  format="%.3f"),
+                         "changed": "answered differently"})
+        st.caption("One row per run, area and item, the items whose repetitions disagree most "
+                   "first (entropy of the choices, in the options' original letters). The CSV "
+                   "holds every item.")
+        csv_download(items, label="Items (CSV)",
+                     file_stem=f"conditions_item_consistency_{filters.year}",
+                     key="conditions.item_consistency_csv")
