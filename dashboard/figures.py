@@ -163,23 +163,36 @@ def human_density(frame: pd.DataFrame, x: str, y: str, x_width: float, y_width: 
 
 def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[str],
                        styles: dict[str, tuple[str, str]] | None = None,
-                       size: int = 6) -> list[go.Scatter]:
+                       size: int = 6, level: str | None = None, hollow: bool = False,
+                       ranks: dict[str, int] | None = None) -> list[go.Scatter]:
     """One marker per response pattern, one trace per model (hover: model, run, shuffle, θ, SE,
-    l_z, CTT). ``legend_shown`` collects models already in the legend, so each appears once."""
+    l_z, CTT). ``legend_shown`` collects the legend names already shown, so each appears once.
+
+    With ``level`` (a prompt condition in words, e.g. 'English') each trace is named
+    'model (level)', for figures that draw two levels of a condition (``dashboard.overlay``);
+    ``hollow`` draws open markers (the symbol's '-open' variant in the series' colour) in a
+    legend group of their own, so the overlay's markers toggle apart from the series' filled
+    ones and curve. ``ranks``: the legend rank per model (pairs a model's two levels)."""
     styles = styles or series_styles(points["model"].unique())
     traces = []
     for model, group in points.groupby("model", sort=True):
         colour, symbol = styles[model]
+        name = model if level is None else f"{model} ({level})"
+        marker = ({"color": with_alpha(colour, 0.9), "symbol": f"{symbol}-open",
+                   "size": size + 1, "line": {"color": with_alpha(colour, 0.9), "width": 1.5}}
+                  if hollow else
+                  {"color": with_alpha(colour, 0.75), "symbol": symbol, "size": size,
+                   "line": {"color": "white", "width": 0.5}})
+        rank = {} if ranks is None else {"legendrank": ranks[model] * 2 + int(hollow) + 1}
         traces.append(go.Scatter(
-            x=group[x], y=group[y], mode="markers", name=model, legendgroup=model,
-            showlegend=model not in legend_shown,
-            marker={"color": with_alpha(colour, 0.75), "symbol": symbol, "size": size,
-                        "line": {"color": "white", "width": 0.5}},
+            x=group[x], y=group[y], mode="markers", name=name,
+            legendgroup=name if hollow else model, showlegend=name not in legend_shown,
+            marker=marker,
             customdata=group[list(_POINT_COLUMNS)].assign(
                 shots=group["shots"].map(shots_words)).to_numpy(dtype=object),
-            hovertemplate=_POINT_HOVER,
+            hovertemplate=_POINT_HOVER, **rank,
         ))
-        legend_shown.add(model)
+        legend_shown.add(name)
     return traces
 
 
@@ -321,28 +334,44 @@ def humans_and_models_grid(
     areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,
     y: str, y_bin: str, y_width: float, y_title: str, y_label: str,
     coverage: float = COVERAGE, catalogue: Iterable[str] | None = None,
+    overlay: pd.DataFrame | None = None, levels: tuple[str, str] | None = None,
 ) -> go.Figure:
     """The paper's layout: one panel per area with θ on x and ``y`` (CTT or l_z) on y; humans
     as a density (``densities[area]`` with theta_bin, ``y_bin``, n), models as markers plus the
-    contour of the highest-density region holding ``coverage`` of each model's markers."""
+    contour of the highest-density region holding ``coverage`` of each model's markers; with
+    ``overlay``, a second level's markers (see :func:`humans_and_models_figure`)."""
     return humans_and_models_figure(areas, densities, points, y, y_bin, y_width, y_title,
-                                    y_label, coverage, catalogue)[0]
+                                    y_label, coverage, catalogue, overlay, levels)[0]
 
 
 def humans_and_models_figure(
     areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,
     y: str, y_bin: str, y_width: float, y_title: str, y_label: str,
     coverage: float = COVERAGE, catalogue: Iterable[str] | None = None,
+    overlay: pd.DataFrame | None = None, levels: tuple[str, str] | None = None,
 ) -> tuple[go.Figure, list[str]]:
     """:func:`humans_and_models_grid` and the notes of the regions drawn otherwise than as a
     density contour ('model (area): reason', see :func:`region_fallback_notes`).
 
-    ``catalogue``: the database's series labels in order, for :func:`series_styles`."""
+    ``catalogue``: the database's series labels in order, for :func:`series_styles`.
+    ``overlay``: the patterns of the same runs at a second level of one prompt condition
+    (``points``' columns, one row per pattern; ``dashboard.overlay``), drawn over each panel as
+    open markers of the series' colour and symbol, without a curve (the curve's dash is the
+    run's, so a second curve of one series could not be told apart). ``levels``: (the
+    ``points``' level, the overlay's) in words; with an overlay every legend entry names its
+    level ('model (English)') and a series' two entries sit together. Without an overlay the
+    figure is what it was before overlays existed."""
+    if overlay is not None and levels is None:
+        raise ValueError("an overlay needs the words of both levels")
     figure = area_grid(areas, columns=2)
     catalogue = list(catalogue) if catalogue is not None else None
-    series = points["model"].unique() if len(points) else []
+    drawn = points if overlay is None else pd.concat([points, overlay], ignore_index=True)
+    series = drawn["model"].unique() if len(drawn) else []
     styles = series_styles(series, catalogue) if len(series) else {}
     dashes = series_dashes(series, catalogue) if len(series) else {}
+    ranks = None if overlay is None else {name: rank for rank, name in
+                                          enumerate(sorted(str(s) for s in series))}
+    first, second = levels if levels is not None else (None, None)
     legend_shown: set[str] = set()
     regions: dict[tuple[str, str], DensityRegion] = {}
     for index, area in enumerate(areas):
@@ -358,9 +387,17 @@ def humans_and_models_figure(
             for trace in model_region_traces(in_area, "theta", y, styles, coverage,
                                              area_regions, dashes):
                 figure.add_trace(trace, row=row, col=col)
-            for trace in model_point_traces(in_area, "theta", y, legend_shown, styles):
+            for trace in model_point_traces(in_area, "theta", y, legend_shown, styles,
+                                            level=first, ranks=ranks):
                 figure.add_trace(trace, row=row, col=col)
-        if not len(density) and not len(in_area):
+        in_overlay = (overlay[overlay["area"] == area] if overlay is not None and len(overlay)
+                      else pd.DataFrame())
+        # Drawn after the filled markers so that the open rings stay visible over them.
+        if len(in_overlay):
+            for trace in model_point_traces(in_overlay, "theta", y, legend_shown, styles,
+                                            level=second, hollow=True, ranks=ranks):
+                figure.add_trace(trace, row=row, col=col)
+        if not len(density) and not len(in_area) and not len(in_overlay):
             empty_panel(figure, row, col, f"nothing to show for {area}")
         figure.update_xaxes(title_text=THETA_TITLE, row=row, col=col)
         figure.update_yaxes(title_text=y_title, row=row, col=col)

@@ -3,6 +3,8 @@
 Two models with the same number of correct answers can get very different θ: IRT weighs *which*
 items were right. Humans are the grey density; each model is a cloud of repetitions with the
 contour of the highest-density region holding 90% of them (a Gaussian KDE, as in the paper).
+The overlay (``dashboard.overlay``) adds the same runs under a second prompt language or shots
+setting as open markers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import streamlit as st
 from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.figures import CTT_TITLE, REGION_RULE, humans_and_models_figure, show_figure
+from dashboard.overlay import overlay_control
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import selected_model_points
 from dashboard.summaries import histogram_percentile, model_ability_table
@@ -23,6 +26,7 @@ ACCURACY_COLUMNS = ["model", "area", "human_percentile", "mean_theta", "sd_theta
                     "sd_ctt", "mean_se", "mean_lz", "sd_lz", "patterns"]
 
 filters = open_page("Accuracy vs ability: CTT score against θ")
+overlay = overlay_control(filters, "accuracy")
 
 densities = {
     area: queries.human_theta_ctt(*filters.human_args(area))
@@ -30,31 +34,49 @@ densities = {
 }
 points = selected_model_points(filters)
 note_missing_runs(filters, points)
+if overlay:
+    overlay.note_missing(filters.series, filters.areas)
 
 figure, fallbacks = humans_and_models_figure(
     filters.areas, densities, points, y="ctt", y_bin="ctt", y_width=1.0, y_title=CTT_TITLE,
-    y_label="CTT", catalogue=filters.series_order)
+    y_label="CTT", catalogue=filters.series_order,
+    overlay=overlay.points if overlay else None, levels=overlay.levels if overlay else None)
 fallback_note = (" Too few or degenerate repetitions for a density, drawn as the dashed convex "
                  "hull of the central 90% or not at all: " + "; ".join(fallbacks) + "."
                  if fallbacks else "")
 human_rows = pd.concat([frame.assign(area=area, kind="humans") for area, frame in
                         densities.items()], ignore_index=True)
+model_rows = (overlay.tagged(points) if overlay else points).assign(kind="model")
+# With an overlay the sidebar's level keeps its filled markers and curve; the caption names
+# both levels and which markers are which.
+if overlay is None:
+    model_words = (f"coloured: one marker per model repetition (option shuffle or sampling "
+                   f"seed; {filters.prompt_label}); {REGION_RULE}.")
+else:
+    model_words = (f"coloured: one marker per model repetition (option shuffle or sampling "
+                   f"seed), a colour per model and a symbol per run; "
+                   f"{overlay.marker_words(filters.prompt_label)}; {REGION_RULE} (filled "
+                   "markers).")
 show_figure(
-    figure, key="accuracy.figure", file_stem=f"ctt_vs_theta_{filters.year}_{filters.language}",
+    figure, key="accuracy.figure",
+    file_stem=(f"ctt_vs_theta_{filters.year}_{filters.language}"
+               + (overlay.stem if overlay else "")),
     image_format=filters.image_format,
-    data=pd.concat([human_rows, points.assign(kind="model")], ignore_index=True),
+    data=pd.concat([human_rows, model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
               "scale); " if filters.has_humans else "No human background; ")
-             + (f"coloured: one marker per model repetition (option shuffle or sampling seed; "
-                f"{filters.prompt_label}); {REGION_RULE}.{fallback_note} Read across: same "
+             + (f"{model_words}{fallback_note} Read across: same "
                 "CTT, different θ means the model got a different *kind* of item right than "
-                "humans with that score." if len(points) else
-                f"no model runs in this selection ({filters.prompt_label}).")
+                "humans with that score." if len(model_rows) else
+                f"no model runs in this selection ({filters.prompt_label}"
+                + (f" or {overlay.filters.prompt_label}" if overlay else "") + ").")
              + filters.provenance),
 )
 
 st.subheader("Each model's accuracy and ability")
 table = model_ability_table(points)
+if overlay:
+    table = overlay.per_level(table, model_ability_table(overlay.points))
 if table.empty:
     st.caption("The table fills in once the selection has model runs.")
 else:
@@ -66,11 +88,15 @@ else:
     table["human_percentile"] = np.round(percentiles, 1)
     # The percentile is what a reader comes for: right after the series name and area, so it
     # is on screen at 1440 px with the sidebar open; the CSV keeps the same order.
-    table = table[ACCURACY_COLUMNS]
+    table = table[ACCURACY_COLUMNS if overlay is None else
+                  [ACCURACY_COLUMNS[0], "level", *ACCURACY_COLUMNS[1:]]]
     st.dataframe(
         table, hide_index=True, width="stretch", placeholder="—",
         column_config={
             "model": st.column_config.TextColumn("model", pinned=True),
+            "level": st.column_config.TextColumn(
+                "level", help="the overlaid condition's level the row's patterns were "
+                              "answered under"),
             "area": st.column_config.TextColumn("area", width=50),
             "human_percentile": st.column_config.NumberColumn(
                 "human percentile of mean θ", format="%.1f",
@@ -90,11 +116,14 @@ else:
                 "patterns", help="response patterns: runs × shuffles"),
         },
     )
-    st.caption(f"Mean and standard deviation over every shuffle of the model "
-               f"({filters.prompt_label}); "
+    st.caption("Mean and standard deviation over every shuffle of the model "
+               + (f"({filters.prompt_label}); " if overlay is None else
+                  f"at each level ({filters.prompt_label}; {overlay.filters.prompt_label}), "
+                  "the level column saying which; ")
                + (f"the percentile places the mean θ among {filters.group_label}. "
                   if filters.has_humans else
                   "no percentile: this year has no candidates (item file only). ")
                + "— : not defined (one repetition has no SD; no candidates, no percentile).")
-    csv_download(table, label="Table (CSV)", file_stem=f"model_accuracy_{filters.year}",
+    csv_download(table, label="Table (CSV)",
+                 file_stem=f"model_accuracy_{filters.year}" + (overlay.stem if overlay else ""),
                  key="accuracy.table.csv")

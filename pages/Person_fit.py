@@ -4,7 +4,9 @@ l_z measures how plausible a response pattern is under the IRT model at its own 
 humans who answer like the calibration population; strongly negative = incoherent, e.g. hard
 items right and easy ones wrong). l_z alone cannot vouch for a θ (near the bottom of the scale
 a random answerer fits about as well as a candidate), so the trust table adds precision, the
-informative band and a comparison with random answering (``enem.trust``).
+informative band and a comparison with random answering (``enem.trust``). The overlay
+(``dashboard.overlay``) adds the same runs under a second prompt language or shots setting as
+open markers, and its rows to the trust table.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dashboard.figures import (
     show_figure,
 )
 from dashboard.lane_figure import histogram_with_lanes
+from dashboard.overlay import overlay_control
 from dashboard.palette import REFERENCE_COLOUR
 from dashboard.patterns.data import short_labels
 from dashboard.state.frame import note_missing_runs, open_page
@@ -50,6 +53,7 @@ def legend_line(figure: go.Figure, row: int, col: int) -> None:
 
 
 filters = open_page("Person fit: l_z against θ")
+overlay = overlay_control(filters, "fit")
 
 densities = {
     area: queries.human_theta_lz(*filters.human_args(area))
@@ -64,6 +68,8 @@ human_p5 = {area: histogram_quantile(m["lz_bin"], m["n"], 0.1, 0.05)
 has_p5 = any(np.isfinite(value) for value in human_p5.values())
 points = selected_model_points(filters)
 note_missing_runs(filters, points)
+if overlay:
+    overlay.note_missing(filters.series, filters.areas)
 
 # All-blank tests share one all-wrong pattern per booklet: hundreds of candidates in a cell or
 # two at the lowest θ, the darkest cells of the grey. They are boxed and named in the legend.
@@ -75,7 +81,9 @@ if filters.include_blank:
 blank_total = int(sum(cells["n"].sum() for cells in blank_cells.values()))
 
 figure = humans_and_models_grid(filters.areas, densities, points, y="lz", y_bin="lz_bin",
-                                y_width=0.1, y_title=LZ_TITLE, y_label="l_z")
+                                y_width=0.1, y_title=LZ_TITLE, y_label="l_z",
+                                overlay=overlay.points if overlay else None,
+                                levels=overlay.levels if overlay else None)
 blank_in_legend = False
 for index, area in enumerate(filters.areas):
     row, col = panel(index, 2)
@@ -98,16 +106,26 @@ blank_words = (f" Boxed: the {blank_total:,} all-blank tests (no answer marked, 
                "well (high l_z); the sidebar's switch leaves them out." if blank_total else "")
 blank_lz = (sum(float((cells["lz_bin"] * cells["n"]).sum()) for cells in blank_cells.values())
             / blank_total + 0.05 if blank_total else float("nan"))
+model_rows = (overlay.tagged(points) if overlay else points).assign(kind="model")
+# With an overlay the sidebar's level keeps its filled markers and curve; the caption names
+# both levels and which markers are which.
+model_words = (f"coloured: one marker per model repetition (shuffle or seed; "
+               f"{filters.prompt_label}); {REGION_RULE}" if overlay is None else
+               "coloured: one marker per model repetition (shuffle or seed), a colour per "
+               f"model and a symbol per run; {overlay.marker_words(filters.prompt_label)}; "
+               f"{REGION_RULE} (filled markers)")
 show_figure(
-    figure, key="fit.figure", file_stem=f"lz_vs_theta_{filters.year}_{filters.language}",
+    figure, key="fit.figure",
+    file_stem=(f"lz_vs_theta_{filters.year}_{filters.language}"
+               + (overlay.stem if overlay else "")),
     image_format=filters.image_format,
     data=pd.concat([pd.concat([f.assign(area=a, kind="humans") for a, f in densities.items()],
-                              ignore_index=True), points.assign(kind="model")], ignore_index=True),
+                              ignore_index=True), model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
               if has_p5 else "No human background; ")
-             + (f"coloured: one marker per model repetition (shuffle or seed; "
-                f"{filters.prompt_label}); {REGION_RULE}" if len(points) else
-                f"no model runs in this selection ({filters.prompt_label})")
+             + (model_words if len(model_rows) else
+                f"no model runs in this selection ({filters.prompt_label}"
+                + (f" or {overlay.filters.prompt_label}" if overlay else "") + ")")
              + ("; dashed: the humans' 5th percentile of l_z. Below it = less coherent than "
                 "95% of humans." if has_p5 else ".") + blank_words + filters.provenance),
 )
@@ -129,6 +147,9 @@ show_figure(
              + ("Under them, one lane per model: each tick is one repetition's l_z "
                 f"({filters.prompt_label}"
                 + (f"; every lane's run is {shared_tail}" if shared_tail else "") + ")."
+                + (f" The lanes show the sidebar's level only ({overlay.base}); "
+                   f"{overlay.level} is overlaid in the figure above and the table below."
+                   if overlay else "")
                 if len(points) else f"No model lanes: no runs in this selection "
                 f"({filters.prompt_label}).")
              + (" Dashed: the humans' 5th percentile." if has_p5 else "")
@@ -137,14 +158,20 @@ show_figure(
 )
 
 st.subheader("Which models' θ can be trusted?")
-if points.empty:
+if points.empty and not (overlay and len(overlay.points)):
     st.caption("The table fills in once the selection has model runs.")
 else:
     table = trust_table(filters, points, human_p5)
+    if overlay:
+        # The overlay's rows are checked against its own booklet and prompt (overlay.filters).
+        table = overlay.per_level(table, trust_table(overlay.filters, overlay.points, human_p5))
     # The verdict and the check behind most verdicts first (on screen at 1440 px with the
     # sidebar open); "—" where a value cannot be had, each column's help saying why.
     st.dataframe(table, hide_index=True, width="stretch", placeholder="—", column_config={
         "model": st.column_config.TextColumn("model", pinned=True),
+        "level": st.column_config.TextColumn(
+            "level", help="the overlaid condition's level the row's patterns were answered "
+                          "under"),
         "area": st.column_config.TextColumn("area", width=50),
         "theta_trusted": st.column_config.TextColumn(
             "θ trusted?", help="yes only when all four checks below pass (the rule under the "
@@ -175,7 +202,11 @@ else:
             "patterns", help="response patterns: runs × repetitions"),
     })
     st.caption(RULE + (f" Humans: {filters.group_label}." if filters.has_humans else "")
+               + (f" One row per model, level and area: {filters.prompt_label} and "
+                  f"{overlay.filters.prompt_label}, the level column saying which."
+                  if overlay else "")
                + " — : not available (no candidate in the model's θ bin, no booklet); the "
                "column's help says which." + filters.provenance)
-    csv_download(table, label="Table (CSV)", file_stem=f"person_fit_{filters.year}",
+    csv_download(table, label="Table (CSV)",
+                 file_stem=f"person_fit_{filters.year}" + (overlay.stem if overlay else ""),
                  key="fit.table.csv")
