@@ -35,6 +35,7 @@ DRAWS: dict[str, tuple[int, int]] = {
     "pages/Discrimination.py": (1, 2),
     "pages/Populations.py": (2, 3),
     "pages/Conditions.py": (2, 2),
+    "pages/Years.py": (2, 2),
     "pages/Options_and_traps.py": (3, 4),
     "pages/Paper_tables.py": (1, 2),
     "pages/Item_explorer.py": (2, 0),

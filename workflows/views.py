@@ -51,6 +51,7 @@ VIEWS: tuple[View, ...] = (
     View("pages/Paper_tables.py", "Paper tables"),
     View("pages/Populations.py", "Populations", "Beyond the paper"),
     View("pages/Conditions.py", "Conditions", "Beyond the paper"),
+    View("pages/Years.py", "Years", "Beyond the paper"),
     View("pages/Options_and_traps.py", "Options and traps", "Beyond the paper"),
     View("pages/Adaptive_testing.py", "Adaptive testing", "Beyond the paper"),
     ITEM_EXPLORER,
