@@ -34,7 +34,12 @@ from dashboard.populations.tables import (
     ranking,
     welch_table,
 )
-from dashboard.populations.view import download, rank_styler, table_config
+from dashboard.populations.view import (
+    download,
+    measurement_error_section,
+    rank_styler,
+    table_config,
+)
 from dashboard.state.frame import no_runs_message, open_page
 from dashboard.state.url import seed_page_choice, write_page_choice
 
@@ -130,6 +135,9 @@ if len(entries):
     st.caption("Rank 1 is the best; highlighted rows change rank between percent correct and "
                "IRT (change = rank by percent correct − rank by IRT; positive climbs under IRT).")
     download(ranks, f"population_ranks_{filters.year}_{area}_{kind}", "populations.ranks")
+
+if len(rows):
+    measurement_error_section(rows, scale, area, f"populations_{filters.year}_{area}_{kind}")
 
 if len(summaries):
     st.subheader("Each model's θ over its prompt variants")

@@ -34,6 +34,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analytics.plausible_means import (
+    SCORING_PRIOR_SD,
+    PrecisionTable,
+    likelihood_precision,
+    precision_bins,
+    precision_table,
+    table_group_means,
+)
 from analytics.populations import (
     count_moments,
     count_quantiles,
@@ -42,8 +50,10 @@ from analytics.populations import (
 )
 from enem.areas import AREAS
 from enem.score_batches import booklet_flagged
+from enem.scoring import ScoringOptions
 from store.connection import insert_rows
 from store.dashboard_queries import flagged_booklets
+from store.model_runs import year_scoring_options
 
 #: Grouping kind → its ``examinees`` column.
 GROUPINGS: dict[str, str] = {
@@ -69,12 +79,18 @@ class _Records:
 
     booklet: np.ndarray
     theta: np.ndarray
+    theta_se: np.ndarray
     nota: np.ndarray
     ctt: np.ndarray
     n_scored: np.ndarray
     codes: dict[str, np.ndarray]
     labels: dict[str, list[str]]
+    #: The SD of the N(0, ·) prior the θ were estimated under (None: ML estimates).
+    prior_sd: float | None = SCORING_PRIOR_SD
 
+
+#: The fields of an ``analytics.plausible_means.PrecisionTable``, summed like the other sums.
+_PV_FIELDS = ("n", "precision", "weighted", "weighted_squares")
 
 #: Temporary table of every examinee's join key and grouping codes, made once per build.
 _CODES = "population_codes"
@@ -117,10 +133,11 @@ def _examinee_codes(con: duckdb.DuckDBPyConnection, year: int
 
 
 def _records(con: duckdb.DuckDBPyConnection, year: int, area: str, score_key: str,
-             values: dict[str, list[str]]) -> _Records:
+             values: dict[str, list[str]], prior_sd: float | None) -> _Records:
     """Every scored record of ``year`` and ``area`` with its examinee's grouping codes."""
     table = con.sql(
-        f"""SELECT s.booklet_id, s.theta, s.nota, s.ctt, s.n_scored, e.* EXCLUDE (k)
+        f"""SELECT s.booklet_id, s.theta, s.theta_se, s.nota, s.ctt, s.n_scored,
+                   e.* EXCLUDE (k)
             FROM scores s JOIN {_CODES} e ON e.k = {score_key}
             WHERE s.year = $year AND s.area = $area AND NOT isnan(s.theta)
               AND s.n_scored > 0""",
@@ -129,9 +146,10 @@ def _records(con: duckdb.DuckDBPyConnection, year: int, area: str, score_key: st
     labels = {kind: [MISSING, *values[kind]] for kind in GROUPINGS}
     codes = {kind: _narrow(column[kind], len(labels[kind])) for kind in GROUPINGS}
     return _Records(
-        booklet=column["booklet_id"], theta=column["theta"], nota=column["nota"],
-        ctt=column["ctt"].astype(np.int64), n_scored=column["n_scored"].astype(np.int64),
-        codes=codes, labels=labels)
+        booklet=column["booklet_id"], theta=column["theta"], theta_se=column["theta_se"],
+        nota=column["nota"], ctt=column["ctt"].astype(np.int64),
+        n_scored=column["n_scored"].astype(np.int64), codes=codes, labels=labels,
+        prior_sd=prior_sd)
 
 
 def _groupings(records: _Records) -> list[tuple[str, np.ndarray, list[str]]]:
@@ -214,11 +232,18 @@ class _Measures:
     nota_values: np.ndarray
     pct: _Discrete
     tenths: _Discrete | None
+    #: Each record's likelihood precision λ, λ·m and λ bin (``analytics.plausible_means``).
+    likelihood: tuple[np.ndarray, np.ndarray, np.ndarray]
 
     @classmethod
     def of(cls, records: _Records, keep: slice | np.ndarray) -> _Measures:
         theta, nota = records.theta[keep], records.nota[keep]
         order = np.argsort(theta)
+        precision, weighted = likelihood_precision(theta, records.theta_se[keep],
+                                                   records.prior_sd)
+        # A record without a usable SE adds nothing to the plausible-value means.
+        usable = np.isfinite(precision) & np.isfinite(weighted)
+        precision, weighted = np.where(usable, precision, 0.0), np.where(usable, weighted, 0.0)
 
         def centred(values: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
             shift = float(values.mean())
@@ -228,7 +253,8 @@ class _Measures:
         tenths = _tenths(nota)
         return cls(order, theta[order], centred(theta),
                    centred(nota) if tenths is None else (0.0, nota, nota), nota,
-                   _percent_correct(records.ctt[keep], records.n_scored[keep]), tenths)
+                   _percent_correct(records.ctt[keep], records.n_scored[keep]), tenths,
+                   (precision, weighted, precision_bins(precision)))
 
     def sums(self, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
         """The additive statistics of each group (first axis n_groups): counts, sums of
@@ -244,6 +270,8 @@ class _Measures:
         for name, (_, values, squares) in continuous:
             out[f"{name}_sum"] = np.bincount(wide, values, n_groups)
             out[f"{name}_squares"] = np.bincount(wide, squares, n_groups)
+        table = precision_table(*self.likelihood[:2], wide, self.likelihood[2], n_groups)
+        out |= {f"pv_{field}": getattr(table, field) for field in _PV_FIELDS}
         return out
 
     def rows(self, kind: str, codes: np.ndarray, labels: list[str],
@@ -263,6 +291,7 @@ class _Measures:
             nota_order = np.argsort(self.nota_values)
             quantiles["nota"] = sorted_group_quantiles(self.nota_values[nota_order],
                                                        codes[nota_order], n_groups)
+        latent = table_group_means(PrecisionTable(*(sums[f"pv_{f}"] for f in _PV_FIELDS)))
         moments["pct"] = count_moments(sums["pct"], self.pct.values)
         quantiles["pct"] = count_quantiles(sums["pct"], self.pct.values)
         # _percent_correct always pairs each percentage with its CTT count.
@@ -271,7 +300,9 @@ class _Measures:
         rows = []
         for group in np.flatnonzero(n):
             row = {"group_kind": kind, "group_value": labels[group], "n": int(n[group]),
-                   "ctt_mean": ctt.mean[group], "ctt_sd": ctt.sd[group]}
+                   "ctt_mean": ctt.mean[group], "ctt_sd": ctt.sd[group],
+                   "theta_pv_mean": latent.mean[group], "theta_pv_sd": latent.sd[group],
+                   "theta_pv_se": latent.se[group]}
             for name, stats in moments.items():
                 row.update({f"{name}_mean": stats.mean[group], f"{name}_sd": stats.sd[group],
                             f"{name}_se": stats.se[group],
@@ -322,11 +353,13 @@ def _area_population_rows(records: _Records, year: int, area: str,
 
 
 def population_frame(year: int, area: str, scores: pa.Table, groupings: pa.Table,
-                     flagged: list[int]) -> pd.DataFrame | None:
+                     flagged: list[int], prior_sd: float | None = SCORING_PRIOR_SD
+                     ) -> pd.DataFrame | None:
     """The ``agg_populations`` rows of one area, from its score rows (an Arrow table with the
     ``scores`` columns) and, row for row, the grouping columns of their examinees (the
     ``examinees`` columns named in GROUPINGS); ``flagged``: the booklets whose notas are not
-    reproduced. The rows :func:`build_populations` derives from the store; None without rows.
+    reproduced; ``prior_sd``: the SD of the prior θ was estimated under (:func:`prior_sd_of`).
+    The rows :func:`build_populations` derives from the store; None without rows.
     """
     theta = scores.column("theta").to_numpy()
     n_scored = scores.column("n_scored").to_numpy()
@@ -341,10 +374,17 @@ def population_frame(year: int, area: str, scores: pa.Table, groupings: pa.Table
                                            0).to_numpy()[kept], len(labels[kind]))
     records = _Records(
         booklet=scores.column("booklet_id").to_numpy()[kept], theta=theta[kept],
+        theta_se=scores.column("theta_se").to_numpy()[kept],
         nota=scores.column("nota").to_numpy()[kept],
         ctt=scores.column("ctt").to_numpy()[kept].astype(np.int64),
-        n_scored=n_scored[kept].astype(np.int64), codes=codes, labels=labels)
+        n_scored=n_scored[kept].astype(np.int64), codes=codes, labels=labels,
+        prior_sd=prior_sd)
     return pd.DataFrame(_area_population_rows(records, year, area, flagged))
+
+
+def prior_sd_of(options: ScoringOptions) -> float | None:
+    """The SD of the N(0, ·) prior of θ estimated with ``options``: None for ML estimates."""
+    return None if options.method == "ml" else SCORING_PRIOR_SD
 
 
 def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
@@ -356,11 +396,12 @@ def build_populations(con: duckdb.DuckDBPyConnection, year: int) -> int:
     The areas are summarised in worker threads while this thread reads the next area from
     the store (numpy's sorts, gathers and sums run outside the interpreter lock)."""
     flagged = flagged_booklets(con, year)
+    prior_sd = prior_sd_of(year_scoring_options(con, year))
     with _examinee_codes(con, year) as (score_key, values), \
             ThreadPoolExecutor(max_workers=WORKERS) as pool:
         pending = []
         for area in AREAS:
-            records = _records(con, year, area, score_key, values)
+            records = _records(con, year, area, score_key, values, prior_sd)
             if records.theta.size:
                 pending.append(pool.submit(_area_population_rows, records, year, area,
                                            flagged))

@@ -154,7 +154,7 @@ TABLES: dict[str, str] = {
         n BIGINT, theta_mean DOUBLE, theta_sd DOUBLE, theta_se DOUBLE, theta_quantiles DOUBLE[],
         nota_mean DOUBLE, nota_sd DOUBLE, nota_se DOUBLE, nota_quantiles DOUBLE[],
         ctt_mean DOUBLE, ctt_sd DOUBLE, pct_mean DOUBLE, pct_sd DOUBLE, pct_se DOUBLE,
-        pct_quantiles DOUBLE[]
+        pct_quantiles DOUBLE[], theta_pv_mean DOUBLE, theta_pv_sd DOUBLE, theta_pv_se DOUBLE
     """,
 }
 

@@ -62,7 +62,8 @@ def test_page_draws_populations_and_models(models_db):
     bars = [t for t in box["data"] if t["type"] == "bar"]
     assert len(bars) == 2 and "all candidates" in bars[0]["y"] and "SP" in bars[1]["y"]
     assert any("POOLED" in str(y) for t in forest["data"] for y in t.get("y", []))
-    assert len(app.dataframe) == 3  # ranks, Welch tests, percentiles
+    # ranks, the humans' intervals with measurement error, Welch tests, percentiles
+    assert len(app.dataframe) == 4
     assert "percentile" in app.markdown[-1].value or any(
         "percentile" in m.value for m in app.markdown)
 
@@ -229,3 +230,32 @@ def test_leaving_flagged_booklets_out_uses_the_reproduced_rows(monkeypatch, tmp_
         ranks = app.dataframe[0].value.set_index("name")
         shown[reproduced] = ranks.loc["all candidates", "n"]
     assert shown[""] == everyone and shown["only"] == kept < everyone
+
+
+def test_humans_intervals_with_measurement_error_are_the_stored_plausible_values(
+        monkeypatch, tmp_path, pages_models_db):
+    monkeypatch.setenv("ENEM_DB", str(pages_models_db))
+    app = run_page(PAGE, {"area": "MT"})
+    assert_clean(app)
+    [table] = [frame.value for frame in app.dataframe if "pv_mean" in frame.value.columns]
+    stored = _store(pages_models_db, population_queries.population_rows, 2023, "MT", "state")
+    shown = table.set_index("name")
+    everyone = stored[stored["group_kind"] == "all"].iloc[0]
+    row = shown.loc["all candidates"]
+    assert row["pv_mean"] == pytest.approx(everyone["theta_pv_mean"])
+    assert row["pv_ci_high"] - row["pv_ci_low"] == pytest.approx(
+        2 * 1.96 * everyone["theta_pv_se"])
+    assert row["eap_ci_high"] - row["eap_ci_low"] == pytest.approx(
+        2 * 1.96 * everyone["theta_se"])  # the SE the figure draws
+    assert (table["width_ratio"] > 1).all()
+    # A store from before plausible values: one line says how to get them.
+    old = tmp_path / "old.duckdb"
+    shutil.copy(pages_models_db, old)
+    with connected(old) as con:
+        con.execute("UPDATE agg_populations SET theta_pv_mean = NULL, theta_pv_sd = NULL, "
+                    "theta_pv_se = NULL")
+    monkeypatch.setenv("ENEM_DB", str(old))
+    app = run_page(PAGE, {"area": "MT"})
+    assert_clean(app)
+    assert "before plausible values existed" in messages(app)
+    assert not [frame for frame in app.dataframe if "pv_mean" in frame.value.columns]

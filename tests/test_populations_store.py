@@ -9,6 +9,7 @@ import duckdb
 import numpy as np
 import pytest
 
+from analytics.plausible_means import group_means
 from analytics.populations import QUANTILE_LEVELS
 from enem.scoring import ScoringOptions
 from store import populations
@@ -178,3 +179,29 @@ def test_ids_that_are_not_numbers_join_as_text(tmp_path, ingested_2023, stored):
     assert len(merged) == len(expected) == len(table)
     assert (merged["n"] == merged["n_text"]).all()
     np.testing.assert_allclose(merged["theta_mean"], merged["theta_mean_text"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["all", "state", "school_type"])
+def test_plausible_value_means_equal_the_per_candidate_fit(ingested_2023, stored, kind):
+    _, table = stored
+    db, _ = ingested_2023
+    with duckdb.connect(str(db), read_only=True) as con:
+        raw = con.execute("""SELECT s.area, s.theta, s.theta_se,
+                                    CAST(e.state AS VARCHAR) AS state,
+                                    CAST(e.school_type AS VARCHAR) AS school_type
+                             FROM scores s JOIN examinees e USING (year, examinee_id)
+                             WHERE s.year = 2023 AND NOT isnan(s.theta) AND s.n_scored > 0
+                               AND s.area = 'CH'""").df()
+    values = (raw.assign(all="all")[kind].fillna(populations.MISSING)).astype(str)
+    labels = sorted(values.unique())
+    reference = group_means(raw["theta"], raw["theta_se"], values.map(labels.index), len(labels))
+    for index, label in enumerate(labels):
+        row = _row(table, "CH", kind, label)
+        assert row["n"] == reference.n[index]
+        assert row["theta_pv_mean"] == pytest.approx(reference.mean[index], abs=3e-4)
+        assert row["theta_pv_sd"] == pytest.approx(reference.sd[index], abs=3e-4)
+        if reference.n[index] >= 2:
+            assert row["theta_pv_se"] == pytest.approx(reference.se[index], rel=5e-3)
+    # Measurement error widens the interval of the mean beyond SD/√n of the EAPs.
+    everyone = _row(table, "CH", "all", "all")
+    assert everyone["theta_pv_se"] > everyone["theta_se"]

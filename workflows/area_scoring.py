@@ -48,7 +48,12 @@ from enem.items import ItemsTable
 from enem.score_batches import SCORE_SCHEMA, AreaAccumulator, BookletAudit, score_batch
 from enem.scoring import ScoringOptions
 from store.histograms import histogram_frames
-from store.populations import GROUPINGS, population_frame, reproduced_below_share
+from store.populations import (
+    GROUPINGS,
+    population_frame,
+    prior_sd_of,
+    reproduced_below_share,
+)
 from workflows.ingest_timing import PhaseTimes
 
 #: Name prefix of the scratch folders made beside the store, one per scoring of a year.
@@ -318,12 +323,12 @@ def _score_area(records_path: Path, scores_path: Path, year: int, area: str, ite
     result.cpu["item statistics"] = time.process_time() - started
     if sources:
         result.frames |= _aggregate_frames(records_path, scores_path, np.concatenate(sources),
-                                           year, area, result)
+                                           year, area, result, prior_sd_of(options))
     return result
 
 
 def _aggregate_frames(records_path: Path, scores_path: Path, sources: np.ndarray, year: int,
-                      area: str, result: AreaScores) -> dict:
+                      area: str, result: AreaScores, prior_sd: float | None) -> dict:
     """The area's histogram and population rows, from its score rows and, for the groupings,
     the records they come from (``sources``: one record index per score row); their CPU
     seconds go to ``result.cpu``."""
@@ -336,6 +341,7 @@ def _aggregate_frames(records_path: Path, scores_path: Path, sources: np.ndarray
         started = time.process_time()
         groupings = pa.ipc.open_file(read).read_all().select(columns).take(sources)
         frames["agg_populations"] = population_frame(year, area, scores, groupings,
-                                                     reproduced_below_share(result.audit))
+                                                     reproduced_below_share(result.audit),
+                                                     prior_sd)
         result.cpu["populations"] = time.process_time() - started
     return frames

@@ -148,3 +148,28 @@ def ordinal(number: float) -> str:
     suffix = "th" if 10 <= whole % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(whole % 10,
                                                                                   "th")
     return f"{whole}{suffix}"
+
+
+def measurement_error_table(rows: pd.DataFrame, scale: str, area: str) -> pd.DataFrame:
+    """Per stored population (``store.population_queries.population_rows``): n; mean percent
+    correct with its 95% CI; the mean of the candidates' EAP θ with mean ± 1.96·SD/√n; the
+    latent mean by plausible values (``analytics.plausible_means``) with mean ± 1.96·SE, SE by
+    Rubin's rules; and how many times wider the plausible-value interval is. θ on ``scale``
+    (logits on the nota scale, where humans have official notas and no plausible values).
+    Empty when the rows were stored before plausible values existed."""
+    if rows.empty or "theta_pv_se" not in rows or rows["theta_pv_se"].isna().all():
+        return pd.DataFrame()
+    slope, intercept = (1.0, 0.0) if scale == SCALES[1] else linear_map(scale, area)
+    eap = _measure(rows, "theta", slope, intercept)
+    pct = _measure(rows, "pct")
+    pv_mean = rows["theta_pv_mean"].to_numpy(float) * slope + intercept
+    pv_se = rows["theta_pv_se"].to_numpy(float) * slope
+    pv_low, pv_high = normal_interval(pv_mean, pv_se)
+    return pd.DataFrame({
+        "name": [value_label(k, v) for k, v in zip(rows["group_kind"], rows["group_value"],
+                                                     strict=True)],
+        "n": rows["n"].to_numpy(),
+        "pct_mean": pct["mean"], "pct_ci_low": pct["ci_low"], "pct_ci_high": pct["ci_high"],
+        "eap_mean": eap["mean"], "eap_ci_low": eap["ci_low"], "eap_ci_high": eap["ci_high"],
+        "pv_mean": pv_mean, "pv_ci_low": pv_low, "pv_ci_high": pv_high,
+        "width_ratio": pv_se / eap["se"]})
