@@ -9,7 +9,9 @@ Layout of a k-shot prompt (English; ``\\n`` are newlines, blocks are separated b
     Question: {stem}\\nOptions:\\n(A) …\\n(B) …\\n(C) …\\n(D) …\\n(E) …\\nAnswer: (
 
 Portuguese uses its own instruction (written for this project) and the labels ``Questão:``,
-``Alternativas:`` and ``Resposta:``. Stems and options are used with outer whitespace stripped.
+``Alternativas:`` and ``Resposta:``. A run's prompt variant (``inference.prompt_variants``)
+replaces the instruction, and a chain-of-thought variant the final ``Answer: (`` by its cue to
+reason; the default is the paper's instruction above. Stems and options are used with outer whitespace stripped.
 The prompt is plain completion text; it ends with ``(`` so the next token is the letter.
 
 :class:`PromptParts` splits the text into ``prefix`` (instruction + solved examples: shared by
