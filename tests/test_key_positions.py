@@ -184,6 +184,42 @@ def _store_key_counts(db, series: str, area: str) -> dict[int, dict[str, list[in
     return counts
 
 
+def _share_trace(figure: dict) -> dict:
+    """The trace of the shares correct (the figure draws every item's with one trace)."""
+    found = [trace for trace in figure["data"]
+             if (trace.get("meta") or {}).get("trace") == "share correct"]
+    assert len(found) == 1
+    return found[0]
+
+
+def _item_bars(figure: dict) -> dict[int, dict[str, tuple[float, int, int]]]:
+    """Per item, per letter the key was shown under: (bar height, answers, correct), read from
+    the shares' trace (customdata rows: position, item_id, letter, correct, answers, accuracy)."""
+    trace = _share_trace(figure)
+    assert trace["meta"]["customdata"][:5] == ["position", "item_id", "key_position",
+                                               "correct", "answers"]
+    heights = decoded(trace["y"])
+    bars: dict[int, dict[str, tuple[float, int, int]]] = defaultdict(dict)
+    for (_, item, letter, correct, answers, accuracy), height in zip(trace["customdata"],
+                                                                     heights):
+        assert height == pytest.approx(accuracy)
+        bars[int(item)][letter] = (float(height), int(answers), int(correct))
+    return dict(bars)
+
+
+def _panel_positions(figure: dict) -> dict[int, tuple[float, float]]:
+    """Per item's place in the booklet (Q): its panel's lower-left corner (the lowest x and
+    the base of its bars)."""
+    trace = _share_trace(figure)
+    corners: dict[int, tuple[float, float]] = {}
+    for row, x, base in zip(trace["customdata"], decoded(trace["x"]), decoded(trace["base"])):
+        position, letter = int(row[0]), row[2]
+        left, panel_base = corners.get(position, (np.inf, base))
+        assert panel_base == base  # one panel, one base
+        corners[position] = (min(left, x - LETTERS.index(letter)), base)
+    return corners
+
+
 def test_the_page_draws_correct_rates_by_key_position_item_by_item(models_db, pages_models_db):
     app = run_via_home(PAGE)
     assert_clean(app)
@@ -192,18 +228,19 @@ def test_the_page_draws_correct_rates_by_key_position_item_by_item(models_db, pa
     expected = _store_key_counts(pages_models_db, "test-odd-base", "MT")
     figure = _figure(app, "key-positions", "MT")
     go.Figure(figure)  # plotly's own validation: the page builds it without
-    bars = [trace for trace in figure["data"] if trace["type"] == "bar" and trace.get("meta")]
+    bars = _item_bars(figure)
     assert len(bars) == len(expected) == 45
-    for trace in bars:
-        item = int(trace["meta"]["item_id"])
-        heights = decoded(trace["y"])
-        for letter, height in zip(trace["x"], heights):
-            answers, correct = expected[item][letter]
+    for item, cells in bars.items():
+        for letter, (height, answers, correct) in cells.items():
+            assert (answers, correct) == tuple(expected[item][letter])
             assert answers > 0 and height == pytest.approx(correct / answers)
-        assert len(trace["x"]) == sum(1 for a, _ in expected[item].values() if a)
-    # items in booklet order: the subplots are filled position by position
-    positions = [trace["meta"]["position"] for trace in bars]
-    assert positions == sorted(positions)
+        assert len(cells) == sum(1 for a, _ in expected[item].values() if a)
+    # items in booklet order: the panels are filled position by position, left to right and
+    # top to bottom (one pair of axes: a panel is a window of it)
+    panels = _panel_positions(figure)
+    assert list(panels) == sorted(panels)
+    assert [corner for _, corner in sorted(panels.items())] == sorted(
+        panels.values(), key=lambda corner: (-corner[1], corner[0]))
 
 
 #: The page shows p-values to three significant digits: at most half a unit of the third off.
@@ -335,5 +372,5 @@ def test_the_item_the_paper_scored_with_its_own_key_is_left_out_and_named(monkey
     named = " ".join(caption.value for caption in app.caption)
     assert "MT Q16 (item " in named and "4 runs)" in named  # the four shuffle runs
     figure = _figure(app, "key-positions", "MT")
-    positions = [t["meta"]["position"] for t in figure["data"] if t.get("meta")]
+    positions = _panel_positions(figure)
     assert 16 not in positions and len(positions) == 44

@@ -41,6 +41,11 @@ _KEY_ROW_GAP_PX = 46
 #: Gap between two columns of panels, as a share of the figure's width.
 _KEY_COLUMN_GAP = 0.012
 _KEY_LINE = {"color": REFERENCE_COLOUR, "dash": "dot", "width": 1}
+#: A panel's height in data units (a share of 1 with a little room above 100%), its y ticks and
+#: its bars' width (of the 1 unit between letters, as a category axis's bargap of 0.15 left).
+_KEY_TOP = 1.05
+_KEY_Y_TICKS = (0.0, 0.5, 1.0)
+_KEY_BAR_WIDTH = 0.85
 #: Behind each bar of the correct rate: the key was shown at that position.
 _KEY_SHOWN_COLOUR = "#E4E4E4"
 
@@ -159,63 +164,97 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
     """Small multiples, one bar chart per item of one series in one area, in booklet order:
     the share of its answers that were correct when the key was shown at each position A–E,
     drawn over a light full-height bar at each position that held the key (none where it never
-    did), and a dotted line at the item's accuracy over every position. ``counts``: rows of :func:`dashboard.options.key_positions.key_position_counts`
-    for that series and area. Each bar trace's ``meta`` names its item_id and position.
+    did), and a dotted line at the item's accuracy over every position. ``counts``: rows of
+    :func:`dashboard.options.key_positions.key_position_counts` for that series and area.
 
-    The grid is laid out here and the figure built from one dictionary, unvalidated: plotly's
-    ``make_subplots`` and per-panel updates take about 20 ms a panel on 45 panels."""
-    n_items = counts["item_id"].nunique()
+    The panels share one pair of axes, each panel a window of the plane (``KEY_PANEL_WIDTH``
+    letters wide, [0, 1.05] high, at the same gaps a grid of subplots had): a browser draws
+    plotly.js subplots one by one, and four areas × 45 items of them took about 3 s to draw
+    (issue 26). Four traces draw every item: the grey bars, the shares correct (its
+    ``customdata`` rows are [place in the booklet, item_id, letter, correct, answers,
+    accuracy], its ``meta`` says so), the dotted lines (segments split by gaps) and the panel
+    titles (a text trace: annotations are slower to draw). The y ticks (0, 50%, 100% of each
+    row) are labelled in the first column, the letters under the lowest panel of each column
+    (a second, overlaid x axis at the height of a column that ends a row early). Built from one
+    dictionary, unvalidated (tests validate the figure)."""
+    items = counts.drop_duplicates("item_id")["item_id"].to_numpy()
+    n_items = len(items)
     rows = max(1, math.ceil(n_items / columns))
     plot_height = rows * _KEY_ROW_PX + (rows - 1) * _KEY_ROW_GAP_PX
-    x_gap, y_gap = _KEY_COLUMN_GAP, _KEY_ROW_GAP_PX / plot_height
-    width = (1 - x_gap * (columns - 1)) / columns
-    height = (1 - y_gap * (rows - 1)) / rows
-    traces, lines, titles = [], [], []
-    layout: dict[str, dict[str, object]] = {}
-    for index, (item_id, group) in enumerate(counts.groupby("item_id", sort=False)):
-        row, col = panel(index, columns)
-        left, top = (col - 1) * (width + x_gap), 1 - (row - 1) * (height + y_gap)
-        suffix = "" if index == 0 else str(index + 1)
-        shown = group[group["answers"] > 0]
-        position, b = int(shown["position"].iloc[0]), shown["b"].iloc[0]
-        hover = {"customdata": np.column_stack([shown["correct"], shown["answers"],
-                                                shown["accuracy"]]),
-                 "hovertemplate": (f"Q{position} · item {int(item_id)}<br>key shown as %{{x}}: "
-                                   "%{customdata[0]} of %{customdata[1]} correct "
-                                   "(%{customdata[2]:.0%})<extra></extra>")}
-        letters = shown["key_position"].tolist()
-        # A light full-height bar wherever the key was shown, so 0% correct is not mistaken
-        # for a position that never held the key; the share correct is drawn over it.
-        traces.append({"type": "bar", "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-                       "x": letters, "y": [1.0] * len(letters), "showlegend": False,
-                       "marker": {"color": _KEY_SHOWN_COLOUR}, **hover})
-        traces.append({"type": "bar", "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
-                       "x": letters, "y": shown["accuracy"].to_numpy(),
-                       "marker": {"color": with_alpha(colour, 0.85)}, "showlegend": False,
-                       "meta": {"item_id": int(item_id), "position": position}, **hover})
-        overall = shown["correct"].sum() / shown["answers"].sum()
-        lines.append({"type": "line", "x0": 0, "x1": 1, "xref": f"x{suffix} domain",
-                      "y0": overall, "y1": overall, "yref": f"y{suffix}", "line": _KEY_LINE})
-        titles.append({"text": f"Q{position} · " + (f"b {b:.2f}" if pd.notna(b) else "no b"),
-                       "x": left + width / 2, "y": top, "xref": "paper", "yref": "paper",
-                       "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-                       "font": {"size": 10}})
-        layout[f"xaxis{suffix}"] = {
-            "domain": [max(0.0, left), min(1.0, left + width)], "anchor": f"y{suffix}", "type": "category",
-            "categoryorder": "array", "categoryarray": list(OPTION_LETTERS),
-            "range": [-0.5, N_OPTIONS - 0.5], "tickfont": {"size": 9},
-            # The letters A–E under the lowest panel of each column only: the same in every
-            # panel, and between rows they ran into the next row's titles once squeezed.
-            "showticklabels": index + columns >= n_items}
-        layout[f"yaxis{suffix}"] = {
-            "domain": [max(0.0, top - height), min(1.0, top)], "anchor": f"x{suffix}", "range": [0, 1.05],
-            "tickvals": [0, 0.5, 1], "tickformat": ".0%", "tickfont": {"size": 9},
-            "showticklabels": col == 1}
-    # Built from plain properties; plotly's property-by-property validation of 90 traces and
-    # axes would take about 0.1 s a figure (plotly is pinned; tests validate the figure).
+    panel_share = (1 - _KEY_COLUMN_GAP * (columns - 1)) / columns
+    # Panel pitch in data units: a panel is N_OPTIONS letters wide and _KEY_TOP high, the gaps
+    # keep their share of the width and their pixels of the height.
+    pitch_x = N_OPTIONS * (1 + _KEY_COLUMN_GAP / panel_share)
+    pitch_y = _KEY_TOP * (1 + _KEY_ROW_GAP_PX / _KEY_ROW_PX)
+    top = (rows - 1) * pitch_y + _KEY_TOP
+    index = np.arange(n_items)
+    left = (index % columns) * pitch_x
+    base = (rows - 1 - index // columns) * pitch_y
+    shown = counts[counts["answers"] > 0]
+    at = pd.Index(items).get_indexer(shown["item_id"])
+    letter = pd.Index(list(OPTION_LETTERS)).get_indexer(shown["key_position"])
+    x = left[at] + letter
+    first = shown.drop_duplicates("item_id").set_index("item_id").reindex(items)
+    place = first["position"].to_numpy().astype(np.int64)
+    b = first["b"].to_numpy(np.float64)
+    hover = {"customdata": [
+        [int(place[i]), int(items[i]), code, int(right), int(asked), float(share)]
+        for i, code, right, asked, share in zip(at, shown["key_position"], shown["correct"],
+                                                shown["answers"], shown["accuracy"])],
+             "hovertemplate": ("Q%{customdata[0]} · item %{customdata[1]}<br>key shown as "
+                               "%{customdata[2]}: %{customdata[3]} of %{customdata[4]} correct "
+                               "(%{customdata[5]:.0%})<extra></extra>")}
+    bars = {"type": "bar", "x": x, "base": base[at], "width": _KEY_BAR_WIDTH,
+            "showlegend": False, **hover}
+    totals = shown.groupby(at)[["correct", "answers"]].sum()
+    overall = (totals["correct"] / totals["answers"]).reindex(index).to_numpy(np.float64)
+    # One dotted segment per panel, NaN between panels (plotly leaves the gaps undrawn).
+    line_x = np.column_stack([left - 0.5, left + N_OPTIONS - 0.5, np.full(n_items, np.nan)])
+    line_y = np.column_stack([base + overall, base + overall, np.full(n_items, np.nan)])
+    titles = [f"Q{q} · " + (f"b {value:.2f}" if np.isfinite(value) else "no b")
+              for q, value in zip(place, b)]
+    # Letters under the lowest panel of each column: the last row's on the x axis, any other
+    # on an x axis of their own at that panel's foot.
+    lowest = index[index + columns >= n_items]
+    in_last_row = lowest[lowest // columns == rows - 1]
+    ending_early = lowest[lowest // columns < rows - 1]
+    letter_ticks = {"tickfont": {"size": 9}, "showgrid": False, "zeroline": False,
+                    "range": [-0.5, (columns - 1) * pitch_x + N_OPTIONS - 0.5]}
+
+    def letters_under(panels: np.ndarray) -> dict[str, object]:
+        return {**letter_ticks, "tickmode": "array",
+                "tickvals": (left[panels][:, None] + np.arange(N_OPTIONS)).ravel(),
+                "ticktext": list(OPTION_LETTERS) * len(panels)}
+
+    first_column = index[index % columns == 0]
+    layout: dict[str, object] = {
+        "xaxis": letters_under(in_last_row),
+        "yaxis": {"range": [0, top], "tickmode": "array", "zeroline": False,
+                  "tickvals": (base[first_column][:, None] + np.array(_KEY_Y_TICKS)).ravel(),
+                  "ticktext": [f"{tick:.0%}" for tick in _KEY_Y_TICKS] * len(first_column),
+                  "tickfont": {"size": 9}}}
+    traces: list[dict[str, object]] = []
+    if len(ending_early):
+        layout["xaxis2"] = {**letters_under(ending_early), "overlaying": "x", "matches": "x",
+                            "anchor": "free", "position": float(base[ending_early[0]] / top)}
+        # plotly.js draws an axis only where a trace uses it: an empty one does.
+        traces.append({"type": "scatter", "x": [], "y": [], "xaxis": "x2", "showlegend": False,
+                       "hoverinfo": "skip"})
+    traces += [
+        {**bars, "y": np.ones(len(x)), "marker": {"color": _KEY_SHOWN_COLOUR}},
+        {**bars, "y": shown["accuracy"].to_numpy(np.float64),
+         "marker": {"color": with_alpha(colour, 0.85)},
+         "meta": {"trace": "share correct", "customdata": [
+             "position", "item_id", "key_position", "correct", "answers", "accuracy"]}},
+        {"type": "scatter", "mode": "lines", "x": line_x.ravel(), "y": line_y.ravel(),
+         "line": _KEY_LINE, "hoverinfo": "skip", "showlegend": False},
+        {"type": "scatter", "mode": "text", "x": left + (N_OPTIONS - 1) / 2,
+         "y": base + _KEY_TOP, "text": titles, "textposition": "top center",
+         "textfont": {"size": 10}, "hoverinfo": "skip", "showlegend": False,
+         "cliponaxis": False}]
     return go.Figure({"data": traces, "layout": {
-        **layout, "shapes": lines, "annotations": titles, "height": plot_height + 110,
-        "margin": {"t": 70, "b": 40, "l": 50, "r": 10}, "bargap": 0.15, "barmode": "overlay",
+        **layout, "height": plot_height + 110,
+        "margin": {"t": 70, "b": 40, "l": 50, "r": 10}, "barmode": "overlay",
         "title": {"text": f"{area_title(area)}: share correct by the letter the key was shown "
                           "under (grey: the key was shown there; dotted: the item over every "
                           "position)",
