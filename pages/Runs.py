@@ -134,7 +134,7 @@ try:
 except ValueError as error:
     st.info(str(error))
 else:
-    st.code(text, language=None)
+    st.code(text, language=None, wrap_lines=True)
     st.caption(prompt_caption(prompt_variant))
 with st.expander("Prompt variants: the instruction each one opens with"):
     st.caption("A prompt variant changes only the instruction at the head of the prompt (chain "

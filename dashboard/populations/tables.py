@@ -169,7 +169,8 @@ def measurement_error_table(rows: pd.DataFrame, scale: str, area: str) -> pd.Dat
         "name": [value_label(k, v) for k, v in zip(rows["group_kind"], rows["group_value"],
                                                      strict=True)],
         "n": rows["n"].to_numpy(),
-        "pct_mean": pct["mean"], "pct_ci_low": pct["ci_low"], "pct_ci_high": pct["ci_high"],
-        "eap_mean": eap["mean"], "eap_ci_low": eap["ci_low"], "eap_ci_high": eap["ci_high"],
+        # The answer first (how much wider), then the two intervals it compares.
+        "width_ratio": pv_se / eap["se"],
         "pv_mean": pv_mean, "pv_ci_low": pv_low, "pv_ci_high": pv_high,
-        "width_ratio": pv_se / eap["se"]})
+        "eap_mean": eap["mean"], "eap_ci_low": eap["ci_low"], "eap_ci_high": eap["ci_high"],
+        "pct_mean": pct["mean"], "pct_ci_low": pct["ci_low"], "pct_ci_high": pct["ci_high"]})
