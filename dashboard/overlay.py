@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 import streamlit as st
 
+from dashboard.figures import REGION_RULE
 from dashboard.queries import cached_query
 from dashboard.runs.picker import shots_words
 from dashboard.state.filters import Filters
@@ -227,3 +228,21 @@ def level_rows(first: pd.DataFrame, second: pd.DataFrame,
     joined = joined.assign(_rank=joined["level"].map(order))
     return (joined.sort_values([*keys, "_rank"], kind="stable").drop(columns="_rank")
             .reset_index(drop=True))
+
+
+def model_caption(filters: Filters, overlay: Overlay | None, repetition: str) -> str:
+    """The model part of a humans-and-models figure's caption: one marker per ``repetition``
+    (its words, e.g. 'shuffle or seed'), the sidebar's prompt, the density rule, and with an
+    ``overlay`` which markers are which level."""
+    if overlay is None:
+        return (f"coloured: one marker per model repetition ({repetition}; "
+                f"{filters.prompt_label}); {REGION_RULE}")
+    return (f"coloured: one marker per model repetition ({repetition}), a colour per model and "
+            f"a symbol per run; {overlay.marker_words(filters.prompt_label)}; {REGION_RULE} "
+            "(filled markers)")
+
+
+def no_runs_words(filters: Filters, overlay: Overlay | None) -> str:
+    """The caption's words when neither level has model patterns."""
+    return (f"no model runs in this selection ({filters.prompt_label}"
+            + (f" or {overlay.filters.prompt_label}" if overlay else "") + ")")

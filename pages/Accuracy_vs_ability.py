@@ -15,8 +15,8 @@ import streamlit as st
 
 from dashboard import queries
 from dashboard.downloads import csv_download
-from dashboard.figures import CTT_TITLE, REGION_RULE, humans_and_models_figure, show_figure
-from dashboard.overlay import overlay_control
+from dashboard.figures import CTT_TITLE, humans_and_models_figure, show_figure
+from dashboard.overlay import model_caption, no_runs_words, overlay_control
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import selected_model_points
 from dashboard.summaries import histogram_percentile, model_ability_table
@@ -47,16 +47,7 @@ fallback_note = (" Too few or degenerate repetitions for a density, drawn as the
 human_rows = pd.concat([frame.assign(area=area, kind="humans") for area, frame in
                         densities.items()], ignore_index=True)
 model_rows = (overlay.tagged(points) if overlay else points).assign(kind="model")
-# With an overlay the sidebar's level keeps its filled markers and curve; the caption names
-# both levels and which markers are which.
-if overlay is None:
-    model_words = (f"coloured: one marker per model repetition (option shuffle or sampling "
-                   f"seed; {filters.prompt_label}); {REGION_RULE}.")
-else:
-    model_words = (f"coloured: one marker per model repetition (option shuffle or sampling "
-                   f"seed), a colour per model and a symbol per run; "
-                   f"{overlay.marker_words(filters.prompt_label)}; {REGION_RULE} (filled "
-                   "markers).")
+model_words = model_caption(filters, overlay, "option shuffle or sampling seed") + "."
 show_figure(
     figure, key="accuracy.figure",
     file_stem=(f"ctt_vs_theta_{filters.year}_{filters.language}"
@@ -68,8 +59,7 @@ show_figure(
              + (f"{model_words}{fallback_note} Read across: same "
                 "CTT, different θ means the model got a different *kind* of item right than "
                 "humans with that score." if len(model_rows) else
-                f"no model runs in this selection ({filters.prompt_label}"
-                + (f" or {overlay.filters.prompt_label}" if overlay else "") + ").")
+                no_runs_words(filters, overlay) + ".")
              + filters.provenance),
 )
 

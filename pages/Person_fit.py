@@ -22,7 +22,6 @@ from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.figures import (
     LZ_TITLE,
-    REGION_RULE,
     humans_and_models_grid,
     panel,
     reference_line,
@@ -30,7 +29,7 @@ from dashboard.figures import (
     show_figure,
 )
 from dashboard.lane_figure import histogram_with_lanes
-from dashboard.overlay import overlay_control
+from dashboard.overlay import model_caption, no_runs_words, overlay_control
 from dashboard.palette import REFERENCE_COLOUR
 from dashboard.patterns.data import short_labels
 from dashboard.state.frame import note_missing_runs, open_page
@@ -107,13 +106,7 @@ blank_words = (f" Boxed: the {blank_total:,} all-blank tests (no answer marked, 
 blank_lz = (sum(float((cells["lz_bin"] * cells["n"]).sum()) for cells in blank_cells.values())
             / blank_total + 0.05 if blank_total else float("nan"))
 model_rows = (overlay.tagged(points) if overlay else points).assign(kind="model")
-# With an overlay the sidebar's level keeps its filled markers and curve; the caption names
-# both levels and which markers are which.
-model_words = (f"coloured: one marker per model repetition (shuffle or seed; "
-               f"{filters.prompt_label}); {REGION_RULE}" if overlay is None else
-               "coloured: one marker per model repetition (shuffle or seed), a colour per "
-               f"model and a symbol per run; {overlay.marker_words(filters.prompt_label)}; "
-               f"{REGION_RULE} (filled markers)")
+model_words = model_caption(filters, overlay, "shuffle or seed")
 show_figure(
     figure, key="fit.figure",
     file_stem=(f"lz_vs_theta_{filters.year}_{filters.language}"
@@ -123,9 +116,7 @@ show_figure(
                               ignore_index=True), model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
               if has_p5 else "No human background; ")
-             + (model_words if len(model_rows) else
-                f"no model runs in this selection ({filters.prompt_label}"
-                + (f" or {overlay.filters.prompt_label}" if overlay else "") + ")")
+             + (model_words if len(model_rows) else no_runs_words(filters, overlay))
              + ("; dashed: the humans' 5th percentile of l_z. Below it = less coherent than "
                 "95% of humans." if has_p5 else ".") + blank_words + filters.provenance),
 )
