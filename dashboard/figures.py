@@ -13,7 +13,7 @@ the numbers behind it (CSV).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -258,12 +258,14 @@ def plotly_config(file_stem: str, image_format: str = "png") -> dict:
     }
 
 
-def show_figure(figure: go.Figure, *, key: str, caption: str, data: pd.DataFrame,
+def show_figure(figure: go.Figure, *, key: str, caption: str,
+                data: pd.DataFrame | Callable[[], pd.DataFrame],
                 file_stem: str, image_format: str = "png", on_select: bool = False
                 ) -> PlotlyState | DeltaGenerator:
     """Draw a chart with its caption and downloads; returns the selection event if asked.
 
-    The HTML is self-contained (plotly.js inlined) and only built when its button is clicked.
+    The HTML is self-contained (plotly.js inlined) and only built when its button is clicked;
+    ``data`` (the CSV's rows) may be a function returning them, called only on a click.
     """
     config = plotly_config(file_stem, image_format)
     # Streamlit returns the selection state with on_select, else the chart's element.

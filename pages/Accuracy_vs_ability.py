@@ -53,7 +53,7 @@ show_figure(
     file_stem=(f"ctt_vs_theta_{filters.year}_{filters.language}"
                + (overlay.stem if overlay else "")),
     image_format=filters.image_format,
-    data=pd.concat([human_rows, model_rows], ignore_index=True),
+    data=lambda: pd.concat([human_rows, model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
               "scale); " if filters.has_humans else "No human background; ")
              + (f"{model_words}{fallback_note} Read across: same "

@@ -119,8 +119,9 @@ else:
     csv_download(table, label="Item table (CSV)", file_stem=f"{stem}_items",
                  key="options.items.csv")
     left, right = st.columns([3, 1])
+    picker_words = [item_words(row) for row in table.to_dict("records")]
     choice = left.selectbox("Item", range(len(table)), key="options.item",
-                            format_func=lambda row: item_words(table.iloc[row]))
+                            format_func=picker_words.__getitem__)
     opened = right.button("Open in the item explorer", key="options.open", width="stretch")
     rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
     if rows or (opened and len(table)):
@@ -198,25 +199,28 @@ else:
     colour, symbol = styles[key_run]
     run_counts = results.key_counts[results.key_counts["series"] == key_run]
     run_dependence = results.key_dependence[results.key_dependence["series"] == key_run]
-    for tab, area in zip(st.tabs([area_title(a) for a in filters.areas]), filters.areas):
-        with tab:
-            area_counts = run_counts[run_counts["area"] == area]
-            if area_counts.empty:
-                st.info(f"{key_run} has no answer in {area} whose key position is known.")
-                continue
-            show_figure(
-                key_position_figure(area_counts, area, colour), key=f"options.keypos.{area}",
-                file_stem=f"{stem}_key_positions_{area}", image_format=filters.image_format,
-                data=area_counts,
-                caption=(f"{key_run}, one panel per item in booklet order (Q = its place in the "
-                         "booklet, b its difficulty): of the answers given when the key was "
-                         "shown under each letter, the share that were correct, over a grey "
-                         "bar wherever the key was shown (no grey: it never was; 30 shuffles "
-                         "put the key about 6 times under each letter, so one answer moves a "
-                         "bar by about 17 points). "
-                         "Dotted: the item's accuracy over every position. Answers that were "
-                         "scored neither way are left out. " + filters.prompt_label + "."
-                         + filters.provenance))
+    # One area at a time: each area's figure is 45 small panels, and drawing all four at once
+    # (tabs draw their hidden panes too) cost about a second in the browser.
+    area = st.segmented_control(
+        "Area", list(filters.areas), key="options.keypos.area", format_func=area_title,
+        default=filters.areas[0], required=True,
+        help="The area whose items the figure below shows, one panel per item.")
+    area_counts = run_counts[run_counts["area"] == area]
+    if area_counts.empty:
+        st.info(f"{key_run} has no answer in {area} whose key position is known.")
+    else:
+        show_figure(
+            key_position_figure(area_counts, area, colour), key="options.keypos.figure",
+            file_stem=f"{stem}_key_positions_{area}", image_format=filters.image_format,
+            data=area_counts,
+            caption=(f"{key_run}, one panel per item of {area} in booklet order (Q = its place "
+                     "in the booklet, b its difficulty): of the answers given when the key was "
+                     "shown under each letter, the share that were correct, over a grey bar "
+                     "wherever the key was shown (no grey: it never was; 30 shuffles put the "
+                     "key about 6 times under each letter, so one answer moves a bar by about "
+                     "17 points). Dotted: the item's accuracy over every position. Answers "
+                     "that were scored neither way are left out. " + filters.prompt_label + "."
+                     + filters.provenance))
     key_fits = results.key_correlations
     show_figure(
         key_dependence_figure(run_dependence, key_fits[key_fits["series"] == key_run],

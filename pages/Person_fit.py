@@ -112,8 +112,9 @@ show_figure(
     file_stem=(f"lz_vs_theta_{filters.year}_{filters.language}"
                + (overlay.stem if overlay else "")),
     image_format=filters.image_format,
-    data=pd.concat([pd.concat([f.assign(area=a, kind="humans") for a, f in densities.items()],
-                              ignore_index=True), model_rows], ignore_index=True),
+    data=lambda: pd.concat([pd.concat([f.assign(area=a, kind="humans")
+                                       for a, f in densities.items()], ignore_index=True),
+                            model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
               if has_p5 else "No human background; ")
              + (model_words if len(model_rows) else no_runs_words(filters, overlay))

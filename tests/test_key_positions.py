@@ -225,6 +225,12 @@ def test_the_page_draws_correct_rates_by_key_position_item_by_item(models_db, pa
     assert_clean(app)
     app.selectbox(key="options.keypos.series").set_value("test-odd-base").run()
     assert_clean(app)
+    # one area's figure at a time, the first by default
+    drawn = [figure["layout"]["meta"]["area"] for figure in charts(app)
+             if (figure["layout"].get("meta") or {}).get("figure") == "key-positions"]
+    assert len(drawn) == 1 and drawn != ["MT"]
+    app.segmented_control(key="options.keypos.area").set_value("MT").run()
+    assert_clean(app)
     expected = _store_key_counts(pages_models_db, "test-odd-base", "MT")
     figure = _figure(app, "key-positions", "MT")
     go.Figure(figure)  # plotly's own validation: the page builds it without

@@ -71,9 +71,12 @@ def test_page_draws_its_figures_and_tables_with_model_runs(models_db):
     assert "a **trap** when" in " ".join(m.value for m in app.markdown)
     figures = charts(app)
     named = [(figure["layout"].get("meta") or {}).get("figure") for figure in figures]
-    # distractors, positions, bands; per area the key positions item by item; their dependence
-    assert len(figures) == 3 + len(app.tabs) + 1 and all(figure["data"] for figure in figures)
-    assert named.count("key-positions") == len(app.tabs) == 4
+    # distractors, positions, bands; the picked area's key positions item by item; their
+    # dependence (every area)
+    assert len(figures) == 3 + 1 + 1 and all(figure["data"] for figure in figures)
+    assert named.count("key-positions") == 1
+    picker = app.segmented_control(key="options.keypos.area")
+    assert len(picker.options) == 4
     assert named.count("key-dependence") == 1
     traps = _table(app, "series", "x/y")
     assert traps["series"].iloc[0] == "humans"

@@ -153,16 +153,19 @@ def trap_table(items: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     """Accuracy x/y as Khayyam's trap table, humans first then each series: accuracy on every
     item, on the trap items and on the θ-conditional trap items, with the number of items of
     each. Humans: the items with a p-value; a series: the items it answered."""
-    rows = [_accuracy_row(HUMANS, items.set_index("item_id")["human_p"], items)]
+    # Only the two flag columns are looked up per series (reindexing the whole item table,
+    # text columns included, cost more than the rest of the table).
+    flags = items.set_index("item_id")[["trap", "trap_near_b"]]
+    rows = [_accuracy_row(HUMANS, items.set_index("item_id")["human_p"], flags)]
     per_item = model_item_accuracy(answers)
     for model, group in per_item.groupby("model", sort=False):
-        rows.append(_accuracy_row(model, group.set_index("item_id")["accuracy"], items))
+        rows.append(_accuracy_row(model, group.set_index("item_id")["accuracy"], flags))
     return pd.DataFrame(rows)
 
 
-def _accuracy_row(who: str, accuracy: pd.Series, items: pd.DataFrame) -> dict:
+def _accuracy_row(who: str, accuracy: pd.Series, item_flags: pd.DataFrame) -> dict:
     accuracy = accuracy.dropna()
-    flags = items.set_index("item_id").reindex(accuracy.index)
+    flags = item_flags.reindex(accuracy.index)
     row = {"series": who, "items": len(accuracy), "accuracy_all": accuracy.mean()}
     for column in ("trap", "trap_near_b"):
         chosen = accuracy[flags[column].to_numpy() == 1]

@@ -4,7 +4,9 @@ together (cached queries in, the tables of :mod:`dashboard.options.data` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -142,8 +144,8 @@ def explorer_link(item_id: int, area: str, year: int) -> str:
     return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
 
 
-def item_words(row: pd.Series) -> str:
-    """'MT · item 123456 · b = 1.23 · trap' for the item picker."""
+def item_words(row: Mapping[str, Any]) -> str:
+    """'MT · item 123456 · b = 1.23 · trap' for the item picker (a table row as a mapping)."""
     b = f"b = {row['b']:.2f}" if pd.notna(row.get("b")) else "no b"
     trap = " · trap" if row.get("trap") == 1 else ""
     return f"{row['area']} · item {int(row['item_id'])} · {b}{trap}"
