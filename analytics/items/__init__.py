@@ -1,0 +1,1 @@
+"""Item-level checks: human–machine gaps, DIF, calibration, item fit."""
