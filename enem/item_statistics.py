@@ -1,7 +1,8 @@
 """Per-item tables for the dashboard, computed from the scoring pass's character matrices.
 
 Items are keyed by CO_ITEM (``item_id``), so an item's statistics pool every booklet it appears
-in. The population of an LC foreign-language item is the candidates of that language.
+in. The population of an LC foreign-language item is the candidates of that language. The counts
+by summed score per booklet form (``item_score_counts``) are in ``enem.score_tables``.
 """
 
 from __future__ import annotations

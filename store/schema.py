@@ -75,6 +75,17 @@ TABLES: dict[str, str] = {
         year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, theta_bin DOUBLE,
         option VARCHAR, n BIGINT
     """,
+    # Humans' counts by summed score, one block per booklet form (booklet, LC language; NULL
+    # outside LC), for item fit (S-X²) and Mantel–Haenszel DIF. A row: of the form's n
+    # candidates whose number correct is ``score``, ``correct`` were right on the item at
+    # ``position`` (1-based place in the form's answer string). The score and the rows count
+    # the items the CTT score counts (those with parameters: not abandoned or annulled), blank
+    # and multiple marks wrong; all-blank tests are left out, and so are scores no candidate
+    # holds (enem/score_tables.py). Absent from years ingested before the table existed.
+    "item_score_counts": """
+        year INTEGER, area VARCHAR, booklet_id INTEGER, item_language SMALLINT, item_id BIGINT,
+        position SMALLINT, score SMALLINT, n BIGINT, correct BIGINT
+    """,
     "item_stats": """
         year INTEGER, area VARCHAR, item_id BIGINT, item_language SMALLINT, n BIGINT,
         p_value DOUBLE, point_biserial DOUBLE, di DOUBLE, di_fraction DOUBLE
@@ -172,7 +183,7 @@ VIEWS: dict[str, str] = {
 YEAR_TABLES: tuple[str, ...] = (
     "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
     "agg_theta_ctt", "agg_theta_lz", "option_theta_counts",
-    "agg_populations",
+    "agg_populations", "item_score_counts",
 )
 
 

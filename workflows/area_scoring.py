@@ -46,6 +46,7 @@ from enem.areas import AREAS
 from enem.item_statistics import area_item_frames
 from enem.items import ItemsTable
 from enem.score_batches import SCORE_SCHEMA, AreaAccumulator, BookletAudit, score_batch
+from enem.score_tables import area_score_frame
 from enem.scoring import ScoringOptions
 from store.histograms import histogram_frames
 from store.populations import (
@@ -295,9 +296,10 @@ def _write_arrow(reader: pa.RecordBatchReader, path: Path) -> None:
 
 def _score_area(records_path: Path, scores_path: Path, year: int, area: str, items: ItemsTable,
                 options: ScoringOptions) -> AreaScores:
-    """Score one area's records file into ``scores_path`` and compute its item statistics,
-    histograms and populations; runs in a worker process when there are several. The
-    returned AreaScores has no scores (they are in the file)."""
+    """Score one area's records file into ``scores_path`` and compute its item statistics, its
+    items' counts by summed score per form, histograms and populations; runs in a worker
+    process when there are several. The returned AreaScores has no scores (they are in the
+    file)."""
     started = time.process_time()
     accumulator = AreaAccumulator()
     result = AreaScores(area=area, records=0)
@@ -321,6 +323,9 @@ def _score_area(records_path: Path, scores_path: Path, year: int, area: str, ite
     started = time.process_time()
     result.frames = area_item_frames(year, area, items, accumulator)
     result.cpu["item statistics"] = time.process_time() - started
+    started = time.process_time()
+    result.frames["item_score_counts"] = area_score_frame(year, area, items.forms, accumulator)
+    result.cpu["item counts by score"] = time.process_time() - started
     if sources:
         result.frames |= _aggregate_frames(records_path, scores_path, np.concatenate(sources),
                                            year, area, result, prior_sd_of(options))

@@ -1,0 +1,135 @@
+"""Humans' item correctness by summed score per booklet form (``item_score_counts``, stored at
+ingest by ``enem/score_tables.py``): the data of item fit (S-X²) and Mantel–Haenszel DIF.
+
+A form is a booklet and, in LC, the candidates' foreign language (``item_language`` 0 English,
+1 Spanish); outside LC the language is ignored, as ``enem.items.ItemsTable.form`` does. Only
+the items the CTT score counts have rows (abandoned and annulled items have none), so the
+tables below have exactly the shapes ``analytics.items.fit.score_tables`` returns.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from store.connection import one_row
+from store.queries import table_names
+
+_COLUMNS = {"item_id": "int64", "position": "int16", "score": "int16", "n": "int64",
+            "correct": "int64"}
+
+
+def item_score_counts(con: duckdb.DuckDBPyConnection, year: int, area: str, booklet_id: int,
+                      item_language: int | None = None) -> pd.DataFrame:
+    """The stored rows of one form: item_id, position (1-based place in the answer string),
+    score (number correct), n (candidates with that score), correct (of them, right on the
+    item), ordered by position and score.
+
+    Scores no candidate holds have no rows. Empty (with these columns) for a store made
+    before the table existed, or a year ingested before it.
+
+    Raises
+    ------
+    ValueError
+        If the booklet is an LC booklet with languages and ``item_language`` is None.
+    """
+    if "item_score_counts" not in table_names(con):
+        return _empty()
+    params = {"year": int(year), "area": area, "booklet": int(booklet_id),
+              "language": None if item_language is None else int(item_language)}
+    rows = con.execute(
+        """SELECT item_id, position, score, n, correct FROM item_score_counts
+           WHERE year = $year AND area = $area AND booklet_id = $booklet
+             AND (item_language IS NULL OR item_language = $language)
+           ORDER BY position, score""",
+        params,
+    ).df()
+    if rows.empty:
+        if item_language is None and _has_languages(con, params):
+            raise ValueError(f"booklet {booklet_id} of {year} {area} has one form per "
+                             "language: give item_language 0 (English) or 1 (Spanish)")
+        return _empty()
+    return rows.astype(_COLUMNS)
+
+
+def score_tables(con: duckdb.DuckDBPyConnection, year: int, area: str, booklet_id: int,
+                 item_language: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One form's counts in the format of ``analytics.items.fit.score_tables``.
+
+    Returns
+    -------
+    item_ids : (k,) int64
+        The form's counted items (CO_ITEM) in booklet position order.
+    score_counts : (k + 1,) float64
+        Candidates at each number correct s = 0 … k (0 where none).
+    correct_by_score : (k, k + 1) float64
+        Entry [i, s]: those of score s right on item i.
+
+    k = 0 (shapes (0,), (1,) and (0, 1)) when the store holds no rows of the form.
+    """
+    rows = item_score_counts(con, year, area, booklet_id, item_language)
+    item_ids = rows.drop_duplicates("position")["item_id"].to_numpy(np.int64)
+    n_items = len(item_ids)
+    item_index = rows["position"].rank(method="dense").to_numpy(np.intp) - 1
+    scores = rows["score"].to_numpy(np.intp)
+    correct_by_score = np.zeros((n_items, n_items + 1))
+    correct_by_score[item_index, scores] = rows["correct"].to_numpy(np.float64)
+    score_counts = np.zeros(n_items + 1)
+    # n is the same on every item's row of a score: take one.
+    score_counts[scores] = rows["n"].to_numpy(np.float64)
+    return item_ids, score_counts, correct_by_score
+
+
+def _has_languages(con: duckdb.DuckDBPyConnection, params: dict) -> bool:
+    return bool(one_row(con.execute(
+        """SELECT count(*) > 0 FROM item_score_counts
+           WHERE year = $year AND area = $area AND booklet_id = $booklet
+             AND item_language IS NOT NULL""",
+        {key: params[key] for key in ("year", "area", "booklet")},
+    ))[0])
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _COLUMNS.items()})
+
+
+def item_icc_bins(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
+    """The humans' empirical item characteristic curves of every item of an area: item_id,
+    theta_bin (lower edge), n (candidates whose form held the item), n_correct; pooled over
+    booklets and, for LC's common items, languages."""
+    return con.execute(
+        """SELECT item_id, theta_bin, sum(n)::BIGINT AS n, sum(n_correct)::BIGINT AS n_correct
+           FROM item_icc WHERE year = $year AND area = $area
+           GROUP BY item_id, theta_bin ORDER BY item_id, theta_bin""",
+        {"year": int(year), "area": area},
+    ).df()
+
+
+def booklet_theta_moments(con: duckdb.DuckDBPyConnection, year: int, area: str,
+                          booklet_id: int) -> tuple[float, float]:
+    """The mean and SD of the ability of a booklet's scored candidates (all-blank tests left
+    out, as in ``item_score_counts``): the mean of their θ and sqrt(var(θ) + mean SE(θ)²), the
+    spread of the latent abilities behind shrunken EAP estimates. NaN without candidates."""
+    mean, variance, error = one_row(con.execute(
+        """SELECT avg(theta), var_samp(theta), avg(theta_se * theta_se) FROM scores
+           WHERE year = $year AND area = $area AND booklet_id = $booklet
+             AND NOT coalesce(blank, false) AND isfinite(theta)""",
+        {"year": int(year), "area": area, "booklet": int(booklet_id)},
+    ))
+    if mean is None or variance is None:
+        return float("nan"), float("nan")
+    return float(mean), float(np.sqrt(variance + (error or 0.0)))
+
+
+def area_stems(con: duckdb.DuckDBPyConnection, year: int, area: str, language: str
+               ) -> pd.DataFrame:
+    """The stored question stems of an area's items in one language: item_id, stem."""
+    return con.execute(
+        """SELECT DISTINCT q.item_id, q.stem FROM question_texts q
+           WHERE q.year = $year AND q.language = $language
+             AND q.item_id IN (SELECT item_id FROM items WHERE year = $year AND area = $area)
+           ORDER BY q.item_id""",
+        {"year": int(year), "area": area, "language": language},
+    ).df()
