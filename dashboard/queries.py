@@ -22,7 +22,7 @@ import duckdb
 import streamlit as st
 
 from dashboard.data import Token, shared_reader, version_token
-from store import dashboard_queries, queries
+from store import dashboard_queries, item_queries, queries
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -84,6 +84,7 @@ item_record = cached_query(dashboard_queries.item_record)
 item_texts = cached_query(dashboard_queries.item_texts)
 item_icc = cached_query(dashboard_queries.item_icc)
 item_option_counts = cached_query(dashboard_queries.item_option_counts)
+area_stems = cached_query(item_queries.area_stems)
 
 # Models
 model_points = cached_query(dashboard_queries.model_points)

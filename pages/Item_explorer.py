@@ -15,10 +15,12 @@ from dashboard.figures import show_figure
 from dashboard.item_explorer import details, picker
 from dashboard.item_explorer.curves import curve_caption, curve_figure
 from dashboard.item_explorer.options import option_caption, option_figure
+from dashboard.items.tables import GAP_AREA_PARAM
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import information_booklet
 from dashboard.summaries import model_item_di
 from enem.areas import AREA_NAMES, AREAS
+from workflows.views import ITEM_GAPS
 
 filters = open_page("Item explorer")
 not_in_year = picker.read_link(filters.year)
@@ -56,6 +58,9 @@ picker.write_link(item_id, area)
 item = items[items["item_id"] == item_id].iloc[0]
 st.subheader(f"Item {item_id} — {AREA_NAMES[area]}")
 details.show_parameters(item)
+st.page_link(ITEM_GAPS.file, label=f"Items of {area} the selected runs find much easier or "
+             "harder than humans of their ability: Item gaps", icon=":material/compare_arrows:",
+             query_params={GAP_AREA_PARAM: area})
 details.warn_if_abandoned(filters.year, item)
 details.show_texts(queries.item_texts(filters.year, item_id))
 

@@ -37,6 +37,7 @@ DRAWS: dict[str, tuple[int, int]] = {
     "pages/Conditions.py": (2, 2),
     "pages/Years.py": (2, 2),
     "pages/Options_and_traps.py": (3, 4),
+    "pages/Item_gaps.py": (2, 2),
     "pages/Paper_tables.py": (1, 2),
     "pages/Item_explorer.py": (2, 0),
     "pages/Data.py": (0, 3),
@@ -50,8 +51,10 @@ PAGES: dict[str, tuple[str, int, int]] = {
 #: Pages with the shared "No model runs … launch one" empty state (Paper tables says which
 #: random or 4-shot runs each table lacks; tests/test_paper_tables_page.py checks it).
 MODEL_PAGES = [p for p in PAGES if p not in (HOME, "pages/Data.py", "pages/Paper_tables.py")]
-#: Pages that draw models one by one (Discrimination pools them into one population).
-PER_MODEL_PAGES = [p for p in MODEL_PAGES if p != "pages/Discrimination.py"]
+#: Pages that draw models one by one (Discrimination pools them into one population, Item
+#: gaps draws every selected run pooled and names the series in its table).
+PER_MODEL_PAGES = [p for p in MODEL_PAGES
+                   if p not in ("pages/Discrimination.py", "pages/Item_gaps.py")]
 
 
 def run_page(page: str, query: dict[str, str | list[str]] | None = None) -> AppTest:

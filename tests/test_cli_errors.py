@@ -114,6 +114,13 @@ def bad_inputs(p) -> dict[str, list[tuple[list, str]]]:
                       p.root / "cat-runs"], "1999")],
         "cat-posthoc": [(["--db", p.db, "--year", "1999", "--area", "MT"], "1999"),
                         (["--db", p.missing, "--year", "2023", "--area", "MT"], "no database")],
+        "items": [(["--db", p.missing, "--year", "2023", "--area", "MT"], "no database"),
+                  (["--db", p.db, "--year", "1999", "--area", "MT"], "1999"),
+                  (["--db", p.db, "--year", "2023", "--area", "MT", "--models", "nobody"],
+                   "no run labelled 'nobody'"),
+                  (["--db", p.db, "--year", "2023", "--area", "XX"], "--area"),
+                  (["--db", p.db, "--year", "2023", "--area", "MT", "--output",
+                    p.root / "no-such-folder" / "gaps.csv"], "no-such-folder")],
         "report": [(["--db", p.missing, "--out", p.root / "report"], "no database"),
                    (["--db", p.db, "--out", p.root / "report", "--year", "1999"], "1999")],
     }

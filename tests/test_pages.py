@@ -64,8 +64,9 @@ def test_page_explains_missing_model_runs(no_runs_db, page):
     if page in MODEL_PAGES or page == HOME:
         assert "No model runs for 2023" in messages(app)
         assert "launch one on the Runs page" in messages(app)
+    # Conditions and Item gaps compare models: nothing to draw without runs
     if page not in ("pages/Data.py", "pages/Response_patterns.py",
-                    "pages/Paper_tables.py", "pages/Conditions.py"):  # Conditions: models only
+                    "pages/Paper_tables.py", "pages/Conditions.py", "pages/Item_gaps.py"):
         assert charts(app), "human views still draw without model runs"
 
 

@@ -39,6 +39,7 @@ SECTIONS: tuple[str, ...] = ("Overview", "The paper's analyses", "Beyond the pap
 #: The default page, served at the root URL (its url_path only names it internally).
 HOME = View("pages/home.py", "Home", "Overview")
 ITEM_EXPLORER = View("pages/Item_explorer.py", "Item explorer", "Items, data and runs")
+ITEM_GAPS = View("pages/Item_gaps.py", "Item gaps", "Beyond the paper")
 RUNS = View("pages/Runs.py", "Runs", "Items, data and runs", in_report=False)
 
 VIEWS: tuple[View, ...] = (
@@ -53,6 +54,7 @@ VIEWS: tuple[View, ...] = (
     View("pages/Conditions.py", "Conditions", "Beyond the paper"),
     View("pages/Years.py", "Years", "Beyond the paper"),
     View("pages/Options_and_traps.py", "Options and traps", "Beyond the paper"),
+    ITEM_GAPS,
     View("pages/Adaptive_testing.py", "Adaptive testing", "Beyond the paper"),
     ITEM_EXPLORER,
     View("pages/Data.py", "Data", "Items, data and runs", in_report=False),

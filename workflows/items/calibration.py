@@ -5,6 +5,7 @@ humans' scale by mean/sigma linking on the difficulties, beside INEP's human cal
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +58,12 @@ def machine_calibration(patterns: pd.DataFrame, items: pd.DataFrame, scaling: fl
         return MachineCalibration(empty[CALIBRATION_COLUMNS], math.nan, math.nan, 0, model,
                                   ("no model response patterns in the selection",))
     fit = calibrate(correct, model=model, scaling=scaling)
-    table["a_machines"], table["se_a_machines"] = fit.bank.a, fit.se_a
-    table["b_machines"], table["se_b_machines"] = fit.bank.b, fit.se_b
+    # An estimate at its bound (no SE) is no estimate: left out of the table and the linking.
+    estimated = np.isfinite(fit.se_b)
+    table["a_machines"] = np.where(estimated, fit.bank.a, np.nan)
+    table["se_a_machines"] = fit.se_a
+    table["b_machines"] = np.where(estimated, fit.bank.b, np.nan)
+    table["se_b_machines"] = fit.se_b
     both = np.isfinite(table["b_machines"]) & np.isfinite(table["b_humans"])
     slope = intercept = math.nan
     if both.sum() >= 2:
@@ -66,4 +71,22 @@ def machine_calibration(patterns: pd.DataFrame, items: pd.DataFrame, scaling: fl
     table["b_machines_linked"] = slope * table["b_machines"] + intercept
     table["b_difference"] = table["b_machines_linked"] - table["b_humans"]
     return MachineCalibration(table[CALIBRATION_COLUMNS], slope, intercept, len(correct), model,
-                              fit.warnings)
+                              _named_notes(fit.warnings, table["position"].to_numpy()))
+
+
+def _named_notes(notes: tuple[str, ...], positions: np.ndarray) -> tuple[str, ...]:
+    """The fit's notes with 'item 7' (a column index) read as the item's question number, and
+    the one-per-item notes of estimates at a bound gathered into one sentence."""
+    def named(match: re.Match) -> str:
+        listed = ", ".join(f"Q{positions[int(index)]}" for index in match.group(2).split(", "))
+        return f"{match.group(1)} {listed}"
+    renamed = [re.sub(r"\b(item(?:\(s\))?) (\d+(?:, \d+)*)", named, note) for note in notes]
+    bound = [note.split(":")[0].removeprefix("item ") for note in renamed
+             if re.match(r"item Q\d+: an estimate reached its bound", note)]
+    kept = [note for note in renamed
+            if not re.match(r"item Q\d+: an estimate reached its bound", note)]
+    if bound:
+        kept.append(f"{len(bound)} item{'s' * (len(bound) > 1)} ({', '.join(bound)}) "
+                    "have no finite estimate: their answers separate perfectly or look like "
+                    "pure guessing, so they are not drawn")
+    return tuple(kept)

@@ -35,7 +35,7 @@ class ItemSelection:
                 list(self.models), self.pooled)
 
 
-def pattern_matrix(patterns: pd.DataFrame, item_ids: Sequence[int]
+def pattern_matrix(patterns: pd.DataFrame, item_ids: Sequence[int] | np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Long pattern rows (pattern, model, theta, item_id, correct, as
     ``store.dashboard_queries.model_pattern_matrix``) as arrays.

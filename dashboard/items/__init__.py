@@ -1,0 +1,1 @@
+"""The Item gaps page: where machines and humans part, item by item."""

@@ -1,0 +1,115 @@
+"""The Item gaps page's tables: which rows and columns it shows, with their formats and help."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL
+from workflows.views import ITEM_EXPLORER
+
+#: The URL parameter of the page's area picker (a link from the Item explorer sets it).
+GAP_AREA_PARAM = "gap_area"
+#: Characters of a question's stem shown in the ranked lists.
+STEM_CHARACTERS = 140
+
+
+def explorer_link(item_id: int, area: str, year: int) -> str:
+    """A relative link opening the item in the Item explorer."""
+    return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
+
+
+def ranked_rows(rows: pd.DataFrame, texts: pd.DataFrame, area: str, year: int,
+                direction: str) -> pd.DataFrame:
+    """The marked items of one direction ('easier' / 'harder'), the largest |z| first, with
+    the start of the question's text when texts are stored and a link to the explorer."""
+    marked = rows[rows["direction"] == direction]
+    marked = marked.sort_values("residual", ascending=(direction == "harder"))
+    stems = (texts.set_index("item_id")["stem"] if len(texts) and "stem" in texts
+             else pd.Series(dtype=object))
+    return pd.DataFrame({
+        "position": marked["position"].to_numpy(), "item_id": marked["item_id"].to_numpy(),
+        "skill": marked["skill"].to_numpy(), "b": marked["b"].to_numpy(),
+        "observed": marked["observed"].to_numpy(), "expected": marked["expected"].to_numpy(),
+        "humans_near": marked["humans_near"].to_numpy(),
+        "residual": marked["residual"].to_numpy(),
+        "question": [_excerpt(stems.get(item)) for item in marked["item_id"]],
+        "explorer": [explorer_link(item, area, year) for item in marked["item_id"]]})
+
+
+def _excerpt(text: object) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= STEM_CHARACTERS else flat[:STEM_CHARACTERS - 1] + "…"
+
+
+def gap_column_config() -> dict:
+    """Formats and help of the gap columns."""
+    share = "%.2f"
+    return {
+        "position": st.column_config.NumberColumn(
+            "Q", format="%d", help="the item's number in the exam (its lowest over the "
+                                   "year's booklets)"),
+        "item_id": st.column_config.NumberColumn("item", format="%d"),
+        "a": st.column_config.NumberColumn(format="%.2f"),
+        "b": st.column_config.NumberColumn(format="%.2f"),
+        "c": st.column_config.NumberColumn(format="%.2f"),
+        "theta": st.column_config.NumberColumn("θ", format="%.2f",
+                                               help="the series' mean θ in the area"),
+        "answers": st.column_config.NumberColumn(format="%d"),
+        "observed": st.column_config.NumberColumn("machines right", format=share),
+        "expected": st.column_config.NumberColumn(
+            "3PL at their θ", format=share,
+            help="the item's 3PL probability at each answering pattern's θ, averaged"),
+        "humans_near": st.column_config.NumberColumn(
+            "humans near θ", format=share,
+            help=f"share correct among the candidates within ±{HUMANS_NEAR_HALF_WIDTH} of the "
+                 "machines' θ (the stored empirical curve)"),
+        "humans_near_n": st.column_config.NumberColumn("candidates near θ", format="%d"),
+        "gap": st.column_config.NumberColumn("machines − humans", format="%+.2f"),
+        "residual": st.column_config.NumberColumn(
+            "z", format="%+.2f",
+            help=f"standardized residual; |z| ≥ {MARKED_RESIDUAL:g} is marked"),
+        "question": st.column_config.TextColumn("question (start)", width="large"),
+        "explorer": st.column_config.LinkColumn("explorer", display_text="open"),
+    }
+
+
+def dif_column_config() -> dict:
+    """Formats and help of the DIF columns."""
+    return {
+        "position": st.column_config.NumberColumn("Q", format="%d",
+                                                  help="the item's number in this booklet"),
+        "item_id": st.column_config.NumberColumn("item", format="%d"),
+        "mh_odds_ratio": st.column_config.NumberColumn("α MH", format="%.2f"),
+        "mh_delta": st.column_config.NumberColumn(
+            "MH Δ", format="%+.2f", help="ETS delta −2.35·ln α; < 0: harder for the machines "
+                                          "than for humans of the same score"),
+        "mh_delta_se": st.column_config.NumberColumn("SE(Δ)", format="%.2f"),
+        "mh_chi2": st.column_config.NumberColumn("MH χ²", format="%.1f"),
+        "mh_p": st.column_config.NumberColumn("p", format="%.2g"),
+        "mh_q": st.column_config.NumberColumn("q (BH)", format="%.2g"),
+        "ets_class": st.column_config.TextColumn("ETS class"),
+        "lr_chi2_uniform": st.column_config.NumberColumn("LR χ² uniform", format="%.1f"),
+        "lr_p_uniform": st.column_config.NumberColumn("p uniform", format="%.2g"),
+        "lr_chi2_total": st.column_config.NumberColumn("LR χ² total (2 df)", format="%.1f"),
+        "lr_p_total": st.column_config.NumberColumn("p total", format="%.2g"),
+        "lr_q_total": st.column_config.NumberColumn("q total (BH)", format="%.2g"),
+        "delta_r2": st.column_config.NumberColumn("ΔR² (Nagelkerke)", format="%.3f"),
+        "machines": st.column_config.NumberColumn("machine answers", format="%d"),
+    }
+
+
+def fit_column_config() -> dict:
+    """Formats of the item-fit columns."""
+    return {
+        "position": st.column_config.NumberColumn("Q", format="%d"),
+        "item_id": st.column_config.NumberColumn("item", format="%d"),
+        "sx2": st.column_config.NumberColumn("S-X²", format="%.1f"),
+        "df": st.column_config.NumberColumn(format="%d"),
+        "p": st.column_config.NumberColumn(format="%.2g"),
+        "q": st.column_config.NumberColumn("q (BH)", format="%.2g"),
+        "rmsea": st.column_config.NumberColumn("RMSEA", format="%.3f"),
+        "misfit": st.column_config.CheckboxColumn("flagged"),
+    }

@@ -1,0 +1,145 @@
+"""Item gaps page and ``enem-llm items``: the residuals on screen against a hand computation from
+the stored answers, the same numbers on the command line, the DIF and fit tables of the booklet,
+the link from the Item explorer, and the empty states."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli.main import main as cli_main
+from tests.page_support import assert_clean, decoded, messages, run_page
+
+PAGE = "pages/Item_gaps.py"
+
+
+def _figure(app, name: str) -> dict:
+    for element in app.get("plotly_chart"):
+        spec = json.loads(element.proto.spec)
+        if (spec["layout"].get("meta") or {}).get("figure") == name:
+            return spec
+    raise AssertionError(f"no figure {name}")
+
+
+def _booklet(app) -> int:
+    heading = next(s.value for s in app.subheader if s.value.startswith("DIF"))
+    return int(re.search(r"booklet (\d+)", heading).group(1))
+
+
+def _hand_residuals(db, year: int, area: str, booklet: int) -> dict[int, float]:
+    """z per item of the booklet over every pt, 0-shot repetition of the year's runs (the
+    page's default selection), each at its stored θ, with the 3PL written out here."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        form = con.execute(
+            "SELECT item_id, a, b, c FROM items WHERE year = ? AND booklet_id = ? "
+            "AND a IS NOT NULL", [year, booklet]).df().drop_duplicates("item_id")
+        rows = con.execute(
+            """SELECT m.item_id, CASE WHEN m.correct THEN 1.0 ELSE 0.0 END AS x, s.theta
+               FROM model_responses m JOIN model_scores s
+                 ON s.run_id = m.run_id AND s.year = m.year AND s.area = m.area
+                AND s.booklet_id = m.booklet_id AND s.prompt_language = m.prompt_language
+                AND s.shots IS NOT DISTINCT FROM m.shots AND s.shuffle = m.shuffle
+               WHERE m.year = ? AND m.area = ? AND m.prompt_language = 'pt' AND m.shots = 0
+                 AND m.correct IS NOT NULL AND isfinite(s.theta)""", [year, area]).df()
+    finally:
+        con.close()
+    params = form.set_index("item_id")
+    rows = rows[rows["item_id"].isin(params.index)]
+    z = {}
+    for item, answers in rows.groupby("item_id"):
+        a, b, c = params.loc[item, ["a", "b", "c"]]
+        p = c + (1 - c) / (1 + np.exp(-a * (answers["theta"].to_numpy() - b)))
+        z[int(item)] = float((answers["x"].sum() - p.sum()) / np.sqrt((p * (1 - p)).sum()))
+    return z
+
+
+def test_the_residuals_on_screen_equal_a_hand_computation(models_db):
+    app = run_page(PAGE, {"gap_area": "MT"})
+    assert_clean(app)
+    assert app.segmented_control(key="items.area").value == "MT"
+    figure = _figure(app, "item-residuals")
+    bars = figure["data"][0]
+    items = [int(row[0]) for row in decoded(bars["customdata"])]
+    shown = dict(zip(items, decoded(bars["y"])))
+    expected = _hand_residuals(models_db, 2023, "MT", _booklet(app))
+    assert set(shown) == set(expected)
+    for item, z in expected.items():
+        assert shown[item] == pytest.approx(z, rel=1e-9, abs=1e-12)
+    # the ranked lists hold exactly the items with |z| >= 3, each in its direction
+    easier = {int(i) for i in app.dataframe[0].value["item_id"]}
+    harder = {int(i) for i in app.dataframe[1].value["item_id"]}
+    assert easier == {i for i, z in expected.items() if z >= 3}
+    assert harder == {i for i, z in expected.items() if z <= -3}
+
+
+def test_the_command_line_prints_the_numbers_of_the_page(models_db, capsys):
+    app = run_page(PAGE, {"gap_area": "MT"})
+    every = app.dataframe[2].value
+    pooled = every[every["series"] == "all selected runs"].set_index("item_id")
+    assert cli_main(["--db", str(models_db), "items", "--year", "2023", "--area", "MT"]) == 0
+    printed = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("item_id")
+    assert printed["residual"].is_monotonic_decreasing
+    assert set(printed.index) == set(pooled.index)
+    np.testing.assert_allclose(printed.loc[pooled.index, "residual"], pooled["residual"],
+                               rtol=1e-9)
+    np.testing.assert_allclose(printed.loc[pooled.index, "humans_near"].fillna(-1),
+                               pooled["humans_near"].fillna(-1), rtol=1e-9)
+    dif_page = app.dataframe[3].value
+    assert cli_main(["--db", str(models_db), "items", "--year", "2023", "--area", "MT",
+                     "--table", "dif", "--booklet", str(_booklet(app))]) == 0
+    dif_cli = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    np.testing.assert_allclose(dif_cli["mh_delta"], dif_page["mh_delta"], rtol=1e-9)
+    assert set(dif_page["ets_class"]) <= {"A", "B", "C", ""}
+
+
+def test_dif_and_item_fit_cover_the_counted_items_of_the_booklet(models_db):
+    app = run_page(PAGE, {"gap_area": "CN"})
+    assert_clean(app)
+    booklet = _booklet(app)
+    con = duckdb.connect(str(models_db), read_only=True)
+    counted = con.execute(
+        "SELECT count(DISTINCT item_id) FROM item_score_counts WHERE year = 2023 "
+        "AND booklet_id = ?", [booklet]).fetchone()[0]
+    con.close()
+    dif, fit = app.dataframe[3].value, app.dataframe[4].value
+    assert len(dif) == len(fit) == counted > 0
+    assert (dif["machines"] > 0).all()
+    assert ((fit["q"] >= fit["p"] - 1e-15) | fit["p"].isna()).all()
+    assert fit["rmsea"].min() >= 0
+
+
+def test_the_item_explorer_links_to_the_page_with_its_area(models_db):
+    app = run_page("pages/Item_explorer.py")
+    assert_clean(app)
+    links = [link for link in app.get("page_link") if "Item gaps" in link.proto.label]
+    assert links and links[0].proto.page == "Item_gaps"
+    assert links[0].proto.query_string == "gap_area=CN"
+
+
+def test_without_runs_the_page_says_so(no_runs_db):
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "No model runs" in messages(app)
+    assert not app.get("plotly_chart")
+
+
+def test_a_store_without_score_tables_asks_for_a_new_ingest(pages_models_db, tmp_path,
+                                                            monkeypatch):
+    copy = tmp_path / "older.duckdb"
+    shutil.copy(pages_models_db, copy)
+    con = duckdb.connect(str(copy))
+    con.execute("DROP TABLE item_score_counts")
+    con.close()
+    monkeypatch.setenv("ENEM_DB", str(copy))
+    app = run_page(PAGE)
+    assert_clean(app)
+    assert "ingest the year again" in messages(app)
+    assert len(app.get("plotly_chart")) == 2  # the residuals and the calibration still draw
