@@ -90,6 +90,12 @@ START_SLOPE = 1.7
 # items), so it is solved to near convergence every cycle.
 _NEWTON_STEPS = 20
 _HALVINGS = 20
+# A Newton step this small (internal units) ends an item's M-step: the objective cannot tell
+# the two points apart.
+_NEGLIGIBLE_STEP = 1e-9
+# ... and so does a predicted gain below this share of the objective (the acceptance test below
+# tolerates 1e-12 of it).
+_NEGLIGIBLE_GAIN = 1e-11
 # No single Newton step moves an internal parameter by more than this.
 _MAX_STEP = 2.0
 # Rows per block in the pass that builds the information matrix: it holds a (rows, points ×
@@ -706,9 +712,22 @@ def _m_step(
         step = np.linalg.solve(negative, grad[..., None])[..., 0]
         largest = np.abs(step).max(axis=1)
         step *= np.minimum(1.0, _MAX_STEP / np.maximum(largest, 1e-300))[:, None]
+        # An item whose Newton step would gain less than the rounding of its objective is at
+        # its maximum: halving it would only compare equal values to rounding, 20 times over.
+        gain = 0.5 * np.einsum("im,im->i", grad, step)
+        done = (largest <= _NEGLIGIBLE_STEP) | (
+            gain <= _NEGLIGIBLE_GAIN * (np.abs(value[active]) + 1.0))
+        if done.all():
+            break
+        if done.any():
+            active, here, step = active[~done], here[~done], step[~done]
+            sub_counts = _Counts(counts.answered[:, active], counts.right[:, active])
         old_value = value[active]
         length = np.ones(active.size)
         accepted = np.zeros(active.size, dtype=bool)
+        # An item on a bound whose projected step loses stays where it is: its maximum lies
+        # beyond the bound, and shorter steps only slide along it (20 halvings every cycle).
+        on_bound = _at_bound(here)
         trial, new_value = here, old_value
         for _ in range(_HALVINGS):
             candidate = _project(here + length[:, None] * step)
@@ -719,7 +738,7 @@ def _m_step(
                 candidate_value >= old_value - 1e-12 * (np.abs(old_value) + 1.0))
             trial = np.where(better[:, None], candidate, trial)
             new_value = np.where(better, candidate_value, new_value)
-            accepted |= better
+            accepted |= better | on_bound
             if accepted.all():
                 break
             length = np.where(accepted, length, length / 2.0)
