@@ -34,6 +34,7 @@ import numpy as np
 from analytics import ItemBank, irt, log_likelihood_on_grid
 from analytics.items.calibration import NO_PRIORS, Calibration, calibrate
 from bench.scoring import inep_like_bank, simulate
+from bench.tables import print_aligned
 
 N_QUADRATURE = 61
 THETA_RANGE = (-6.0, 6.0)
@@ -119,12 +120,7 @@ def print_table(rows: list[Row]) -> None:
               "Δ log L")
     table = [header] + [(r.label, r.examinees, f"{r.seconds:.2f}", r.ratio, r.max_delta,
                          r.median_delta, r.delta_loglik) for r in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    for k, line in enumerate(table):
-        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                        for i, (cell, w) in enumerate(zip(line, widths))))
-        if k == 0:
-            print("  ".join("-" * w for w in widths))
+    print_aligned(table[0], table[1:])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -36,6 +36,7 @@ from analytics import (
     probability,
     score_responses,
 )
+from bench.tables import print_aligned
 
 # girth only integrates with Gauss-Legendre nodes: give it INEP's point count and range.
 GIRTH_GRID = QuadratureGrid(INEP_GRID.n_quadrature, INEP_GRID.theta_range, rule="gauss-legendre")
@@ -136,12 +137,7 @@ def print_table(rows: list[Row]) -> None:
     header = ("what", "examinees", "seconds", "speed ratio", "max |Δθ|")
     table = [header] + [(r.label, r.examinees, f"{r.seconds:.3f}", r.ratio, r.max_delta)
                         for r in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    for k, line in enumerate(table):
-        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                        for i, (cell, w) in enumerate(zip(line, widths))))
-        if k == 0:
-            print("  ".join("-" * w for w in widths))
+    print_aligned(table[0], table[1:])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,0 +1,150 @@
+"""The Item gaps page's four sections, each drawn from the checks of one area
+(``dashboard.items.loading.checks_for``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analytics.items.gaps import MARKED_RESIDUAL
+from dashboard import queries
+from dashboard.downloads import csv_download
+from dashboard.figures import area_title, show_figure
+from dashboard.items.figures import calibration_figure, residual_figure
+from dashboard.items.tables import (
+    dif_column_config,
+    fit_column_config,
+    gap_column_config,
+    ranked_rows,
+)
+from dashboard.state.filters import Filters
+from dashboard.state.frame import no_runs_message
+from workflows.items.checks import ItemChecks
+from workflows.items.gaps import ALL_RUNS, GAP_COLUMNS
+
+
+def _stem(filters: Filters, checks: ItemChecks) -> str:
+    return f"item_gaps_{filters.year}_{checks.selection.area}"
+
+
+def _booklet_words(checks: ItemChecks) -> str:
+    return f"booklet {checks.selection.booklet}" if checks.selection.booklet else "—"
+
+
+def show_residuals(filters: Filters, checks: ItemChecks) -> None:
+    """The residual bars, the items much easier / much harder for the machines, the full table."""
+    area, stem = checks.selection.area, _stem(filters, checks)
+    pooled = checks.gaps[checks.gaps["series"] == ALL_RUNS]
+    st.subheader("Which items do the machines find much easier, or much harder?")
+    if pooled.empty:
+        st.info(no_runs_message(filters, area))
+    else:
+        show_figure(
+            residual_figure(pooled, f"{area_title(area)}: every selected run pooled"),
+            key="items.residuals", file_stem=f"{stem}_residuals",
+            image_format=filters.image_format, data=checks.gaps,
+            caption=(f"One bar per item of {_booklet_words(checks)} with 3PL parameters, by "
+                     "its number there: z = (right answers − Σ P(θ)) / √Σ P(θ)(1 − P(θ)) over "
+                     "every repetition of the selected runs "
+                     f"({filters.prompt_label}), each at its own θ. Blue: z ≥ "
+                     f"{MARKED_RESIDUAL:g} (much easier for the machines than the curve says); "
+                     f"vermillion: z ≤ −{MARKED_RESIDUAL:g} (much harder); dashed: ±"
+                     f"{MARKED_RESIDUAL:g}. The hover gives the humans near the machines' θ."
+                     + filters.provenance))
+        texts = queries.area_stems(filters.year, area, "pt")
+        for direction, heading in (("easier", "Much easier for the machines"),
+                                   ("harder", "Much harder for the machines")):
+            rows = ranked_rows(pooled, texts, area, filters.year, direction)
+            st.markdown(f"**{heading}** ({len(rows)} item{'s' * (len(rows) != 1)})")
+            if rows.empty:
+                st.caption(f"No item has {'z ≥' if direction == 'easier' else 'z ≤ −'}"
+                           f"{MARKED_RESIDUAL:g}.")
+            else:
+                st.dataframe(rows, hide_index=True, width="stretch", placeholder="—",
+                             column_config=gap_column_config())
+        st.markdown("**Every item and run**")
+        st.dataframe(checks.gaps[GAP_COLUMNS], hide_index=True, width="stretch", placeholder="—",
+                     column_config=gap_column_config())
+        csv_download(checks.gaps, label="Gap table (CSV)", file_stem=f"{stem}_gaps",
+                     key="items.gaps.csv")
+
+
+
+def show_dif(filters: Filters, checks: ItemChecks) -> None:
+    """DIF of the booklet's items between its candidates and the machines."""
+    area, stem = checks.selection.area, _stem(filters, checks)
+    pooled = checks.gaps[checks.gaps["series"] == ALL_RUNS]
+    booklet_words = _booklet_words(checks)
+    st.subheader(f"DIF: humans against machines of the same score ({booklet_words})")
+    if checks.selection.booklet is None:
+        st.info(f"No booklet of {filters.year} {area} to compare on.")
+    elif checks.score_tables_missing:
+        st.info(f"This store holds no per-score item tables for {filters.year} (stored before "
+                "they existed, or a year from its item file alone): ingest the year again for "
+                "DIF and item fit.")
+    elif pooled.empty:
+        st.info(no_runs_message(filters, area))
+    else:
+        st.dataframe(checks.dif, hide_index=True, width="stretch", placeholder="—",
+                     column_config=dif_column_config())
+        st.caption(
+            "Reference group: the candidates of the booklet; focal group: every repetition "
+            "of the selected runs, each one examinee. Both are matched on the number-correct score of "
+            "the booklet (an unanswered item counts wrong, as a blank does). Mantel–Haenszel: "
+            "the common odds ratio α, ETS Δ = −2.35·ln α with its Robins–Breslow–Greenland SE, "
+            "the continuity-corrected χ² and the ETS class (A negligible; B moderate; C large: "
+            "|Δ| ≥ 1.5 and significantly above 1). Logistic regression: likelihood-ratio χ² "
+            "of the group (uniform) and group × score terms (total, 2 df) and Nagelkerke's ΔR². "
+            "q: Benjamini–Hochberg over the booklet's items." + filters.provenance)
+        csv_download(checks.dif, label="DIF table (CSV)", file_stem=f"{stem}_dif",
+                     key="items.dif.csv")
+
+
+def show_calibration(filters: Filters, checks: ItemChecks) -> None:
+    """The items calibrated on the machines against INEP's calibration."""
+    area, stem = checks.selection.area, _stem(filters, checks)
+    st.subheader("The items calibrated on the machines")
+    calibration = checks.calibration
+    if not calibration.patterns:
+        st.info(no_runs_message(filters, area))
+    else:
+        for note in calibration.notes[:3]:
+            st.warning(note)
+        table = calibration.table.assign(se_linked=calibration.table["se_b_machines"]
+                                         * calibration.slope)
+        show_figure(
+            calibration_figure(table, f"{area_title(area)}: b on machines vs b on humans"),
+            key="items.calibration", file_stem=f"{stem}_calibration",
+            image_format=filters.image_format, data=calibration.table,
+            caption=(f"A {calibration.model} fitted by marginal maximum likelihood (EM) on the "
+                     f"{calibration.patterns} response patterns of the selected runs (each "
+                     "repetition one examinee, the runs pooled into one population with a N(0, 1) "
+                     "ability), linked to INEP's scale by mean/sigma on b (A = "
+                     f"{calibration.slope:.2f}, B = {calibration.intercept:+.2f}); bars: ±1.96 "
+                     "SE (they may reach past the axes). Dashed: the same difficulty for "
+                     "machines and humans. Items whose machine answers separate perfectly or look "
+                     "like pure guessing have no estimate and are not drawn."
+                     + filters.provenance))
+
+
+def show_fit(filters: Filters, checks: ItemChecks) -> None:
+    """The humans' S-X² item fit on the booklet."""
+    stem = _stem(filters, checks)
+    booklet_words = _booklet_words(checks)
+    st.subheader(f"Human item fit ({booklet_words})")
+    if checks.fit.empty:
+        st.info(f"No booklet of {filters.year} {checks.selection.area}."
+                if checks.selection.booklet is None else
+                f"This store holds no per-score item tables for {filters.year}: ingest the "
+                "year again for the item fit.")
+    else:
+        st.dataframe(checks.fit, hide_index=True, width="stretch", placeholder="—",
+                     column_config=fit_column_config())
+        st.caption(
+            "Orlando–Thissen S-X² of INEP's parameters on the booklet's candidates (scores "
+            "grouped from the tails until every group expects at least one right and one "
+            "wrong "
+            "answer; df = groups − 3), q by Benjamini–Hochberg, RMSEA = √max(0, (S-X² − df) / "
+            "(df·(N − 1))). With this many candidates tiny misfit is significant: an item is "
+            "flagged when q < 0.05 and RMSEA > 0.05." + filters.provenance)
+        csv_download(checks.fit, label="Item fit (CSV)", file_stem=f"{stem}_fit",
+                     key="items.fit.csv")
