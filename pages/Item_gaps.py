@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL
+from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL, MIN_SERIES
 from dashboard.figures import area_title
 from dashboard.items.loading import checks_for
 from dashboard.items.sections import show_calibration, show_dif, show_fit, show_residuals
@@ -23,9 +23,11 @@ st.markdown(
     "For every item: how often the selected runs got it right, against the exam's 3PL curve "
     "at each run's own θ (the **standardized residual z**, summed over the repetitions) and "
     f"against humans of the same ability (candidates within ±{HUMANS_NEAR_HALF_WIDTH} of the "
-    f"runs' θ). Items with |z| ≥ {MARKED_RESIDUAL:g} are listed as much easier or much harder "
-    "for the machines. Repetitions of one model are not independent draws, so z ranks items; "
-    "the DIF tests below compare the machines with humans of the same score.")
+    "runs' θ). An item is listed as much easier (harder) for the machines when the selected "
+    "run series agree on it: a one-sample t over the series' observed − expected, "
+    "Benjamini–Hochberg q < 0.05 (repetitions of one prompt are nearly one draw, so a series "
+    f"is the unit; with fewer than {MIN_SERIES} series, |z| ≥ {MARKED_RESIDUAL:g}). The DIF "
+    "tests below compare the machines with humans of the same score.")
 seed_page_choice(GAP_AREA_PARAM, list(filters.areas), "items.area", default=filters.areas[0])
 area = st.segmented_control("Area", list(filters.areas), key="items.area",
                             format_func=area_title, required=True)

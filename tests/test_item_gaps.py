@@ -81,3 +81,38 @@ def test_humans_near_sums_the_bins_whose_centre_is_close():
     assert share[0] == pytest.approx(90 / 120)
     share, candidates = humans_near(answered, right, lower, 0.25, theta=float("nan"))
     assert np.isnan(share).all() and not candidates.any()
+
+
+def test_series_agreement_is_a_one_sample_t_test_over_the_series():
+    from scipy import stats
+
+    from analytics.items.gaps import ItemGaps, agreed_direction, series_agreement
+
+    rng = np.random.default_rng(4)
+    gaps = [ItemGaps(np.full(5, 30.0), rng.random(5), rng.random(5), np.zeros(5))
+            for _ in range(6)]
+    gaps[2].observed[4] = np.nan  # one series did not answer item 4
+    got = series_agreement(gaps)
+    for item in range(5):
+        d = [g.observed[item] - g.expected[item] for g in gaps
+             if np.isfinite(g.observed[item])]
+        reference = stats.ttest_1samp(d, 0.0)
+        assert got.series[item] == len(d)
+        assert got.t[item] == pytest.approx(reference.statistic)
+        assert got.p_value[item] == pytest.approx(reference.pvalue)
+    # planted: 9 series of different ability; items 12-14 (mid difficulty, away from the
+    # ceiling and floor) much easier than the curve, 15-17 much harder
+    bank = ItemBank(np.full(30, 1.5), np.linspace(-1.5, 1.5, 30), np.full(30, 0.15))
+    shift = np.zeros(30)
+    shift[12:15], shift[15:18] = -1.5, 1.5
+    per_series = []
+    for theta in np.linspace(-1.0, 1.5, 9):
+        thetas = np.full(30, theta)
+        p = 0.15 + 0.85 / (1 + np.exp(-1.5 * (thetas[:, None] - (bank.b + shift))))
+        per_series.append(item_gaps((rng.random(p.shape) < p).astype(float), thetas, bank))
+    direction = agreed_direction(series_agreement(per_series))
+    assert set(direction[12:15]) == {"easier"} and set(direction[15:18]) == {"harder"}
+    others = np.r_[direction[:12], direction[18:]]
+    assert (others == "").sum() >= 23
+    # fewer than three series are never marked this way
+    assert not agreed_direction(series_agreement(per_series[:2])).any()

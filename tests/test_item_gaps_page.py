@@ -13,6 +13,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from cli.main import main as cli_main
 from tests.page_support import assert_clean, decoded, messages, run_page
@@ -26,6 +27,12 @@ def _figure(app, name: str) -> dict:
         if (spec["layout"].get("meta") or {}).get("figure") == name:
             return spec
     raise AssertionError(f"no figure {name}")
+
+
+def _table(app, *columns: str) -> pd.DataFrame:
+    """The page's table whose first columns are ``columns``."""
+    return next(frame.value for frame in app.dataframe
+                if list(frame.value.columns)[:len(columns)] == list(columns))
 
 
 def _booklet(app) -> int:
@@ -73,16 +80,27 @@ def test_the_residuals_on_screen_equal_a_hand_computation(models_db):
     assert set(shown) == set(expected)
     for item, z in expected.items():
         assert shown[item] == pytest.approx(z, rel=1e-9, abs=1e-12)
-    # the ranked lists hold exactly the items with |z| >= 3, each in its direction
-    easier = {int(i) for i in app.dataframe[0].value["item_id"]}
-    harder = {int(i) for i in app.dataframe[1].value["item_id"]}
-    assert easier == {i for i, z in expected.items() if z >= 3}
-    assert harder == {i for i, z in expected.items() if z <= -3}
+    # with several series, the pooled rows are marked where the series agree: a one-sample t
+    # over the series' observed − expected (scipy here), BH q < 0.05
+    every = _table(app, "series", "item_id")
+    pooled = every[every["series"] == "all selected runs"].set_index("item_id")
+    runs = every[every["series"] != "all selected runs"]
+    assert runs["series"].nunique() >= 3
+    for item, rows in runs.groupby("item_id"):
+        reference = stats.ttest_1samp(rows["observed"] - rows["expected"], 0.0)
+        assert pooled.loc[item, "series_t"] == pytest.approx(reference.statistic, rel=1e-9)
+    marked = pooled[pooled["direction"].isin(["easier", "harder"])]
+    assert (marked["series_q"] < 0.05).all()
+    assert ((pooled["direction"] == "easier") == ((pooled["series_q"] < 0.05)
+                                                 & (pooled["series_t"] > 0))).all()
+    lists = [frame.value for frame in app.dataframe if "question" in frame.value.columns]
+    listed = {int(i) for frame in lists for i in frame["item_id"]}
+    assert listed == set(marked.index)
 
 
 def test_the_command_line_prints_the_numbers_of_the_page(models_db, capsys):
     app = run_page(PAGE, {"gap_area": "MT"})
-    every = app.dataframe[2].value
+    every = _table(app, "series", "item_id")
     pooled = every[every["series"] == "all selected runs"].set_index("item_id")
     assert cli_main(["--db", str(models_db), "items", "--year", "2023", "--area", "MT"]) == 0
     printed = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("item_id")
@@ -92,7 +110,7 @@ def test_the_command_line_prints_the_numbers_of_the_page(models_db, capsys):
                                rtol=1e-9)
     np.testing.assert_allclose(printed.loc[pooled.index, "humans_near"].fillna(-1),
                                pooled["humans_near"].fillna(-1), rtol=1e-9)
-    dif_page = app.dataframe[3].value
+    dif_page = _table(app, "item_id", "position", "mh_odds_ratio")
     assert cli_main(["--db", str(models_db), "items", "--year", "2023", "--area", "MT",
                      "--table", "dif", "--booklet", str(_booklet(app))]) == 0
     dif_cli = pd.read_csv(io.StringIO(capsys.readouterr().out))
@@ -109,7 +127,8 @@ def test_dif_and_item_fit_cover_the_counted_items_of_the_booklet(models_db):
         "SELECT count(DISTINCT item_id) FROM item_score_counts WHERE year = 2023 "
         "AND booklet_id = ?", [booklet]).fetchone()[0]
     con.close()
-    dif, fit = app.dataframe[3].value, app.dataframe[4].value
+    dif = _table(app, "item_id", "position", "mh_odds_ratio")
+    fit = _table(app, "item_id", "position", "sx2")
     assert len(dif) == len(fit) == counted > 0
     assert (dif["machines"] > 0).all()
     assert ((fit["q"] >= fit["p"] - 1e-15) | fit["p"].isna()).all()

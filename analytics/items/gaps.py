@@ -22,6 +22,14 @@ humans_near_i
 gap_i
     observed_i − humans_near_i: how much more (or less) often the machine is right than humans
     of its ability, in the data rather than in the model.
+
+Across several run series (:func:`series_agreement`) the unit is the series, not the
+repetition: each series s contributes its mean residual d_si = observed_si − expected_si, and
+the item is much easier (harder) for the machines when the mean of d over the k series is
+positive (negative) beyond what their spread allows: t_i = mean(d) / (sd(d)/√k) on k − 1 degrees
+of freedom, two-sided p, Benjamini–Hochberg over the items. Thirty repetitions of one prompt are
+nearly one draw, so a per-repetition z marks most items of a pooled selection; the series test
+asks whether the models agree.
 """
 
 from __future__ import annotations
@@ -30,13 +38,18 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import stats
 
 from analytics.irt import FloatArray, ItemBank, probability
+from analytics.multiple_testing import benjamini_hochberg
 
 #: Half width (θ units) of the human comparison group around a model's θ.
 HUMANS_NEAR_HALF_WIDTH = 0.25
-#: |z| at or above which an item is listed as much easier / much harder for the machines.
+#: |z| at or above which an item is listed as much easier / much harder for one series.
 MARKED_RESIDUAL = 3.0
+#: The false discovery rate of the across-series marks, and the fewest series they need.
+SERIES_Q = 0.05
+MIN_SERIES = 3
 
 
 class ItemGaps(NamedTuple):
@@ -122,3 +135,40 @@ def marked_direction(residual: ArrayLike, threshold: float = MARKED_RESIDUAL) ->
     z = np.asarray(residual, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return np.where(z >= threshold, "easier", np.where(z <= -threshold, "harder", ""))
+
+
+class SeriesAgreement(NamedTuple):
+    """Per item (arrays of shape (n_items,)): series (how many answered it), mean_gap (the mean
+    over series of observed − expected), t, p_value (two-sided, k − 1 df; NaN with fewer than
+    two series or no spread) and q_value (Benjamini–Hochberg over the items)."""
+
+    series: FloatArray
+    mean_gap: FloatArray
+    t: FloatArray
+    p_value: FloatArray
+    q_value: FloatArray
+
+
+def series_agreement(gaps_by_series: list[ItemGaps]) -> SeriesAgreement:
+    """Whether several series find each item easier (or harder) than the 3PL curve says: a
+    one-sample t-test over the series' gaps observed − expected (module notes)."""
+    if not gaps_by_series:
+        raise ValueError("need the gaps of at least one series")
+    d = np.vstack([g.observed - g.expected for g in gaps_by_series])  # (k, n_items)
+    k = np.isfinite(d).sum(axis=0).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(k > 0, np.nansum(d, axis=0) / np.maximum(k, 1.0), np.nan)
+        spread = np.sqrt(np.nansum((d - mean) ** 2, axis=0) / (k - 1.0))
+        t = np.where((k >= 2) & (spread > 0), mean / (spread / np.sqrt(k)), np.nan)
+    p = np.where(np.isfinite(t), 2.0 * stats.t.sf(np.abs(t), np.maximum(k - 1.0, 1.0)), np.nan)
+    return SeriesAgreement(k, mean, t, p, benjamini_hochberg(p))
+
+
+def agreed_direction(agreement: SeriesAgreement, q_level: float = SERIES_Q,
+                     min_series: int = MIN_SERIES) -> np.ndarray:
+    """'easier', 'harder' or '' per item: the series agree (q < ``q_level``, at least
+    ``min_series`` of them) on the sign of the gap."""
+    with np.errstate(invalid="ignore"):
+        marked = (agreement.q_value < q_level) & (agreement.series >= min_series)
+    return np.where(marked & (agreement.mean_gap > 0), "easier",
+                    np.where(marked & (agreement.mean_gap < 0), "harder", ""))

@@ -16,10 +16,11 @@ DIRECTION_COLOURS = {"easier": OKABE_ITO[4], "harder": OKABE_ITO[5], "": HUMAN_C
 _MARK_LINE = {"color": REFERENCE_COLOUR, "width": 1, "dash": "dash"}
 
 
-def residual_figure(rows: pd.DataFrame, title: str) -> go.Figure:
-    """One bar per item (x: its place in the booklet) of the pooled residual z, dashed at
-    ±:data:`MARKED_RESIDUAL`; hover: the item, observed and expected correct rates, the humans
-    near the machines' θ. ``rows``: one series of ``workflows.items.gaps.gap_table``."""
+def residual_figure(rows: pd.DataFrame, title: str, z_lines: bool) -> go.Figure:
+    """One bar per item (x: its number in the booklet) of the pooled residual z, coloured by
+    the rows' direction, dashed at ±:data:`MARKED_RESIDUAL` when ``z_lines`` (the marks follow
+    z); hover: the item, observed and expected correct rates, the humans near the machines' θ.
+    ``rows``: one series of ``workflows.items.gaps.gap_table``."""
     ordered = rows.sort_values("position")
     figure = go.Figure(go.Bar(
         x=ordered["position"], y=ordered["residual"],
@@ -33,7 +34,7 @@ def residual_figure(rows: pd.DataFrame, title: str) -> go.Figure:
                        "<br>humans near their θ: %{customdata[3]:.0%}"
                        "<br>z = %{y:.2f}<extra></extra>"),
         showlegend=False))
-    for level in (MARKED_RESIDUAL, -MARKED_RESIDUAL):
+    for level in (MARKED_RESIDUAL, -MARKED_RESIDUAL) if z_lines else ():
         figure.add_hline(y=level, line=_MARK_LINE)
     figure.update_layout(
         title={"text": title, "x": 0.0, "xanchor": "left"}, height=380, bargap=0.15,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analytics.items.gaps import MARKED_RESIDUAL
+from analytics.items.gaps import MARKED_RESIDUAL, MIN_SERIES
 from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.figures import area_title, show_figure
@@ -38,17 +38,25 @@ def show_residuals(filters: Filters, checks: ItemChecks) -> None:
     if pooled.empty:
         st.info(no_runs_message(filters, area))
     else:
+        by_series = len(set(checks.gaps["series"])) - 1 >= MIN_SERIES
+        marks = (f"Blue: the {len(set(checks.gaps['series'])) - 1} run series agree the item is "
+                 "easier for them than the curve says (a one-sample t over the series' observed "
+                 "− expected, Benjamini–Hochberg q < 0.05; the 30 repetitions of one prompt are "
+                 "nearly one draw, so the series are the unit); vermillion: harder."
+                 if by_series else
+                 f"Blue: z ≥ {MARKED_RESIDUAL:g} (much easier for the machines than the curve "
+                 f"says); vermillion: z ≤ −{MARKED_RESIDUAL:g} (much harder); dashed: ±"
+                 f"{MARKED_RESIDUAL:g}. With fewer than {MIN_SERIES} series the repetitions are "
+                 "the only replication: read z as a ranking.")
         show_figure(
-            residual_figure(pooled, f"{area_title(area)}: every selected run pooled"),
+            residual_figure(pooled, f"{area_title(area)}: every selected run pooled",
+                            z_lines=not by_series),
             key="items.residuals", file_stem=f"{stem}_residuals",
             image_format=filters.image_format, data=checks.gaps,
             caption=(f"One bar per item of {_booklet_words(checks)} with 3PL parameters, by "
                      "its number there: z = (right answers − Σ P(θ)) / √Σ P(θ)(1 − P(θ)) over "
-                     "every repetition of the selected runs "
-                     f"({filters.prompt_label}), each at its own θ. Blue: z ≥ "
-                     f"{MARKED_RESIDUAL:g} (much easier for the machines than the curve says); "
-                     f"vermillion: z ≤ −{MARKED_RESIDUAL:g} (much harder); dashed: ±"
-                     f"{MARKED_RESIDUAL:g}. The hover gives the humans near the machines' θ."
+                     f"every repetition of the selected runs ({filters.prompt_label}), each at "
+                     f"its own θ. {marks} The hover gives the humans near the machines' θ."
                      + filters.provenance))
         texts = queries.area_stems(filters.year, area, "pt")
         for direction, heading in (("easier", "Much easier for the machines"),
@@ -56,8 +64,7 @@ def show_residuals(filters: Filters, checks: ItemChecks) -> None:
             rows = ranked_rows(pooled, texts, area, filters.year, direction)
             st.markdown(f"**{heading}** ({len(rows)} item{'s' * (len(rows) != 1)})")
             if rows.empty:
-                st.caption(f"No item has {'z ≥' if direction == 'easier' else 'z ≤ −'}"
-                           f"{MARKED_RESIDUAL:g}.")
+                st.caption("No item is marked.")
             else:
                 st.dataframe(rows, hide_index=True, width="stretch", placeholder="—",
                              column_config=gap_column_config())

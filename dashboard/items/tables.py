@@ -33,6 +33,7 @@ def ranked_rows(rows: pd.DataFrame, texts: pd.DataFrame, area: str, year: int,
         "observed": marked["observed"].to_numpy(), "expected": marked["expected"].to_numpy(),
         "humans_near": marked["humans_near"].to_numpy(),
         "residual": marked["residual"].to_numpy(),
+        "series_t": marked["series_t"].to_numpy(), "series_q": marked["series_q"].to_numpy(),
         "question": [_excerpt(stems.get(item)) for item in marked["item_id"]],
         "explorer": [explorer_link(item, area, year) for item in marked["item_id"]]})
 
@@ -71,6 +72,12 @@ def gap_column_config() -> dict:
         "residual": st.column_config.NumberColumn(
             "z", format="%+.2f",
             help=f"standardized residual; |z| ≥ {MARKED_RESIDUAL:g} is marked"),
+        "series_count": st.column_config.NumberColumn("series", format="%d"),
+        "series_t": st.column_config.NumberColumn(
+            "t over series", format="%+.2f",
+            help="one-sample t of the series' observed − expected (pooled rows)"),
+        "series_q": st.column_config.NumberColumn("q (series)", format="%.2g",
+                                                  help="Benjamini–Hochberg over the items"),
         "question": st.column_config.TextColumn("question (start)", width="large"),
         "explorer": st.column_config.LinkColumn("explorer", display_text="open"),
     }

@@ -10,9 +10,12 @@ import pandas as pd
 from analytics.irt import ItemBank
 from analytics.items.gaps import (
     HUMANS_NEAR_HALF_WIDTH,
+    MIN_SERIES,
+    agreed_direction,
     humans_near,
     item_gaps,
     marked_direction,
+    series_agreement,
 )
 from enem.item_statistics import ICC_BIN_WIDTH
 from workflows.items.selection import pattern_matrix
@@ -22,7 +25,7 @@ ALL_RUNS = "all selected runs"
 
 GAP_COLUMNS = ["series", "item_id", "position", "skill", "a", "b", "c", "theta", "answers",
                "observed", "expected", "humans_near", "humans_near_n", "gap", "residual",
-               "direction"]
+               "series_count", "series_t", "series_q", "direction"]
 
 
 def icc_arrays(icc: pd.DataFrame, item_ids: np.ndarray
@@ -53,7 +56,10 @@ def gap_table(patterns: pd.DataFrame, items: pd.DataFrame, icc: pd.DataFrame,
     (item_id, theta_bin, n, n_correct); ``scaling``: the year's D.
     θ of a series is the mean of its patterns' θ; the humans near it are the candidates within
     :data:`HUMANS_NEAR_HALF_WIDTH` of it. The pooled rows' humans_near is the answers-weighted
-    mean of the series' values.
+    mean of the series' values; their series_count, series_t and series_q test whether the
+    series agree on the sign of observed − expected (``analytics.items.gaps.series_agreement``),
+    which marks them when there are at least ``MIN_SERIES`` series (|z| ≥ 3 otherwise, and in
+    every series' own rows).
     """
     usable = items[items[["a", "b", "c"]].notna().all(axis=1)].sort_values("first_position")
     ids = usable["item_id"].to_numpy(np.int64)
@@ -63,10 +69,11 @@ def gap_table(patterns: pd.DataFrame, items: pd.DataFrame, icc: pd.DataFrame,
     correct, theta, series = pattern_matrix(patterns, ids)
     answered, right, bins = icc_arrays(icc, ids)
     frames, near_sum, near_n = [], np.zeros(len(ids)), np.zeros(len(ids))
+    per_series = []
     for name in sorted(set(series)):
         rows = series == name
-        frame = _series_frame(name, usable, item_gaps(correct[rows], theta[rows], bank),
-                              float(np.nanmean(theta[rows])))
+        per_series.append(item_gaps(correct[rows], theta[rows], bank))
+        frame = _series_frame(name, usable, per_series[-1], float(np.nanmean(theta[rows])))
         share, candidates = humans_near(answered, right, bins, ICC_BIN_WIDTH,
                                         float(np.nanmean(theta[rows])))
         frame["humans_near"], frame["humans_near_n"] = share, candidates
@@ -79,9 +86,16 @@ def gap_table(patterns: pd.DataFrame, items: pd.DataFrame, icc: pd.DataFrame,
     with np.errstate(invalid="ignore", divide="ignore"):
         pooled["humans_near"] = np.where(near_n > 0, near_sum / near_n, np.nan)
     pooled["humans_near_n"] = np.nan
+    agreement = series_agreement(per_series)
+    pooled["series_count"], pooled["series_t"] = agreement.series, agreement.t
+    pooled["series_q"] = agreement.q_value
     table = pd.concat([*frames, pooled], ignore_index=True)
     table["gap"] = table["observed"] - table["humans_near"]
+    # One series: its repetitions are all there is, marked by |z|. Several: the pooled rows are
+    # marked where the series agree (the repetitions of a series are nearly one draw).
     table["direction"] = marked_direction(table["residual"].to_numpy(np.float64))
+    if len(per_series) >= MIN_SERIES:
+        table.loc[table["series"] == ALL_RUNS, "direction"] = agreed_direction(agreement)
     return table[table["answers"] > 0][GAP_COLUMNS].reset_index(drop=True)
 
 
