@@ -21,6 +21,11 @@ from dashboard.state.frame import no_runs_message
 from workflows.items.checks import ItemChecks
 from workflows.items.gaps import ALL_RUNS, GAP_COLUMNS
 
+#: Why DIF and item fit are missing for a year stored from its item file alone.
+_NO_CANDIDATES = ("{year} holds only its item file, no candidates' answers: DIF and item fit "
+                  "compare with the candidates (ingest the year's microdata with "
+                  "`enem-llm ingest-enem`).")
+
 
 def _stem(filters: Filters, checks: ItemChecks) -> str:
     return f"item_gaps_{filters.year}_{checks.selection.area}"
@@ -84,10 +89,11 @@ def show_dif(filters: Filters, checks: ItemChecks) -> None:
     st.subheader(f"DIF: humans against machines of the same score ({booklet_words})")
     if checks.selection.booklet is None:
         st.info(f"No booklet of {filters.year} {area} to compare on.")
+    elif not filters.has_humans:
+        st.info(_NO_CANDIDATES.format(year=filters.year))
     elif checks.score_tables_missing:
         st.info(f"This store holds no per-score item tables for {filters.year} (stored before "
-                "they existed, or a year from its item file alone): ingest the year again for "
-                "DIF and item fit.")
+                "they existed): ingest the year again for DIF and item fit.")
     elif pooled.empty:
         st.info(no_runs_message(filters, area))
     else:
@@ -141,6 +147,7 @@ def show_fit(filters: Filters, checks: ItemChecks) -> None:
     if checks.fit.empty:
         st.info(f"No booklet of {filters.year} {checks.selection.area}."
                 if checks.selection.booklet is None else
+                _NO_CANDIDATES.format(year=filters.year) if not filters.has_humans else
                 f"This store holds no per-score item tables for {filters.year}: ingest the "
                 "year again for the item fit.")
     else:
