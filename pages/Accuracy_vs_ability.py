@@ -15,6 +15,7 @@ import streamlit as st
 
 from dashboard import queries
 from dashboard.downloads import csv_download
+from dashboard.expected_score import add_expected_score_lines, expected_score_curves
 from dashboard.figures import CTT_TITLE, humans_and_models_figure, show_figure
 from dashboard.overlay import model_caption, no_runs_words, overlay_control
 from dashboard.state.frame import note_missing_runs, open_page
@@ -41,6 +42,8 @@ figure, fallbacks = humans_and_models_figure(
     filters.areas, densities, points, y="ctt", y_bin="ctt", y_width=1.0, y_title=CTT_TITLE,
     y_label="CTT", catalogue=filters.series_order,
     overlay=overlay.points if overlay else None, levels=overlay.levels if overlay else None)
+expected = expected_score_curves(filters, points)
+add_expected_score_lines(figure, filters.areas, expected)
 fallback_note = (" Too few or degenerate repetitions for a density, drawn as the dashed convex "
                  "hull of the central 90% or not at all: " + "; ".join(fallbacks) + "."
                  if fallbacks else "")
@@ -56,6 +59,10 @@ show_figure(
     data=lambda: pd.concat([human_rows, model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
               "scale); " if filters.has_humans else "No human background; ")
+             + ("Dotted: the expected number correct at each θ on booklet "
+                + ", ".join(f"{booklet} ({area})" for area, (booklet, _) in expected.items())
+                + " (the 3PL test characteristic curve); a point off it scored a CTT its θ "
+                "does not predict. " if expected else "")
              + (f"{model_words}{fallback_note} Read across: same "
                 "CTT, different θ means the model got a different *kind* of item right than "
                 "humans with that score." if len(model_rows) else

@@ -17,6 +17,11 @@ from dashboard.downloads import csv_download
 from dashboard.figures import show_figure
 from dashboard.information import figure as info
 from dashboard.information.intervals import DEFAULT_INTERVAL, INTERVALS, theta_intervals
+from dashboard.information.reliability import (
+    RELIABILITY_CAPTION,
+    reliability_columns,
+    reliability_table,
+)
 from dashboard.information.verdicts import verdict_caption, verdict_columns, verdict_table
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import information_booklet, selected_model_points
@@ -67,3 +72,15 @@ if drawn.verdicts:
                  key="information.table.csv")
 else:
     st.caption("Verdicts appear once the selection has model runs.")
+
+st.subheader("Reliability of each booklet")
+reliability = reliability_table(filters.year, curves, lc_language, filters.profile.get("scoring"))
+if reliability.empty:
+    st.caption("No booklet to measure.")
+else:
+    st.dataframe(reliability, hide_index=True, width="stretch", placeholder="—",
+                 column_config=reliability_columns())
+    st.caption(RELIABILITY_CAPTION + filters.provenance)
+    csv_download(reliability, label="Reliability (CSV)",
+                 file_stem=f"information_reliability_{filters.year}",
+                 key="information.reliability.csv")

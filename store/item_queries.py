@@ -9,6 +9,8 @@ tables below have exactly the shapes ``analytics.items.fit.score_tables`` return
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -107,20 +109,40 @@ def item_icc_bins(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.Da
     ).df()
 
 
+class ThetaMoments(NamedTuple):
+    """A booklet's scored candidates (all-blank tests left out): how many, the mean and sample
+    variance of their θ estimates, and the mean of their SE(θ)²."""
+
+    candidates: int
+    mean: float
+    variance: float
+    mean_se2: float
+
+    @property
+    def latent_sd(self) -> float:
+        """sqrt(var(θ̂) + mean SE²): the spread of the abilities behind shrunken EAPs."""
+        return float(np.sqrt(self.variance + self.mean_se2))
+
+    @property
+    def empirical_reliability(self) -> float:
+        """var(θ̂) / (var(θ̂) + mean SE²), as ``analytics.reliability.empirical_reliability``."""
+        total = self.variance + self.mean_se2
+        return float(self.variance / total) if total > 0 else float("nan")
+
+
 def booklet_theta_moments(con: duckdb.DuckDBPyConnection, year: int, area: str,
-                          booklet_id: int) -> tuple[float, float]:
-    """The mean and SD of the ability of a booklet's scored candidates (all-blank tests left
-    out, as in ``item_score_counts``): the mean of their θ and sqrt(var(θ) + mean SE(θ)²), the
-    spread of the latent abilities behind shrunken EAP estimates. NaN without candidates."""
-    mean, variance, error = one_row(con.execute(
-        """SELECT avg(theta), var_samp(theta), avg(theta_se * theta_se) FROM scores
+                          booklet_id: int) -> ThetaMoments:
+    """The θ moments of a booklet's scored candidates (NaN without candidates)."""
+    n, mean, variance, error = one_row(con.execute(
+        """SELECT count(*), avg(theta), var_samp(theta), avg(theta_se * theta_se) FROM scores
            WHERE year = $year AND area = $area AND booklet_id = $booklet
              AND NOT coalesce(blank, false) AND isfinite(theta)""",
         {"year": int(year), "area": area, "booklet": int(booklet_id)},
     ))
-    if mean is None or variance is None:
-        return float("nan"), float("nan")
-    return float(mean), float(np.sqrt(variance + (error or 0.0)))
+    nan = float("nan")
+    return ThetaMoments(int(n or 0), nan if mean is None else float(mean),
+                        nan if variance is None else float(variance),
+                        nan if error is None else float(error))
 
 
 def area_stems(con: duckdb.DuckDBPyConnection, year: int, area: str, language: str

@@ -80,8 +80,9 @@ def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
             positions = params["co_posicao"].to_numpy()
             correct, _, _ = pattern_matrix(patterns, ids)
             dif = human_machine_dif(ids, positions, counts, by_score, correct)
-            mean, sd = item_queries.booklet_theta_moments(con, selection.year, selection.area,
-                                                          selection.booklet)
+            moments = item_queries.booklet_theta_moments(con, selection.year, selection.area,
+                                                         selection.booklet)
+            mean, sd = moments.mean, moments.latent_sd
             bank = ItemBank(params["a"], params["b"], params["c"], scaling=scaling)
             fit = human_item_fit(ids, positions, bank, counts, by_score,
                                  prior_mean=mean if np.isfinite(mean) else 0.0,
