@@ -59,7 +59,7 @@ show_figure(
     data=lambda: pd.concat([human_rows, model_rows], ignore_index=True),
     caption=((f"Grey: {filters.group_label} per (0.1 θ × 1 item) cell, darker = more (log "
               "scale); " if filters.has_humans else "No human background; ")
-             + ("Dotted: the expected number correct at each θ on booklet "
+             + ("dotted: the expected number correct at each θ on booklet "
                 + ", ".join(f"{booklet} ({area})" for area, (booklet, _) in expected.items())
                 + " (the 3PL test characteristic curve); a point off it scored a CTT its θ "
                 "does not predict. " if expected else "")
