@@ -251,3 +251,24 @@ def test_position_accuracy_divides_where_the_key_was_shown():
     got = position_accuracy([[4, 0, 2, 1, 0]], [[1, 0, 2, 0, 0]])
     np.testing.assert_array_equal(got[0, [0, 2, 3]], [0.25, 1.0, 0.0])
     assert np.isnan(got[0, [1, 4]]).all()
+
+
+def test_tables_of_several_tests_show_benjamini_hochberg_q_values_beside_p():
+    import pandas as pd
+    from scipy.stats import false_discovery_control
+
+    from dashboard.options.tables import Q_COLUMN, with_p_text
+
+    p = [0.001, 0.04, 0.03, 0.5, float("nan"), 0.0]
+    shown = with_p_text(pd.DataFrame({"series": list("abcdef"), "p_value": p}))
+    assert list(shown.columns) == ["series", "p_value", Q_COLUMN]
+    finite = [value for value in p if not math.isnan(value)]
+    expected = iter(false_discovery_control(finite))
+    for text, value in zip(shown[Q_COLUMN], p):
+        if math.isnan(value):
+            assert text == "—"
+        else:
+            q = next(expected)
+            assert text == ("< 1e-300" if q == 0 else f"{q:.3g}")
+    few = with_p_text(pd.DataFrame({"series": ["a", "b"], "p_value": [0.01, 0.2]}))
+    assert Q_COLUMN not in few.columns

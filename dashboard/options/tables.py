@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from analytics.multiple_testing import benjamini_hochberg
 from dashboard.options.comparisons import MODEL_SHARE_COLUMNS
 from dashboard.options.data import SHARE_COLUMNS
 
@@ -29,15 +31,28 @@ def with_ratio(traps: pd.DataFrame) -> pd.DataFrame:
     return table[first + [column for column in table.columns if column not in first]]
 
 
+#: A table of at least this many tests shows Benjamini–Hochberg q-values beside its p-values.
+MIN_TESTS_FOR_Q = 4
+#: The column of those q-values.
+Q_COLUMN = "q (BH)"
+
+
 def with_p_text(table: pd.DataFrame, column: str = "p_value") -> pd.DataFrame:
     """``table`` for display with ``column`` (p-values) as text: three significant digits,
     '< 1e-300' where the p-value underflowed to 0 (a bare '0' would claim certainty) and '—'
-    where it is undefined. Downloads keep the numbers."""
+    where it is undefined. With :data:`MIN_TESTS_FOR_Q` tests or more, the Benjamini–Hochberg
+    q-values over the table's rows follow in :data:`Q_COLUMN` (a table of many tests finds
+    some p < 0.05 by chance). Downloads keep the numbers."""
     def words(p: float) -> str:
         if pd.isna(p):
             return "—"
         return "< 1e-300" if p == 0 else f"{p:.3g}"
-    return table.assign(**{column: [words(p) for p in table[column]]})
+    shown = table.assign(**{column: [words(p) for p in table[column]]})
+    p_values = table[column].to_numpy(np.float64)
+    if np.isfinite(p_values).sum() >= MIN_TESTS_FOR_Q:
+        shown.insert(shown.columns.get_loc(column) + 1, Q_COLUMN,
+                     [words(q) for q in benjamini_hochberg(p_values)])
+    return shown
 
 
 def trap_column_config() -> dict:
