@@ -20,14 +20,18 @@ def _number(value, pattern: str = "{:.3f}") -> str:
 
 
 def show_parameters(item: pd.Series) -> None:
-    """Key, a, b, c, skill and the humans' p-value of ``item`` (a row of ``area_items``)."""
-    facts = st.columns(6)
+    """Key, a, b, c, skill, the humans' p-value and point-biserial of ``item`` (a row of
+    ``area_items``)."""
+    facts = st.columns(7)
     facts[0].metric("Key", item["key"] or "—")
     facts[1].metric("a (discrimination)", _number(item["a"]))
     facts[2].metric("b (difficulty)", _number(item["b"]))
     facts[3].metric("c (guessing)", _number(item["c"]))
     facts[4].metric("Skill (CO_HABILIDADE)", "—" if pd.isna(item["skill"]) else int(item["skill"]))
     facts[5].metric("Human p-value", _number(item["p_value"]))
+    facts[6].metric("Point-biserial", _number(item["point_biserial"]),
+                    help="the humans' correlation of this item (1/0) with their number correct "
+                         "on the other items of the test (corrected item–total correlation)")
 
 
 def warn_if_abandoned(year: int, item: pd.Series) -> None:
