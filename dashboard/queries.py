@@ -86,6 +86,7 @@ item_icc = cached_query(dashboard_queries.item_icc)
 item_option_counts = cached_query(dashboard_queries.item_option_counts)
 area_stems = cached_query(item_queries.area_stems)
 booklet_theta_moments = cached_query(item_queries.booklet_theta_moments)
+item_option_theta_counts = cached_query(item_queries.item_option_theta_counts)
 
 # Models
 model_points = cached_query(dashboard_queries.model_points)

@@ -14,6 +14,7 @@ from dashboard import queries
 from dashboard.figures import show_figure
 from dashboard.item_explorer import details, picker
 from dashboard.item_explorer.curves import curve_caption, curve_figure
+from dashboard.item_explorer.option_curves import option_curve_caption, option_curve_figure
 from dashboard.item_explorer.options import option_caption, option_figure
 from dashboard.items.tables import GAP_AREA_PARAM
 from dashboard.state.frame import note_missing_runs, open_page
@@ -93,4 +94,15 @@ show_figure(
     image_format=filters.image_format, data=bars.data,
     caption=option_caption(item["key"], len(human_options) > 0, len(choices) > 0,
                            filters.provenance),
+)
+
+st.subheader("Option characteristic curves")
+option_counts = queries.item_option_theta_counts(filters.year, item_id)
+option_curves = option_curve_figure(item["key"], option_counts, choices, model_theta)
+show_figure(
+    option_curves.figure, key="explorer.option_curves",
+    file_stem=f"item_{item_id}_option_curves", image_format=filters.image_format,
+    data=option_curves.data,
+    caption=option_curve_caption(item["key"], len(option_counts) > 0, len(model_theta) > 0,
+                                 filters.provenance),
 )

@@ -155,3 +155,19 @@ def area_stems(con: duckdb.DuckDBPyConnection, year: int, area: str, language: s
            ORDER BY q.item_id""",
         {"year": int(year), "area": area, "language": language},
     ).df()
+
+
+def item_option_theta_counts(con: duckdb.DuckDBPyConnection, year: int,
+                             item_id: int) -> pd.DataFrame:
+    """The humans' marks on one item per θ bin (``option_theta_counts``): theta_bin (lower
+    edge), option (A–E, '.' blank, '*' several), n; pooled over booklets and languages. Empty
+    for a store made before the table existed."""
+    if "option_theta_counts" not in table_names(con):
+        return pd.DataFrame({"theta_bin": pd.Series(dtype=float),
+                             "option": pd.Series(dtype=object), "n": pd.Series(dtype="int64")})
+    return con.execute(
+        """SELECT theta_bin, option, sum(n)::BIGINT AS n FROM option_theta_counts
+           WHERE year = $year AND item_id = $item
+           GROUP BY theta_bin, option ORDER BY theta_bin, option""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
