@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from analytics.multiple_testing import benjamini_hochberg
 from dashboard.figures import area_grid, empty_panel, legend_above, panel
 from dashboard.palette import OKABE_ITO, with_alpha
 from inference.protocol import PROMPT_LANGUAGE_NAMES
@@ -58,14 +59,16 @@ def baseline_figure(table: pd.DataFrame) -> go.Figure:
 
 
 def attribute_display(tests: pd.DataFrame) -> pd.DataFrame:
-    """Table 2 as printed: area, attribute, the four counts, χ² and p (3 decimals)."""
+    """Table 2 as printed: area, attribute, the four counts, χ², p and the Benjamini–Hochberg
+    q over the table's tests (3 decimals)."""
     shown = tests.copy()
     shown["chi2"] = shown["chi2"].round(3)
+    shown["q_value"] = benjamini_hochberg(shown["p_value"].to_numpy(np.float64)).round(3)
     shown["p_value"] = shown["p_value"].round(3)
     return shown.rename(columns={
         "with_discriminating": "with · DI ≥ 0.2", "with_not": "with · DI < 0.2",
         "without_discriminating": "without · DI ≥ 0.2", "without_not": "without · DI < 0.2",
-        "chi2": "χ²", "p_value": "p"})
+        "chi2": "χ²", "p_value": "p", "q_value": "q (BH)"})
 
 
 def min_k_figure(frame: pd.DataFrame, correlations: pd.DataFrame, areas: Sequence[str],
@@ -112,7 +115,10 @@ def min_k_figure(frame: pd.DataFrame, correlations: pd.DataFrame, areas: Sequenc
 
 def r_p_markdown(correlations: pd.DataFrame, areas: Sequence[str]) -> str:
     """Table 3 as a Markdown table: one row per series and prompt language, one column per
-    area, cells 'r (p)' in bold where p < :data:`ALPHA`."""
+    area, cells 'r (p)' in bold where p < :data:`ALPHA` (the paper's marking) and with a † where
+    the Benjamini–Hochberg q over every cell of the table is below it too."""
+    shown = correlations[correlations["area"].isin(list(areas))]
+    q_values = dict(zip(shown.index, benjamini_hochberg(shown["p_value"].to_numpy(np.float64))))
     header = "| series | language | " + " | ".join(areas) + " |"
     lines = [header, "|" + "---|" * (len(areas) + 2)]
     keys = correlations[["model", "prompt_language"]].drop_duplicates()
@@ -127,6 +133,8 @@ def r_p_markdown(correlations: pd.DataFrame, areas: Sequence[str]) -> str:
                 continue
             r, p_value = float(found["r"].iloc[0]), float(found["p_value"].iloc[0])
             text = r_p_text(r, p_value)
+            if q_values.get(found.index[0], np.nan) < ALPHA:
+                text += " †"
             cells.append(f"**{text}**" if np.isfinite(p_value) and p_value < ALPHA else text)
         name = model.replace("|", "/")
         lines.append(f"| {name} | {language} | " + " | ".join(cells) + " |")

@@ -132,7 +132,8 @@ def attribute_section(filters: Filters, db_path: Path) -> None:
             "independence of the 2×2 table, 1 degree of freedom, "
             + ("with" if yates else "without") + " Yates' continuity correction. Items without "
             "a DI or without attributes are not counted; χ² is undefined (blank) when a row or "
-            "column of the table is empty." + filters.provenance)
+            "column of the table is empty. q: Benjamini–Hochberg over the table's tests."
+            + filters.provenance)
         download_csv(result, "Table 2 (CSV)", f"paper_table2_{filters.year}", "paper.t2.csv")
     attribute_editor(filters, db_path, attributes)
 
@@ -202,6 +203,7 @@ def min_k_section(filters: Filters) -> None:
     st.markdown(r_p_markdown(correlations, filters.areas))
     st.caption(f"Pearson's r (two-sided p) of Min-K% Prob against {MIN_K_SHOTS}-shot accuracy "
                f"over items, per model run, prompt language and area ({filters.year}); bold "
-               f"where p < 0.05. Reading r: {SEEN_DIRECTION}; a positive r (the paper's Table "
+               f"where p < 0.05 (the paper's marking); † where the Benjamini–Hochberg q over "
+               f"the table's cells is below 0.05 too. Reading r: {SEEN_DIRECTION}; a positive r (the paper's Table "
                "3 reports +0.45…+0.65 for 2022 English CN) is no such evidence.")
     download_csv(correlations, "Table 3 (CSV)", f"paper_table3_{filters.year}", "paper.t3.csv")
