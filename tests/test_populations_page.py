@@ -172,6 +172,9 @@ def test_tables_agree_with_scipy_and_with_the_stored_rows(pages_models_db):
                                           people.loc[sp, "n"], equal_var=False)
     assert welch.loc[sp, "irt_t"] == pytest.approx(expected.statistic, rel=1e-10)
     assert welch.loc[sp, "irt_p"] == pytest.approx(expected.pvalue, rel=1e-8)
+    # one model against every population: Benjamini–Hochberg over them, as scipy computes it
+    assert welch["irt_q"].to_numpy() == pytest.approx(
+        stats.false_discovery_control(welch["irt_p"].to_numpy()), rel=1e-12)
     places = percentile_table(model, rows)
     raw = _store(pages_models_db, lambda con: con.execute(
         """SELECT theta FROM scores WHERE year = 2023 AND area = 'MT' AND state = 'SP'

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analytics.multiple_testing import benjamini_hochberg
 from analytics.populations import (
     intervals_overlap,
     normal_interval,
@@ -105,6 +106,7 @@ def welch_table(model: pd.Series, populations: pd.DataFrame, scale: str,
 
     The model's side is its variants: mean, SD and n over them (percent correct; θ mapped to
     ``scale``); a population's side is its mean, SD and n (from ``population_summary``).
+    ctt_q / irt_q: Benjamini–Hochberg over the populations (one model tested against many).
     """
     slope, intercept = linear_map(scale, area)
     n = float(model["variants"])
@@ -118,12 +120,14 @@ def welch_table(model: pd.Series, populations: pd.DataFrame, scale: str,
         "population": populations["name"].to_numpy(), "n": populations["n"].to_numpy(),
         "ctt_difference": model["pct"] - populations["pct_mean"].to_numpy(),
         "ctt_t": pct.t, "ctt_df": pct.df, "ctt_p": pct.p,
+        "ctt_q": benjamini_hochberg(np.asarray(pct.p, dtype=np.float64)),
         "ctt_ci_overlap": intervals_overlap(model["pct_ci_low"], model["pct_ci_high"],
                                             populations["pct_ci_low"],
                                             populations["pct_ci_high"]),
         "irt_difference": model["theta"] * slope + intercept
         - populations["irt_mean"].to_numpy(),
         "irt_t": irt.t, "irt_df": irt.df, "irt_p": irt.p,
+        "irt_q": benjamini_hochberg(np.asarray(irt.p, dtype=np.float64)),
         "irt_ci_overlap": intervals_overlap(low, high, populations["irt_ci_low"],
                                             populations["irt_ci_high"]),
     })
