@@ -266,3 +266,15 @@ def test_the_sidebar_booklet_keeps_its_area_to_the_booklets_with_its_items():
     other_year = condition_patterns(con, [2023], ["MT", "CH"], ["run r"],
                                     booklet=(2022, "MT", 2))
     assert sorted(other_year["booklet_id"]) == [1, 2, 3, 9]
+
+
+def test_the_difference_table_controls_false_discoveries_over_its_rows():
+    rng = np.random.default_rng(9)
+    rows = pd.DataFrame([
+        {"series": f"m{m}", "area": area, "level": level, "year": 2022, "shuffle": k,
+         "value": rng.normal(0.3 * m * (level == "b"), 1.0)}
+        for m in range(4) for area in ("CH", "MT") for level in ("a", "b") for k in range(12)])
+    table = cd.difference_table(rows, "a", "b", paired=False)
+    assert len(table) == 8 and table["p"].notna().all()
+    assert table["q"].to_numpy() == pytest.approx(
+        stats.false_discovery_control(table["p"].to_numpy()))

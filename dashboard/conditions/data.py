@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.conditions import level_mean, paired_difference, welch_difference
+from analytics.multiple_testing import benjamini_hochberg
 from dashboard.runs.picker import shots_words
 from enem.areas import AREA_NAMES
 from inference.prompt_variants import BASE_VARIANT
@@ -73,7 +74,7 @@ STATISTICS: dict[str, str] = {
 
 LEVEL_COLUMNS = ("series", "area", "level", "n", "mean", "sd", "ci_low", "ci_high")
 DIFFERENCE_COLUMNS = ("series", "area", "first", "second", "difference", "ci_low", "ci_high",
-                      "p", "n_first", "n_second", "paired")
+                      "p", "q", "n_first", "n_second", "paired")
 
 
 def level_label(dimension: str, value: object) -> str:
@@ -165,8 +166,9 @@ def level_table(rows: pd.DataFrame) -> pd.DataFrame:
 def difference_table(rows: pd.DataFrame, first: str, second: str,
                      paired: bool) -> pd.DataFrame:
     """Per series and area: the mean under level ``second`` minus the mean under ``first``
-    with its 95% t interval and p-value; ``paired``: from the repetitions present under both
-    (matched on year and repetition number), else Welch's test of independent groups."""
+    with its 95% t interval, p-value and the Benjamini–Hochberg q over the table's rows;
+    ``paired``: from the repetitions present under both (matched on year and repetition
+    number), else Welch's test of independent groups."""
     records = []
     for (series, area), group in rows.groupby(["series", "area"], sort=False):
         one = group[group["level"] == first]
@@ -179,9 +181,12 @@ def difference_table(rows: pd.DataFrame, first: str, second: str,
         else:
             result = welch_difference(one["value"], two["value"])
         records.append((series, area, first, second, result.difference, result.ci_low,
-                        result.ci_high, result.p, result.n_first, result.n_second,
+                        result.ci_high, result.p, np.nan, result.n_first, result.n_second,
                         result.paired))
-    return pd.DataFrame.from_records(records, columns=list(DIFFERENCE_COLUMNS))
+    table = pd.DataFrame.from_records(records, columns=list(DIFFERENCE_COLUMNS))
+    # Every series and area is a test of its own: q controls the false discoveries among them.
+    table["q"] = benjamini_hochberg(table["p"].to_numpy(np.float64))
+    return table
 
 
 def level_order(levels: Iterable[str]) -> list[str]:

@@ -50,6 +50,8 @@ def difference_section(rows: pd.DataFrame, dimension: str, statistic: str,
         "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
         "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
         "p": st.column_config.NumberColumn("p", format="%.2g"),
+        "q": st.column_config.NumberColumn("q (BH)", format="%.2g",
+                                           help="Benjamini–Hochberg over the table's rows"),
         "n_first": "patterns (first)", "n_second": "patterns (second)"})
 
 
