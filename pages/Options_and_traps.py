@@ -15,6 +15,7 @@ import streamlit as st
 
 from dashboard.downloads import csv_download
 from dashboard.figures import area_title, series_styles, show_figure
+from dashboard.item_explorer.picker import explorer_link
 from dashboard.options.data import HUMANS, NEAR
 from dashboard.options.figures import (
     band_figure,
@@ -25,7 +26,6 @@ from dashboard.options.figures import (
 )
 from dashboard.options.key_positions import shuffled_series
 from dashboard.options.loading import (
-    explorer_link,
     item_words,
     option_results,
     runs_without_order,

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from dashboard.item_explorer.picker import explorer_link
 from dashboard.options.data import answer_table, human_items, theta_cube
-from dashboard.options.loading import explorer_link
 from dashboard.options.pairs import choice_agreement, pair_table
 from store.connection import connected
 from store.option_queries import model_option_answers

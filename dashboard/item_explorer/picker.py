@@ -16,6 +16,7 @@ import streamlit as st
 from dashboard import queries
 from dashboard.state.filters import Filters
 from enem.areas import AREAS, LANGUAGE_NAMES
+from workflows.views import ITEM_EXPLORER
 
 #: An item number in the URL: ASCII digits only (``str.isdigit`` also takes "²", which int()
 #: refuses), at most 12 of them (CO_ITEM has 5–6).
@@ -32,6 +33,12 @@ def area_holding(year: int, item_id: int, first: str | None) -> str | None:
         if item_id in set(queries.area_items(year, candidate)["item_id"]):
             return candidate
     return None
+
+
+def explorer_link(item_id: int, area: str, year: int) -> str:
+    """A relative link opening the item in the Item explorer (``?item=&area=&year=``, the
+    address :func:`read_link` reads)."""
+    return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
 
 
 def read_link(year: int) -> int | None:

@@ -6,17 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL
-from workflows.views import ITEM_EXPLORER
+from dashboard.item_explorer.picker import explorer_link
 
 #: The URL parameter of the page's area picker (a link from the Item explorer sets it).
 GAP_AREA_PARAM = "gap_area"
 #: Characters of a question's stem shown in the ranked lists.
 STEM_CHARACTERS = 140
-
-
-def explorer_link(item_id: int, area: str, year: int) -> str:
-    """A relative link opening the item in the Item explorer."""
-    return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
 
 
 def ranked_rows(rows: pd.DataFrame, texts: pd.DataFrame, area: str, year: int,

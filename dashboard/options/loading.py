@@ -30,7 +30,6 @@ from dashboard.options.key_positions import (
     rescored_items,
 )
 from dashboard.state.filters import Filters
-from workflows.views import ITEM_EXPLORER
 
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
 HUMAN_TEXT_LANGUAGE = "pt"
@@ -137,11 +136,6 @@ def runs_without_order(answers: pd.DataFrame) -> list[str]:
         return []
     known = answers.groupby("model")["permutation"].apply(lambda v: v.notna().any())
     return sorted(known.index[~known.to_numpy(bool)])
-
-
-def explorer_link(item_id: int, area: str, year: int) -> str:
-    """A relative link opening the item in the Item explorer (``?item=&area=&year=``)."""
-    return f"{ITEM_EXPLORER.url_path}?item={int(item_id)}&area={area}&year={int(year)}"
 
 
 def item_words(row: Mapping[str, Any]) -> str:
