@@ -49,7 +49,9 @@ def difference_caption(dimension: str, statistic: str, first: str, second: str,
     return (f"Difference in {statistic} ({STATISTICS[statistic]}): {second} minus {first}, "
             f"{how} (95%); "
             "an interval that crosses the grey line at 0 leaves the sign of the difference "
-            "open. The table gives p-values and the counts behind each row.")
+            "open. The table gives each row's p-value, its Benjamini–Hochberg q over the "
+            "table's rows (read q, not p, when scanning many models and areas for a "
+            "difference) and the counts behind each row.")
 
 
 def consistency_caption(held: str) -> str:
