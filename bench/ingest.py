@@ -108,7 +108,8 @@ PHASES_MARK = "-- phases --"
 #: Tables an ingest writes, compared by --compare (``ingests`` without its timings).
 DUMPED_TABLES = ("examinees", "scores", "rejects", "items", "booklets", "booklet_audit",
                  "option_counts", "option_theta_counts", "item_stats", "item_icc",
-                 "agg_theta_ctt", "agg_theta_lz", "agg_populations", "item_score_counts")
+                 "agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star", "agg_populations",
+                 "item_score_counts")
 
 
 def _damaged_copy(microdata: Path, target: Path, seed: int) -> Path:

@@ -33,6 +33,7 @@ from enem.areas import AREA_NAMES
 THETA_TITLE = "θ (ability, logits)"
 CTT_TITLE = "CTT score (items correct)"
 LZ_TITLE = "l_z person fit (z units)"
+LZ_STAR_TITLE = "l_z* person fit (z units)"
 COVERAGE = 0.9
 #: Pixels between a row's x-axis title and the next row's panel titles, and between the
 #: legend's lower edge and the first row's titles.
@@ -45,10 +46,11 @@ REGION_RULE = ("the line encloses the highest-density region holding 90% of the 
 _POINT_HOVER = (
     "<b>%{customdata[0]}</b><br>run %{customdata[1]} · %{customdata[2]}, %{customdata[3]}"
     "<br>shuffle %{customdata[4]}<br>θ = %{customdata[5]:.3f} (SE %{customdata[6]:.3f})"
-    "<br>l_z = %{customdata[7]:.2f}<br>CTT = %{customdata[8]}<extra></extra>"
+    "<br>l_z = %{customdata[7]:.2f} · l_z* = %{customdata[9]:.2f}<br>CTT = %{customdata[8]}"
+    "<extra></extra>"
 )
 _POINT_COLUMNS = ("model", "run_id", "prompt_language", "shots", "shuffle", "theta",
-                  "theta_se", "lz", "ctt")
+                  "theta_se", "lz", "ctt", "lz_star")
 
 
 def area_title(area: str) -> str:
@@ -188,7 +190,8 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
             x=group[x], y=group[y], mode="markers", name=name,
             legendgroup=name if hollow else model, showlegend=name not in legend_shown,
             marker=marker,
-            customdata=group[list(_POINT_COLUMNS)].assign(
+            # Points read before l_z* was kept lack it: NaN shows as such in the hover.
+            customdata=group.reindex(columns=list(_POINT_COLUMNS)).assign(
                 shots=group["shots"].map(shots_words)).to_numpy(dtype=object),
             hovertemplate=_POINT_HOVER, **rank,
         ))

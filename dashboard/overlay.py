@@ -24,7 +24,11 @@ from dashboard.queries import cached_query
 from dashboard.runs.picker import shots_words
 from dashboard.state.filters import Filters
 from dashboard.state.selection import selected_model_points
-from dashboard.state.url import seed_page_choice, write_page_choice
+from dashboard.state.url import (
+    leave_page_choice_out,
+    seed_page_choice,
+    write_page_choice,
+)
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
 from store import overlay_queries
 from store.dashboard_queries import UNCOUNTED_SHOTS, shots_from_url, shots_to_url
@@ -164,14 +168,6 @@ def overlay_of(filters: Filters, dimension: str, level: str) -> Overlay:
                    selected_model_points(held))
 
 
-def _leave_out_of_url(param: str, key: str) -> None:
-    """Remove ``param`` from the URL (a choice at its default, or a picker not drawn), and
-    forget that this page wrote it, so a link naming it later is taken again."""
-    if param in st.query_params:
-        del st.query_params[param]
-    st.session_state.pop(f"{key}.written", None)
-
-
 def overlay_control(filters: Filters, page: str) -> Overlay | None:
     """Draw the overlay pickers at the top of a page (session keys ``<page>.overlay`` and
     ``<page>.overlay_level``); returns the chosen overlay, None when it is off or the selected
@@ -184,8 +180,8 @@ def overlay_control(filters: Filters, page: str) -> Overlay | None:
         help="Draw a second level of a prompt condition beside the sidebar's, as open markers "
              "in each run's colour and symbol; the sidebar holds every other condition.")
     if dimension == NONE:
-        _leave_out_of_url(DIMENSION_PARAM, dimension_key)
-        _leave_out_of_url(LEVEL_PARAM, level_key)
+        leave_page_choice_out(DIMENSION_PARAM, dimension_key)
+        leave_page_choice_out(LEVEL_PARAM, level_key)
         return None
     write_page_choice(DIMENSION_PARAM, dimension_key)
     levels = offered_levels(filters, dimension)
@@ -194,7 +190,7 @@ def overlay_control(filters: Filters, page: str) -> Overlay | None:
                 else f"in {language_words(filters.language)}")
         top[1].caption(f"The selected runs have no other {dimension} {held} in "
                        f"{filters.year}: nothing to overlay.")
-        _leave_out_of_url(LEVEL_PARAM, level_key)
+        leave_page_choice_out(LEVEL_PARAM, level_key)
         return None
     seed_page_choice(LEVEL_PARAM, levels, level_key, levels[0])
     base = (language_words(filters.language) if dimension == LANGUAGE else filters.shots_words)

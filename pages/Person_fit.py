@@ -1,4 +1,4 @@
-"""Person fit (the paper's Fig. 3): l_z against θ, per area.
+"""Person fit (the paper's Fig. 3): l_z (or l_z*) against θ, per area.
 
 l_z measures how plausible a response pattern is under the IRT model at its own θ (≈ N(0, 1) for
 humans who answer like the calibration population; strongly negative = incoherent, e.g. hard
@@ -6,22 +6,19 @@ items right and easy ones wrong). l_z alone cannot vouch for a θ (near the bott
 a random answerer fits about as well as a candidate), so the trust table adds precision, the
 informative band and a comparison with random answering (``enem.trust``). The overlay
 (``dashboard.overlay``) adds the same runs under a second prompt language or shots setting as
-open markers, and its rows to the trust table.
+open markers, and its rows to the trust table. A switch draws l_z* (l_z corrected for θ being
+estimated) in place of l_z (``dashboard.person_fit``); the trust table stays on l_z.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.figures import (
-    LZ_TITLE,
     humans_and_models_grid,
     panel,
     reference_line,
@@ -32,36 +29,43 @@ from dashboard.lane_figure import histogram_with_lanes
 from dashboard.overlay import model_caption, no_runs_words, overlay_control
 from dashboard.palette import REFERENCE_COLOUR
 from dashboard.patterns.data import short_labels
+from dashboard.person_fit import (
+    LZ,
+    LZ_STAR_WORDS,
+    blank_free_densities,
+    drawn_statistic,
+    fifth_percentiles,
+    human_densities,
+    lz_fifth_percentiles,
+    marginals,
+    statistic_control,
+)
 from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import selected_model_points
-from dashboard.summaries import histogram_quantile, left_out_cells
+from dashboard.summaries import left_out_cells
 from dashboard.trust_table import trust_table
 from enem.trust import RULE
 
-#: The dashed reference line's name, in the legend of both figures (a label inside a panel sat
-#: on the markers and contours).
-P5_NAME = "humans' 5th percentile of l_z"
 P5_LINE = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1}
 BLANK_NAME = "all-blank tests (no answer marked)"
 
 
-def legend_line(figure: go.Figure, row: int, col: int) -> None:
-    """A legend entry (no data) naming the dashed line of the humans' 5th percentile."""
-    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=P5_NAME, line=P5_LINE,
+def legend_line(figure: go.Figure, row: int, col: int, symbol: str) -> None:
+    """A legend entry (no data) naming the dashed line of the humans' 5th percentile of
+    ``symbol`` (in the legend: a label inside a panel sat on the markers and contours)."""
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
+                                name=f"humans' 5th percentile of {symbol}", line=P5_LINE,
                                 legendgroup="p5", hoverinfo="skip"), row=row, col=col)
 
 
 filters = open_page("Person fit: l_z against θ")
 overlay = overlay_control(filters, "fit")
+fit = drawn_statistic(filters.year, statistic_control())
+symbol = fit.symbol
 
-densities = {
-    area: queries.human_theta_lz(*filters.human_args(area))
-    for area in filters.areas
-}
-marginals = {area: frame.groupby("lz_bin", as_index=False)["n"].sum()
-             for area, frame in densities.items()}
-human_p5 = {area: histogram_quantile(m["lz_bin"], m["n"], 0.1, 0.05)
-            for area, m in marginals.items()}
+densities = human_densities(filters, fit)
+marginal = marginals(densities)
+human_p5 = fifth_percentiles(marginal)
 # False where no area has humans (an item-file-only year, a filter leaving none): no grey
 # background and no dashed line to speak of.
 has_p5 = any(np.isfinite(value) for value in human_p5.values())
@@ -74,13 +78,13 @@ if overlay:
 # two at the lowest θ, the darkest cells of the grey. They are boxed and named in the legend.
 blank_cells = {}
 if filters.include_blank:
-    without_blank = replace(filters, include_blank=False)
-    blank_cells = {area: left_out_cells(densities[area], queries.human_theta_lz(
-        *without_blank.human_args(area))) for area in filters.areas}
+    without_blank = blank_free_densities(filters, fit)
+    blank_cells = {area: left_out_cells(densities[area], without_blank[area])
+                   for area in filters.areas}
 blank_total = int(sum(cells["n"].sum() for cells in blank_cells.values()))
 
-figure = humans_and_models_grid(filters.areas, densities, points, y="lz", y_bin="lz_bin",
-                                y_width=0.1, y_title=LZ_TITLE, y_label="l_z",
+figure = humans_and_models_grid(filters.areas, densities, points, y=fit.column, y_bin="lz_bin",
+                                y_width=0.1, y_title=fit.axis_title, y_label=symbol,
                                 overlay=overlay.points if overlay else None,
                                 levels=overlay.levels if overlay else None)
 blank_in_legend = False
@@ -99,44 +103,47 @@ for index, area in enumerate(filters.areas):
                                                   "<extra></extra>")), row=row, col=col)
         blank_in_legend = True
 if has_p5:
-    legend_line(figure, 1, 1)
+    legend_line(figure, 1, 1, symbol)
 blank_words = (f" Boxed: the {blank_total:,} all-blank tests (no answer marked, scored as all "
                "wrong): a cell per booklet at its lowest θ, where an all-wrong pattern fits "
-               "well (high l_z); the sidebar's switch leaves them out." if blank_total else "")
+               f"well (high {symbol}); the sidebar's switch leaves them out."
+               if blank_total else "")
+star_words = "" if fit == LZ else " " + LZ_STAR_WORDS
 blank_lz = (sum(float((cells["lz_bin"] * cells["n"]).sum()) for cells in blank_cells.values())
             / blank_total + 0.05 if blank_total else float("nan"))
 model_rows = (overlay.tagged(points) if overlay else points).assign(kind="model")
 model_words = model_caption(filters, overlay, "shuffle or seed")
 show_figure(
     figure, key="fit.figure",
-    file_stem=(f"lz_vs_theta_{filters.year}_{filters.language}"
+    file_stem=(f"{fit.column}_vs_theta_{filters.year}_{filters.language}"
                + (overlay.stem if overlay else "")),
     image_format=filters.image_format,
     data=lambda: pd.concat([pd.concat([f.assign(area=a, kind="humans")
                                        for a, f in densities.items()], ignore_index=True),
                             model_rows], ignore_index=True),
-    caption=((f"Grey: {filters.group_label} per (0.1 θ × 0.1 l_z) cell, log scale; "
+    caption=((f"Grey: {filters.group_label} per (0.1 θ × 0.1 {symbol}) cell, log scale; "
               if has_p5 else "No human background; ")
              + (model_words if len(model_rows) else no_runs_words(filters, overlay))
-             + ("; dashed: the humans' 5th percentile of l_z. Below it = less coherent than "
-                "95% of humans." if has_p5 else ".") + blank_words + filters.provenance),
+             + (f"; dashed: the humans' 5th percentile of {symbol}. Below it = less coherent "
+                "than 95% of humans." if has_p5 else ".") + star_words + blank_words
+             + filters.provenance),
 )
 
-st.subheader("The human l_z distribution for reference")
+st.subheader(f"The human {symbol} distribution for reference")
 styles = series_styles(points["model"].unique(), filters.series_order) if len(points) else {}
 lane_names, shared_tail = short_labels(sorted(points["model"].unique()) if len(points) else [])
 reference, table = histogram_with_lanes(
-    filters.areas, {area: m.rename(columns={"lz_bin": "bin"}) for area, m in marginals.items()},
-    points, "lz", bin_width=0.1, styles=styles, x_title=LZ_TITLE, human_label="humans",
-    lane_names=lane_names, references=human_p5)
+    filters.areas, {area: m.rename(columns={"lz_bin": "bin"}) for area, m in marginal.items()},
+    points, fit.column, bin_width=0.1, styles=styles, x_title=fit.axis_title,
+    human_label="humans", lane_names=lane_names, references=human_p5)
 if has_p5:
-    legend_line(reference, 2, 1)
+    legend_line(reference, 2, 1, symbol)
 show_figure(
-    reference, key="fit.reference", file_stem=f"lz_distribution_{filters.year}",
+    reference, key="fit.reference", file_stem=f"{fit.column}_distribution_{filters.year}",
     image_format=filters.image_format, data=table,
-    caption=((f"Grey bars: share of {filters.group_label} per 0.1-wide l_z bin (values "
+    caption=((f"Grey bars: share of {filters.group_label} per 0.1-wide {symbol} bin (values "
               "beyond −10 and 5 in the edge bins). " if has_p5 else "No human histogram. ")
-             + ("Under them, one lane per model: each tick is one repetition's l_z "
+             + (f"Under them, one lane per model: each tick is one repetition's {symbol} "
                 f"({filters.prompt_label}"
                 + (f"; every lane's run is {shared_tail}" if shared_tail else "") + ")."
                 + (f" The lanes show the sidebar's level only ({overlay.base}); "
@@ -145,7 +152,7 @@ show_figure(
                 if len(points) else f"No model lanes: no runs in this selection "
                 f"({filters.prompt_label}).")
              + (" Dashed: the humans' 5th percentile." if has_p5 else "")
-             + (f" The all-blank tests add a lone bar at l_z ≈ {blank_lz:.1f}."
+             + (f" The all-blank tests add a lone bar at {symbol} ≈ {blank_lz:.1f}."
                 if blank_total else "") + filters.provenance),
 )
 
@@ -153,10 +160,12 @@ st.subheader("Which models' θ can be trusted?")
 if points.empty and not (overlay and len(overlay.points)):
     st.caption("The table fills in once the selection has model runs.")
 else:
-    table = trust_table(filters, points, human_p5)
+    # The person-fit check is defined on l_z (enem.trust.RULE), whichever statistic is drawn.
+    lz_p5 = lz_fifth_percentiles(filters, fit, human_p5)
+    table = trust_table(filters, points, lz_p5)
     if overlay:
         # The overlay's rows are checked against its own booklet and prompt (overlay.filters).
-        table = overlay.per_level(table, trust_table(overlay.filters, overlay.points, human_p5))
+        table = overlay.per_level(table, trust_table(overlay.filters, overlay.points, lz_p5))
     # The verdict and the check behind most verdicts first (on screen at 1440 px with the
     # sidebar open); "—" where a value cannot be had, each column's help saying why.
     st.dataframe(table, hide_index=True, width="stretch", placeholder="—", column_config={
@@ -193,7 +202,9 @@ else:
         "patterns": st.column_config.NumberColumn(
             "patterns", help="response patterns: runs × repetitions"),
     })
-    st.caption(RULE + (f" Humans: {filters.group_label}." if filters.has_humans else "")
+    st.caption(RULE + (" The person-fit check uses l_z, as the rule is defined on it, not "
+                       "the l_z* drawn above." if fit != LZ else "")
+               + (f" Humans: {filters.group_label}." if filters.has_humans else "")
                + (f" One row per model, level and area: {filters.prompt_label} and "
                   f"{overlay.filters.prompt_label}, the level column saying which."
                   if overlay else "")

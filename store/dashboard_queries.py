@@ -2,8 +2,8 @@
 
 Each function takes an open connection and plain values and returns a pandas DataFrame (or a
 small Python value). Human backgrounds come from the pre-aggregated tables (``agg_theta_ctt``,
-``agg_theta_lz``, ``item_stats``, ``item_icc``, ``option_counts``), never from ``scores`` row by
-row, so a full-size year (about 4M candidates) costs the same as the demo.
+``agg_theta_lz``, ``agg_theta_lz_star``, ``item_stats``, ``item_icc``, ``option_counts``), never
+from ``scores`` row by row, so a full-size year (about 4M candidates) costs the same as the demo.
 
 Conventions for the filter arguments:
 
@@ -35,6 +35,9 @@ import pandas as pd
 
 from enem.score_batches import REPRODUCED_SHARE_FLOOR
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
+from store.connection import one_row
+from store.histograms import PERSON_FIT_TABLES
+from store.queries import table_names
 from store.schema import TABLES
 
 #: A run's label (model · prompt type · repetitions), unique per run: what the sidebar selects.
@@ -346,10 +349,49 @@ def human_theta_ctt(
 def human_theta_lz(
     con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int | None,
     group_kind: str, group_value: str, exclude: Sequence[int] = (), include_blank: bool = True,
+    statistic: str = "lz",
 ) -> pd.DataFrame:
-    """2-D histogram of (θ bin, l_z bin): theta_bin, lz_bin (lower edges), n; booklets summed."""
-    return _human_histogram(con, "agg_theta_lz", "theta_bin, lz_bin", year, area, booklet,
+    """2-D histogram of (θ bin, person-fit bin): theta_bin, lz_bin (lower edges), n; booklets
+    summed. ``statistic``: 'lz' (l_z, ``agg_theta_lz``) or 'lz_star' (Snijders' l_z*,
+    ``agg_theta_lz_star``; ``lz_bin`` then holds the l_z* bin). Empty, with these columns, when
+    the store has no table for the statistic (made before ``agg_theta_lz_star`` existed).
+
+    Raises
+    ------
+    ValueError
+        If ``statistic`` is neither 'lz' nor 'lz_star'.
+    """
+    table = _person_fit_table(statistic)
+    if table not in table_names(con):
+        return pd.DataFrame({"theta_bin": pd.Series(dtype="float64"),
+                             "lz_bin": pd.Series(dtype="float64"),
+                             "n": pd.Series(dtype="int64")})
+    return _human_histogram(con, table, "theta_bin, lz_bin", year, area, booklet,
                             group_kind, group_value, exclude, include_blank)
+
+
+def lz_star_missing(con: duckdb.DuckDBPyConnection, year: int) -> bool:
+    """True when ``year`` has the humans' l_z histogram but no l_z* one: the year was ingested
+    before ``agg_theta_lz_star`` existed (ingesting it again fills it). False when both are
+    there, and for a year with no human histogram at all (nothing to miss)."""
+    has_lz = one_row(con.execute("SELECT count(*) > 0 FROM agg_theta_lz WHERE year = ?",
+                                 [int(year)]))[0]
+    if not has_lz:
+        return False
+    if PERSON_FIT_TABLES["lz_star"] not in table_names(con):
+        return True
+    return not one_row(con.execute(
+        "SELECT count(*) > 0 FROM agg_theta_lz_star WHERE year = ?", [int(year)]))[0]
+
+
+def _person_fit_table(statistic: str) -> str:
+    """The histogram table of a person-fit statistic, from a fixed mapping (never formatted
+    from the caller's text)."""
+    try:
+        return PERSON_FIT_TABLES[statistic]
+    except KeyError:
+        raise ValueError(f"unknown person-fit statistic {statistic!r}: "
+                         f"use one of {', '.join(PERSON_FIT_TABLES)}") from None
 
 
 def human_theta_histogram(

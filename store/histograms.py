@@ -1,11 +1,14 @@
-"""Pre-aggregated 2-D histograms of (θ, CTT) and (θ, l_z) for the human density backgrounds.
+"""Pre-aggregated 2-D histograms of (θ, CTT), (θ, l_z) and (θ, l_z*) for the human density
+backgrounds.
 
 One row per (area, booklet, subgroup, bin, blank) with a count, so a page draws millions of
 candidates from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
 Each (θ, CTT) cell also keeps the sum of its candidates' SE(θ), so the humans' mean SE at a θ
 is read without the candidates' rows (summed as 12-decimal fixed point, exactly, so the result
 does not depend on the order in which parallel threads add the rows). ``blank`` separates all-blank tests (no answer marked: θ
-at the floor, l_z near 3), which the dashboard can leave out of the human reference.
+at the floor, l_z near 3), which the dashboard can leave out of the human reference. The l_z and
+l_z* histograms share their columns (the person-fit bin is ``lz_bin`` in both) and their bins,
+so one query and one figure serve either (:data:`PERSON_FIT_TABLES`).
 
 The ingest counts each area's rows in its scoring worker, from the score rows it has in memory
 (:func:`histogram_frames`, numpy); :func:`build_histograms` computes the same rows in SQL from
@@ -24,8 +27,11 @@ import pyarrow.compute as pc
 
 THETA_BIN_WIDTH = 0.1
 LZ_BIN_WIDTH = 0.1
-#: l_z values beyond these are counted in the edge bins.
+#: l_z (and l_z*) values beyond these are counted in the edge bins.
 LZ_RANGE = (-10.0, 5.0)
+#: The (θ, person fit) histogram of each person-fit statistic: the ``scores`` column it counts
+#: → its table. Both tables bin the statistic into ``lz_bin``.
+PERSON_FIT_TABLES: dict[str, str] = {"lz": "agg_theta_lz", "lz_star": "agg_theta_lz_star"}
 
 _GROUPED = """
     SELECT s.area, s.booklet_id,
@@ -53,8 +59,6 @@ def theta_bin_sql(column: str = "s.theta") -> str:
 def build_histograms(con: duckdb.DuckDBPyConnection, year: int) -> None:
     """Insert the year's histogram rows from ``scores`` (the caller removed the old ones)."""
     theta_bin = theta_bin_sql()
-    lz_clipped = f"least(greatest(s.lz, {LZ_RANGE[0]}), {LZ_RANGE[1] - LZ_BIN_WIDTH / 2})"
-    lz_bin = f"round(floor({lz_clipped} / {LZ_BIN_WIDTH}) * {LZ_BIN_WIDTH}, 6)"
     ctt = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, s.ctt AS ctt", keys="theta_bin, ctt",
                           extra="AND NOT isnan(s.theta)")
     con.execute(
@@ -62,13 +66,17 @@ def build_histograms(con: duckdb.DuckDBPyConnection, year: int) -> None:
         f"theta_bin, ctt, n, blank, se_sum FROM ({ctt})",
         {"year": year},
     )
-    lz = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, {lz_bin} AS lz_bin",
-                         keys="theta_bin, lz_bin", extra="AND NOT isnan(s.lz)")
-    con.execute(
-        f"INSERT INTO agg_theta_lz SELECT $year, area, booklet_id, group_kind, group_value, "
-        f"theta_bin, lz_bin, n, blank FROM ({lz})",
-        {"year": year},
-    )
+    for column, table in PERSON_FIT_TABLES.items():  # constants: no user text in the SQL
+        clipped = (f"least(greatest(s.{column}, {LZ_RANGE[0]}), "
+                   f"{LZ_RANGE[1] - LZ_BIN_WIDTH / 2})")
+        lz_bin = f"round(floor({clipped} / {LZ_BIN_WIDTH}) * {LZ_BIN_WIDTH}, 6)"
+        lz = _GROUPED.format(bins=f"{theta_bin} AS theta_bin, {lz_bin} AS lz_bin",
+                             keys="theta_bin, lz_bin", extra=f"AND NOT isnan(s.{column})")
+        con.execute(
+            f"INSERT INTO {table} SELECT $year, area, booklet_id, group_kind, group_value, "
+            f"theta_bin, lz_bin, n, blank FROM ({lz})",
+            {"year": year},
+        )
 
 
 #: The group_value of rows whose state or school type is empty.
@@ -78,26 +86,30 @@ _DENSE_CELLS = 1 << 24
 
 
 def histogram_frames(scores: pa.Table) -> dict[str, pa.Table]:
-    """The ``agg_theta_ctt`` and ``agg_theta_lz`` rows of some score rows (an Arrow table with
-    the ``scores`` columns, typically one area's): the rows :func:`build_histograms` derives
-    from the same rows in SQL (SE sums equal up to their order of summation)."""
+    """The ``agg_theta_ctt``, ``agg_theta_lz`` and ``agg_theta_lz_star`` rows of some score
+    rows (an Arrow table with the ``scores`` columns, typically one area's): the rows
+    :func:`build_histograms` derives from the same rows in SQL (SE sums equal up to their order
+    of summation)."""
     columns = {name: scores.column(name).to_numpy() for name in
-               ("booklet_id", "theta", "theta_se", "lz", "ctt")}
+               ("booklet_id", "theta", "theta_se", "ctt", *PERSON_FIT_TABLES)}
     columns["blank"] = scores.column("blank").to_numpy(zero_copy_only=False)
     labels = {name: scores.column(name) for name in ("year", "area")}
     # Every row has a state (or MISSING): the counts of everyone are the states' summed.
     state = _group_codes("state", scores.column("state"))
     school = _group_codes("school_type", scores.column("school_type"))
     theta = _bins(columns["theta"], THETA_BIN_WIDTH)
-    lz = _bins(np.minimum(np.maximum(columns["lz"], LZ_RANGE[0]), LZ_RANGE[1] - LZ_BIN_WIDTH / 2),
-               LZ_BIN_WIDTH)
     ctt = columns["ctt"]
-    ctt_rows = _grouped(columns, labels, state, school, ~np.isnan(columns["theta"]),
-                        {"theta_bin": theta, "ctt": (ctt - ctt.min(initial=0), ctt)},
-                        se=columns["theta_se"])
-    lz_rows = _grouped(columns, labels, state, school, ~np.isnan(columns["lz"]),
-                       {"theta_bin": theta, "lz_bin": lz})
-    return {"agg_theta_ctt": ctt_rows, "agg_theta_lz": lz_rows}
+    frames = {"agg_theta_ctt": _grouped(columns, labels, state, school,
+                                        ~np.isnan(columns["theta"]),
+                                        {"theta_bin": theta,
+                                         "ctt": (ctt - ctt.min(initial=0), ctt)},
+                                        se=columns["theta_se"])}
+    for column, table in PERSON_FIT_TABLES.items():
+        values = columns[column]
+        clipped = np.minimum(np.maximum(values, LZ_RANGE[0]), LZ_RANGE[1] - LZ_BIN_WIDTH / 2)
+        frames[table] = _grouped(columns, labels, state, school, ~np.isnan(values),
+                                 {"theta_bin": theta, "lz_bin": _bins(clipped, LZ_BIN_WIDTH)})
+    return frames
 
 
 def _group_codes(kind: str, column: pa.ChunkedArray) -> tuple[str, np.ndarray, np.ndarray]:

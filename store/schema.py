@@ -105,6 +105,12 @@ TABLES: dict[str, str] = {
         year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
         theta_bin DOUBLE, lz_bin DOUBLE, n BIGINT, blank BOOLEAN
     """,
+    # l_z* (Snijders' corrected l_z) binned like l_z, in the same columns (lz_bin holds the
+    # l_z* bin), so one query reads either. Absent from years ingested before the table existed.
+    "agg_theta_lz_star": """
+        year INTEGER, area VARCHAR, booklet_id INTEGER, group_kind VARCHAR, group_value VARCHAR,
+        theta_bin DOUBLE, lz_bin DOUBLE, n BIGINT, blank BOOLEAN
+    """,
     "question_texts": """
         year INTEGER, item_id BIGINT, language VARCHAR, stem VARCHAR, option_a VARCHAR,
         option_b VARCHAR, option_c VARCHAR, option_d VARCHAR, option_e VARCHAR, key VARCHAR,
@@ -182,7 +188,7 @@ VIEWS: dict[str, str] = {
 #: Tables whose rows belong to one ENEM year and are replaced when that year is re-ingested.
 YEAR_TABLES: tuple[str, ...] = (
     "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
-    "agg_theta_ctt", "agg_theta_lz", "option_theta_counts",
+    "agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star", "option_theta_counts",
     "agg_populations", "item_score_counts",
 )
 

@@ -1,8 +1,8 @@
 """The histograms and populations the ingest's scoring workers count from the score rows in
 memory equal the SQL that rebuilds them from the stored tables (``store.histograms.
 build_histograms``, ``store.populations.build_populations``), on an ingested year and on hand-made
-rows with every edge: θ or l_z not a number, l_z beyond its range, empty state and school type,
-a booklet whose notas are not reproduced."""
+rows with every edge: θ, l_z or l_z* not a number, l_z and l_z* beyond their range, empty state and
+school type, a booklet whose notas are not reproduced."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from store.histograms import build_histograms, histogram_frames
 from store.schema import ensure_schema
 from workflows.ingest import ingest_year
 
-AGGREGATES = ("agg_theta_ctt", "agg_theta_lz", "agg_populations")
+AGGREGATES = ("agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star", "agg_populations")
+_LZ_KEYS = ["area", "booklet_id", "group_kind", "group_value", "theta_bin", "lz_bin", "blank"]
 KEYS = {"agg_theta_ctt": ["area", "booklet_id", "group_kind", "group_value", "theta_bin", "ctt",
                           "blank"],
-        "agg_theta_lz": ["area", "booklet_id", "group_kind", "group_value", "theta_bin",
-                         "lz_bin", "blank"],
+        "agg_theta_lz": _LZ_KEYS, "agg_theta_lz_star": _LZ_KEYS,
         "agg_populations": ["area", "booklets", "group_kind", "group_value"]}
 
 
@@ -89,8 +89,9 @@ def test_the_ingest_stores_what_the_sql_rebuilds(ingested, table):
 
 
 def _edge_scores() -> pa.Table:
-    """Score rows of two areas with NaN θ and l_z, l_z beyond both ends, all-blank tests,
-    empty states and school types, θ on bin edges (ties of the rounding)."""
+    """Score rows of two areas with NaN θ, l_z and l_z*, l_z and l_z* beyond both ends, all-blank
+    tests, empty states and school types, θ on bin edges (ties of the rounding). l_z* is not
+    l_z: NaN on more rows, at the edges on others, elsewhere l_z shifted and widened."""
     rng = np.random.default_rng(3)
     n = 4000
     theta = np.round(rng.normal(0, 1.2, n), 1)  # many values exactly on bin edges
@@ -99,6 +100,9 @@ def _edge_scores() -> pa.Table:
     lz = rng.normal(0, 3, n)
     lz[::11] = np.nan
     lz[5::13] = rng.choice([-25.0, 12.0, -10.0, 4.95, 5.0], lz[5::13].size)
+    lz_star = 1.2 * lz + 0.3
+    lz_star[3::17] = np.nan
+    lz_star[8::19] = rng.choice([-40.0, 30.0, -10.0, 4.95, 5.0], lz_star[8::19].size)
     states = np.array(["SP", "RJ", None, "", "BA"], dtype=object)
     school = pa.array(rng.choice([1, 2, 3, -1], n), pa.int16())
     school = pa.array([None if i % 9 == 0 else v for i, v in enumerate(school.to_pylist())],
@@ -112,7 +116,7 @@ def _edge_scores() -> pa.Table:
         "booklet_id": pa.array(rng.choice([501, 502, 503], n).astype(np.int32)),
         "item_language": pa.nulls(n, pa.int16()),
         "theta": pa.array(theta), "theta_se": pa.array(rng.uniform(0.2, 0.9, n)),
-        "lz": pa.array(lz), "lz_star": pa.array(lz), "ctt": pa.array(ctt),
+        "lz": pa.array(lz), "lz_star": pa.array(lz_star), "ctt": pa.array(ctt),
         "n_scored": pa.array(n_scored),
         "nota": pa.array(np.round(500 + 100 * np.nan_to_num(theta), 1)),
         "blank": pa.array(rng.random(n) < 0.05),
@@ -154,9 +158,17 @@ def test_histograms_of_edge_rows_equal_the_sql():
             expected = con.execute(f"SELECT * FROM {table} WHERE area = ?", [area]).df()
             assert found.schema.names == list(expected.columns)
             _assert_same(found.to_pandas(), expected, table)
-    edges = frames["agg_theta_lz"].column("lz_bin").to_numpy()
-    assert edges.min() == -10.0 and edges.max() == pytest.approx(4.9)
-    assert np.isnan(frames["agg_theta_lz"].column("theta_bin").to_numpy()).any()
+    assert set(frames) == {"agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star"}
+    in_mt = scores.filter(pa.compute.equal(scores.column("area"), "MT"))
+    for table, column in (("agg_theta_lz", "lz"), ("agg_theta_lz_star", "lz_star")):
+        edges = frames[table].column("lz_bin").to_numpy()
+        assert edges.min() == -10.0 and edges.max() == pytest.approx(4.9)
+        assert np.isnan(frames[table].column("theta_bin").to_numpy()).any()
+        # Everyone's rows count each MT row whose statistic is a number, once.
+        everyone = pa.compute.equal(frames[table].column("group_kind"), "all")
+        counted = int(pa.compute.sum(frames[table].filter(everyone).column("n")).as_py())
+        assert counted == int((~np.isnan(in_mt.column(column).to_numpy())).sum())
+    assert not frames["agg_theta_lz"].equals(frames["agg_theta_lz_star"])
 
 
 def test_populations_with_a_flagged_booklet_equal_the_sql():
@@ -187,7 +199,7 @@ def test_an_area_whose_every_theta_is_missing_has_no_rows():
     rows, as the SQL gives none, instead of failing the ingest."""
     scores = _edge_scores()
     nothing = pa.array(np.full(scores.num_rows, np.nan))
-    for name in ("theta", "lz"):
+    for name in ("theta", "lz", "lz_star"):
         scores = scores.set_column(scores.schema.get_field_index(name), name, nothing)
     con = _reference_db(scores, _groupings(scores))
     build_histograms(con, 2023)

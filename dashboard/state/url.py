@@ -233,3 +233,11 @@ def write_page_choice(param: str, key: str) -> None:
     value = str(st.session_state[key])
     st.query_params[param] = value
     st.session_state[f"{key}.written"] = value
+
+
+def leave_page_choice_out(param: str, key: str) -> None:
+    """Remove ``param`` from the URL (a choice at its default, none made, or a picker not
+    drawn), and forget that this page wrote it, so a link naming it later is taken again."""
+    if param in st.query_params:
+        del st.query_params[param]
+    st.session_state.pop(f"{key}.written", None)
