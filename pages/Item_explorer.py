@@ -14,6 +14,7 @@ from dashboard import queries
 from dashboard.figures import show_figure
 from dashboard.item_explorer import details, picker
 from dashboard.item_explorer.curves import curve_caption, curve_figure
+from dashboard.item_explorer.fit import show_fit
 from dashboard.item_explorer.option_curves import option_curve_caption, option_curve_figure
 from dashboard.item_explorer.options import option_caption, option_figure
 from dashboard.items.tables import GAP_AREA_PARAM
@@ -59,6 +60,7 @@ picker.write_link(item_id, area)
 item = items[items["item_id"] == item_id].iloc[0]
 st.subheader(f"Item {item_id} — {AREA_NAMES[area]}")
 details.show_parameters(item)
+show_fit(filters, area, item, opening_booklet)
 st.page_link(ITEM_GAPS.file, label=f"Items of {area} the selected runs find much easier or "
              "harder than humans of their ability: Item gaps", icon=":material/compare_arrows:",
              query_params={GAP_AREA_PARAM: area})

@@ -2,7 +2,8 @@
 
 Per area, rows are run series × prompt language (or one row per repetition), columns the items
 sorted by IRT difficulty b with the b curve above, the humans' share correct on top and each
-row's mean l_z (SD) at the right. A human-like pattern is dark on the left (easy items) and
+row's mean l_z (SD) at the right and ⚑ under the items whose 3PL curve misfits the humans
+(S-X² on the booklet's candidates). A human-like pattern is dark on the left (easy items) and
 fades to the right (hard items). Data, figure and caption: ``dashboard.patterns``.
 """
 

@@ -5,7 +5,9 @@ repetition: a shuffle or seed of one run) and whose columns are the items sorted
 difficulty b, easiest left; a cell is the share of the row's repetitions that answered the item
 correctly (0–1, a fixed colour scale). Above it, the b of each item as a curve on the same x;
 at the right of each row its mean l_z (SD) over the row's repetitions; on top, when the year
-has candidates, the humans' share correct per item (``item_stats.p_value``).
+has candidates, the humans' share correct per item (``item_stats.p_value``); under the item
+axis, a mark under each item whose 3PL curve misfits the candidates of the booklet (the human
+item fit of the Item gaps page, ``dashboard.item_fit``).
 
 Booklet rule (every page): booklets of an area hold the same items in another order, so a
 model's answers are placed on any booklet of its area and year through the item ids. The

@@ -1,10 +1,12 @@
 """The caption under a Response patterns figure: what a row, a cell and the columns are, the
-l_z column, the human row, and which booklet's positions the columns follow."""
+l_z column, the human row, which booklet's positions the columns follow and the items marked
+as misfitting the humans."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from dashboard.item_fit import MARK, MARK_LEGEND
 from dashboard.patterns.data import PatternPanel
 from inference.protocol import PROMPT_LANGUAGE_NAMES
 
@@ -21,6 +23,18 @@ def booklet_sentence(panel: PatternPanel) -> str:
     return (f"The models took booklet{several} {taken}; their answers are placed on {shown} "
             f"through the item ids (same items, another order), and positions are {shown}'s."
             + dropped)
+
+
+def misfit_sentence(panel: PatternPanel) -> str:
+    """What the marks under the item axis are, on which booklet's candidates, and how many; or
+    why there are none."""
+    if panel.misfit is None:
+        return (f"No {MARK} item-fit marks: the store holds no per-score item tables of "
+                f"booklet {panel.booklet}'s candidates (a year stored from its item file "
+                "alone, or ingested before the tables existed: ingest it again).")
+    count = f"{len(panel.misfit)} of the {len(panel.items)}" if panel.misfit else "none"
+    return (f"{MARK_LEGEND}, on the candidates of booklet {panel.booklet}: {count}, marked "
+            "under the item axis.")
 
 
 def panel_caption(panel: PatternPanel, shots: str, shared_tail: str, provenance: str,
@@ -44,4 +58,5 @@ def panel_caption(panel: PatternPanel, shots: str, shared_tail: str, provenance:
     return (f"{panel.area}, {shots}, {languages} prompts{tail}. {unit}. Columns: the "
             f"{len(panel.items)} items of booklet {panel.booklet} sorted by IRT difficulty b "
             f"(curve above), easiest left{abandoned}. {lz}{unanswered}{humans} "
-            f"{booklet_sentence(panel)} Click a cell to open its item." + provenance)
+            f"{booklet_sentence(panel)} {misfit_sentence(panel)} Click a cell to open its "
+            "item." + provenance)

@@ -9,11 +9,12 @@ frames they query themselves. The booklet rule is the package's (:mod:`dashboard
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from dashboard.item_fit import flagged_items
 from dashboard.queries import booklet_catalogue, cached_query
 from inference.protocol import PROMPT_LANGUAGES
 from store import pattern_queries
@@ -42,7 +43,9 @@ class PatternPanel:
     - ``human``: (len(items),) humans' share correct, None when the figure has no human row;
     - ``booklet``/``colour``: whose items and positions the columns are; ``model_booklets``
       the booklets the models took (most patterns first); ``dropped`` answered items that are
-      not in ``booklet`` (left out).
+      not in ``booklet`` (left out);
+    - ``misfit``: the columns' items whose 3PL curve misfits the candidates of ``booklet``
+      (human item fit, S-X²), None when the store has no item fit of that booklet.
     """
 
     area: str
@@ -56,6 +59,7 @@ class PatternPanel:
     human: np.ndarray | None
     per_repetition: bool
     dropped: int = 0
+    misfit: frozenset[int] | None = None
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -108,6 +112,7 @@ def build_panel(
     items: pd.DataFrame, cells: pd.DataFrame, fit: pd.DataFrame, *,
     per_repetition: bool = False, with_humans: bool = True,
     names: Mapping[str, str] | None = None, repetition_words: Mapping[str, str] | None = None,
+    misfit: frozenset[int] | None = None,
 ) -> PatternPanel:
     """Assemble one area's figure data from the store's frames (pure).
 
@@ -115,7 +120,8 @@ def build_panel(
     :func:`~store.pattern_queries.pattern_cells` (pooled or ``per_repetition``); ``fit``:
     :func:`~store.pattern_queries.pattern_fit`. ``names`` shortens series names in row labels
     (:func:`short_labels`); ``repetition_words`` names a series' repetition ('shuffle' or
-    'seed'). The columns are the booklet's items (in LC the foreign-language block(s) the rows
+    'seed'); ``misfit`` the booklet's items flagged by the human item fit (None: no fit).
+    The columns are the booklet's items (in LC the foreign-language block(s) the rows
     answered, and the common items); an item no row answered stays grey.
     """
     names = dict(names or {})
@@ -172,7 +178,8 @@ def build_panel(
     return PatternPanel(area=area, booklet=int(booklet), colour=colour,
                         model_booklets=tuple(int(b) for b in model_booklets), items=columns,
                         rows=rows, share=share, answers=answers, human=human,
-                        per_repetition=per_repetition, dropped=dropped)
+                        per_repetition=per_repetition, dropped=dropped,
+                        misfit=None if misfit is None else misfit & set(position))
 
 
 def load_panel(
@@ -193,10 +200,25 @@ def load_panel(
     items = pattern_items(year, shown)
     cells = pattern_cells(year, area, shots, list(models), per_repetition, pooled)
     fit = pattern_fit(year, area, shots, list(models), pooled)
-    return build_panel(area, shown, None if pd.isna(colour) else colour,
-                       taken["booklet_id"].astype(int).tolist(), items, cells, fit,
-                       per_repetition=per_repetition, with_humans=with_humans, names=names,
-                       repetition_words=repetition_words)
+    panel = build_panel(area, shown, None if pd.isna(colour) else colour,
+                        taken["booklet_id"].astype(int).tolist(), items, cells, fit,
+                        per_repetition=per_repetition, with_humans=with_humans, names=names,
+                        repetition_words=repetition_words)
+    if not with_humans:
+        return panel
+    return replace(panel, misfit=_column_misfit(year, panel))
+
+
+def _column_misfit(year: int, panel: PatternPanel) -> frozenset[int] | None:
+    """The panel's columns flagged by the human item fit of its booklet: in LC on the form of
+    each foreign-language block among the columns (English when none is), else on the
+    booklet's one form."""
+    languages: list[int | None] = [None]
+    if panel.area == "LC":
+        blocks = panel.items["item_language"].dropna().astype(int)
+        languages = [int(language) for language in sorted(set(blocks))] or [0]
+    flagged = flagged_items(year, panel.area, panel.booklet, languages)
+    return None if flagged is None else flagged & set(panel.items["item_id"].astype(int))
 
 
 def panel_table(panel: PatternPanel) -> pd.DataFrame:

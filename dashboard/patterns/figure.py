@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.figures import area_title
+from dashboard.item_fit import MARK
 from dashboard.palette import CORRECT_SCALE, REFERENCE_COLOUR
 from dashboard.patterns.data import HUMAN_ROW, PatternPanel
 
@@ -34,6 +35,8 @@ DENSE_ROW_PX = 5
 DENSE_ROWS = 120
 _MARGIN = {"t": 60, "b": 50, "l": 10, "r": 90}
 _GAP_PX = 14
+#: The colour of the marks under the items whose 3PL curve misfits the humans.
+MISFIT_COLOUR = "#C0392B"
 #: The rule drawn under the human row and between model × language groups.
 _RULE = {"color": "#7F7F7F", "width": 1.5}
 
@@ -150,13 +153,19 @@ def _human_hover(panel: PatternPanel, human: np.ndarray, geometry: _Geometry,
     return go.Scatter(
         x=x, y=[HUMAN_ROW] * len(x), mode="markers", name="Humans", showlegend=False,
         marker=_cell_marker(geometry),
-        customdata=[(item, pos, _fmt(bv), _fmt(h, "{:.1%}"), int(n))
+        customdata=[(item, pos, _fmt(bv), _fmt(h, "{:.1%}"), int(n), _misfit_note(panel, item))
                     for (item, pos, bv), h, n in zip(item_info, human, panel.items["humans"])],
         hovertemplate=("<b>Humans</b> · item %{customdata[0]} (question %{customdata[1]} of "
                        f"booklet {panel.booklet})<br>b = %{{customdata[2]}}<br>"
                        "%{customdata[3]} of %{customdata[4]:,} candidates correct"
-                       "<extra></extra>"),
+                       "%{customdata[5]}<extra></extra>"),
     )
+
+
+def _misfit_note(panel: PatternPanel, item: str) -> str:
+    """The hover line of a column whose item misfits the humans ('' for the others)."""
+    flagged = panel.misfit is not None and int(item) in panel.misfit
+    return f"<br>{MARK} the 3PL curve misfits the humans (S-X²)" if flagged else ""
 
 
 def _series_hover(panel: PatternPanel, geometry: _Geometry, model: str, group: pd.DataFrame,
@@ -219,9 +228,10 @@ def _add_difficulty_curve(figure: go.Figure, panel: PatternPanel, geometry: _Geo
         x=geometry.x, y=panel.items["b"].to_numpy(dtype=float), mode="lines+markers",
         name="b (difficulty)", showlegend=False,
         line={"color": REFERENCE_COLOUR, "width": 1.5}, marker={"size": 5},
-        customdata=[(item, pos) for item, pos, _ in item_info], connectgaps=False,
+        customdata=[(item, pos, _misfit_note(panel, item)) for item, pos, _ in item_info],
+        connectgaps=False,
         hovertemplate=("item %{customdata[0]} (question %{customdata[1]} of booklet "
-                       f"{panel.booklet})<br>b = %{{y:.2f}}<extra></extra>"),
+                       f"{panel.booklet})<br>b = %{{y:.2f}}%{{customdata[2]}}<extra></extra>"),
     ), row=2, col=1)
 
 
@@ -230,8 +240,9 @@ def _style_axes(figure: go.Figure, panel: PatternPanel, geometry: _Geometry) -> 
     x, y = geometry.x, geometry.y
     category = {"type": "category", "categoryorder": "array", "categoryarray": x,
                 "range": [-0.5, len(x) - 0.5]}
-    figure.update_xaxes(**category, showticklabels=False, showgrid=False, ticks="", row=1, col=1,
-                        title_text="items sorted by difficulty b: easiest (left) → hardest (right)")
+    figure.update_xaxes(**category, showgrid=False, ticks="", row=1, col=1,
+                        title_text="items sorted by difficulty b: easiest (left) → hardest (right)",
+                        **_misfit_ticks(panel, x))
     figure.update_xaxes(**category, showticklabels=False, showgrid=False, row=2, col=1)
     figure.update_xaxes(range=[0, 1], showticklabels=False, showgrid=False, zeroline=False,
                         row=1, col=2, title_text="mean l_z (SD)" if not panel.per_repetition
@@ -253,6 +264,17 @@ def _style_axes(figure: go.Figure, panel: PatternPanel, geometry: _Geometry) -> 
     figure.update_yaxes(showticklabels=False, showgrid=False, row=1, col=2)
     figure.update_yaxes(title_text="b (difficulty)", zeroline=True, zerolinecolor="#AAAAAA",
                         gridcolor="#F0F0F0", row=2, col=1)
+
+
+def _misfit_ticks(panel: PatternPanel, x: list[str]) -> dict:
+    """The item axis's tick labels: a mark under each item that misfits the humans, no label
+    under the others (the items are too many to name)."""
+    flagged = [item for item in x if panel.misfit is not None and int(item) in panel.misfit]
+    if not flagged:
+        return {"showticklabels": False}
+    return {"showticklabels": True, "tickmode": "array", "tickvals": flagged,
+            "ticktext": [MARK] * len(flagged),
+            "tickfont": {"color": MISFIT_COLOUR, "size": 14}}
 
 
 def _add_rules(figure: go.Figure, panel: PatternPanel) -> None:
