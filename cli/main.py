@@ -2,7 +2,7 @@
 
 Commands: demo, ingest-enem, ingest-items, score-patterns, info here; run, runs, remove-run,
 cancel, prompt, import-results, export-run and import-questions in ``cli.run_commands``; items in
-``cli.item_commands``.
+``cli.item_commands``; fetch in ``cli.fetch_commands``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from analytics import ESTIMATOR_METHODS
 from cli.arguments import add_db, db_path, output_file
 from cli.cat_commands import add_cat_parsers
 from cli.errors import Parser, UsageError, error_line, exit_code
+from cli.fetch_commands import add_fetch_parser
 from cli.item_commands import add_item_parser
 from cli.report_commands import add_report_parser
 from cli.run_commands import add_run_parser
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(commands)
     add_cat_parsers(commands)
     add_item_parser(commands)
+    add_fetch_parser(commands)
 
     info = commands.add_parser("info", help="what the database holds")
     add_db(info)

@@ -114,6 +114,12 @@ def bad_inputs(p) -> dict[str, list[tuple[list, str]]]:
                       p.root / "cat-runs"], "1999")],
         "cat-posthoc": [(["--db", p.db, "--year", "1999", "--area", "MT"], "1999"),
                         (["--db", p.missing, "--year", "2023", "--area", "MT"], "no database")],
+        "fetch": [([], "SOURCE"),
+                  # Port 9 (discard) refuses the connection: nothing is fetched or created.
+                  (["inep", "--year", "2031", "--mirror", "http://127.0.0.1:9",
+                    "--dest", p.root / "dl", "--db", p.db, "--quiet"], "cannot download"),
+                  (["texts", "--source", "maritaca", "--year", "2023", "--db", p.db],
+                   "--booklet")],
         "items": [(["--db", p.missing, "--year", "2023", "--area", "MT"], "no database"),
                   (["--db", p.db, "--year", "1999", "--area", "MT"], "1999"),
                   (["--db", p.db, "--year", "2023", "--area", "MT", "--models", "nobody"],
