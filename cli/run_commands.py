@@ -1,5 +1,6 @@
-"""The model-run commands: run, runs, remove-run, cancel, prompt, import-results, export-run
-and import-questions. Each is a thin wrapper around ``workflows`` (the runs service for runs)."""
+"""The model-run commands: run, runs, remove-run, cancel, prompt, import-results, export-run,
+export-task and import-questions. Each is a thin wrapper around ``workflows`` (the runs service
+for runs)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ from inference.plan import PAPER_SHOT_YEAR, RunSpec, model_or_default, run_grid
 from inference.prompt_variants import BASE_VARIANT, VARIANTS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from store.connection import connected
+from workflows.harness import DEFAULT_OUTPUT, RESULT_FORMATS, export_task, import_results_file
 from workflows.question_import import QUESTION_FORMATS, import_questions
-from workflows.results_io import export_run, import_results_summary
+from workflows.results_io import export_run
 from workflows.runs import service as runs_service
 from workflows.runs.execution import BATCH_ITEMS, RunCancelled, check_run, execute_run
 
@@ -152,11 +154,35 @@ def add_run_parser(commands) -> None:
     cancel.set_defaults(run=cmd_cancel)
 
     imports = commands.add_parser(
-        "import-results", help="load published results (the paper's parquet) or a run export")
-    imports.add_argument("path", help="a .parquet file")
+        "import-results", help="load published results (the paper's parquet), a run export, or "
+                               "lm-eval / lighteval per-sample files (docs/harness.md)")
+    imports.add_argument("path", help="a .parquet file, or lm-eval's samples_<task>_<date>.jsonl")
+    imports.add_argument("--format", default="auto", choices=RESULT_FORMATS,
+                         help="results: a run export or the paper's parquet; lm-eval: a "
+                              "--log_samples JSONL; lighteval: a details parquet (default auto: "
+                              "by the file's name and columns)")
+    imports.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
+                         help="lm-eval / lighteval: the booklet an exam's question numbers "
+                              "refer to (once per area and year)")
     add_db(imports)
     add_scoring_overrides(imports)
     imports.set_defaults(run=cmd_import_results)
+
+    task = commands.add_parser(
+        "export-task", help="write a booklet as an lm-eval task with the project's prompts")
+    add_db(task)
+    task.add_argument("--year", type=int, required=True)
+    task.add_argument("--area", required=True, choices=AREAS)
+    task.add_argument("--booklet", type=int, help="CO_PROVA (default: the lowest valid one)")
+    task.add_argument("--language", default="pt", choices=PROMPT_LANGUAGES)
+    task.add_argument("--shots", type=int, default=0, choices=SHOT_SETTINGS)
+    task.add_argument("--shuffles", type=positive_int, default=30,
+                      help="option orders per item (default 30, as a run)")
+    task.add_argument("--seed", type=int, default=0)
+    task.add_argument("--lc-language", type=int, choices=(0, 1), default=1)
+    task.add_argument("--output", default=str(DEFAULT_OUTPUT),
+                      help=f"folder for the task's YAML and documents (default {DEFAULT_OUTPUT})")
+    task.set_defaults(run=cmd_export_task)
 
     questions = commands.add_parser(
         "import-questions", help="load question texts (project JSONL, the paper's CSV, "
@@ -350,8 +376,18 @@ def cmd_prompt(args: argparse.Namespace) -> int:
 def cmd_import_results(args: argparse.Namespace) -> int:
     overrides = scoring_overrides(args)
     with connected(db_path(args)) as con:
-        summary = import_results_summary(con, Path(args.path), overrides)
+        summary = import_results_file(con, Path(args.path), args.format, overrides,
+                                      args.booklet)
     print("\n".join(summary.lines()))
+    return 0
+
+
+def cmd_export_task(args: argparse.Namespace) -> int:
+    exported = export_task(db_path(args), year=args.year, area=args.area, booklet=args.booklet,
+                           language=args.language, shots=args.shots, n_shuffles=args.shuffles,
+                           seed=args.seed, lc_language=args.lc_language,
+                           output=Path(args.output))
+    print("\n".join(exported.lines()))
     return 0
 
 
