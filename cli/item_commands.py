@@ -1,10 +1,12 @@
 """The ``items`` command: the Item gaps page's tables for a selection, as CSV
-(``workflows.items.checks``)."""
+(``workflows.items.checks``; the DIF between human groups: ``workflows.items.group_dif``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+import pandas as pd
 
 from cli.arguments import add_db, db_path, output_file
 from cli.errors import UsageError
@@ -19,13 +21,16 @@ from store.dashboard_queries import (
 )
 from workflows.items.checks import default_booklet, item_checks, runs_item_language
 from workflows.items.gaps import ALL_RUNS, ranked
+from workflows.items.group_dif import GROUPINGS, GroupDIF, human_group_dif
 from workflows.items.selection import ItemSelection
 
-#: What the command can print: each a table of ``ItemChecks``.
-TABLES = ("gaps", "dif", "calibration", "fit")
+#: What the command can print: each a table of ``ItemChecks``, and the DIF between two groups
+#: of the booklet's candidates.
+TABLES = ("gaps", "dif", "calibration", "fit", "group-dif")
 
 
 def cmd_items(args: argparse.Namespace) -> int:
+    _check_group_flags(args)
     output = output_file(args.output) if args.output else None
     path = db_path(args)
     if not path.exists():
@@ -40,8 +45,11 @@ def cmd_items(args: argparse.Namespace) -> int:
         if unknown:
             raise UsageError(f"no run labelled {', '.join(map(repr, unknown))}; "
                              "`enem-llm runs` lists the labels")
-        year_runs = catalogue[catalogue["years"].astype(str).str.split(", ").apply(
-            lambda years: str(args.year) in years)]
+        # .map and .loc: on a store without runs .apply gives an empty frame, and indexing
+        # with it drops every column.
+        of_year = catalogue["years"].astype(str).str.split(", ").map(
+            lambda years: str(args.year) in years).astype(bool)
+        year_runs = catalogue.loc[of_year]
         models = list(args.models or year_runs["model"])
         booklet = args.booklet if args.booklet is not None else default_booklet(
             con, args.year, args.area, args.lang, args.shots, models)
@@ -50,11 +58,17 @@ def cmd_items(args: argparse.Namespace) -> int:
         selection = ItemSelection(args.year, args.area, booklet,
                                   runs_item_language(con, selection), args.lang, args.shots,
                                   tuple(models), args.pooled)
-        checks = item_checks(con, selection)
-    table = {"gaps": ranked(checks.gaps) if not args.every_series else checks.gaps,
-             "dif": checks.dif, "calibration": checks.calibration.table,
-             "fit": checks.fit}[args.table]
-    notes = _notes(checks, args.table)
+        if args.table == "group-dif":
+            if booklet is None:
+                raise UsageError(f"no booklet of {args.area} in {args.year} to compare on")
+            table, notes = _group_table(human_group_dif(con, selection, args.grouping,
+                                                        focal=args.state))
+        else:
+            checks = item_checks(con, selection)
+            table = {"gaps": ranked(checks.gaps) if not args.every_series else checks.gaps,
+                     "dif": checks.dif, "calibration": checks.calibration.table,
+                     "fit": checks.fit}[args.table]
+            notes = _notes(checks, args.table)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if output is None:
@@ -63,6 +77,26 @@ def cmd_items(args: argparse.Namespace) -> int:
         table.to_csv(output, index=False)
         print(f"{len(table)} rows written to {output}", file=sys.stderr)
     return 0
+
+
+def _check_group_flags(args: argparse.Namespace) -> None:
+    """--grouping goes with --table group-dif, and --state with --grouping state."""
+    if (args.table == "group-dif") != (args.grouping is not None):
+        raise UsageError("--table group-dif and --grouping go together")
+    if args.state is not None and args.grouping != "state":
+        raise UsageError("--state goes with --grouping state")
+
+
+def _group_table(result: GroupDIF) -> tuple[pd.DataFrame, list[str]]:
+    """The DIF table between two groups, and a note saying which groups they are."""
+    contrast = result.contrast
+    classes = result.classes
+    note = (f"reference group: {contrast.reference_label} ({result.reference_candidates} "
+            f"candidates), focal group: {contrast.focal_label} ({result.focal_candidates}); "
+            f"{result.outside} candidates of the booklet are in neither; mh_delta < 0: harder "
+            f"for the focal group at equal score; ETS classes A {classes['A']}, "
+            f"B {classes['B']}, C {classes['C']}")
+    return result.table, [note]
 
 
 def _notes(checks, table: str) -> list[str]:
@@ -103,7 +137,16 @@ def add_item_parser(commands) -> None:
                        help="pool the runs of each model into one series")
     items.add_argument("--table", choices=TABLES, default="gaps",
                        help="gaps (default: the pooled rows ranked from much easier to much "
-                            "harder for the machines), dif, calibration or fit")
+                            "harder for the machines), dif, calibration, fit, or group-dif "
+                            "(DIF between two groups of the booklet's candidates: needs "
+                            "--grouping)")
+    items.add_argument("--grouping", choices=GROUPINGS,
+                       help="group-dif: sex (female reference, male focal), school_type "
+                            "(public reference, private focal) or state (one state focal, "
+                            "every other reference)")
+    items.add_argument("--state", metavar="UF",
+                       help="group-dif by state: the focal state (default: the booklet's "
+                            "largest), e.g. SP")
     items.add_argument("--every-series", action="store_true",
                        help=f"gaps: every series' rows, not only '{ALL_RUNS}'")
     items.add_argument("--output", help="write the CSV here instead of to standard output")

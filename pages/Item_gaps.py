@@ -1,9 +1,9 @@
 """Item gaps: the items the selected models find much easier or much harder than the exam's
 3PL curve (and than humans of their ability) say, DIF between humans and machines on the
-booklet, the items calibrated on the machines against INEP's calibration on humans, and the
-humans' item fit. Numbers: ``dashboard.items.loading`` (``workflows.items``); sections:
-``dashboard.items.sections``; definitions and
-references: docs/item_gaps.md.
+booklet with the same DIF between two groups of humans as a control, the items calibrated on
+the machines against INEP's calibration on humans, and the humans' item fit. Numbers:
+``dashboard.items.loading`` (``workflows.items``); sections: ``dashboard.items.sections``;
+definitions and references: docs/item_gaps.md.
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ import streamlit as st
 from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL, MIN_SERIES
 from dashboard.figures import area_title
 from dashboard.items.loading import checks_for
-from dashboard.items.sections import show_calibration, show_dif, show_fit, show_residuals
+from dashboard.items.sections import (
+    show_calibration,
+    show_dif,
+    show_fit,
+    show_group_dif,
+    show_residuals,
+)
 from dashboard.items.tables import GAP_AREA_PARAM
 from dashboard.state.frame import open_page
 from dashboard.state.url import seed_page_choice, write_page_choice
@@ -34,5 +40,5 @@ area = st.segmented_control("Area", list(filters.areas), key="items.area",
 write_page_choice(GAP_AREA_PARAM, "items.area")
 checks = checks_for(filters, area)
 
-for section in (show_residuals, show_dif, show_calibration, show_fit):
+for section in (show_residuals, show_dif, show_group_dif, show_calibration, show_fit):
     section(filters, checks)

@@ -5,6 +5,10 @@ A form is a booklet and, in LC, the candidates' foreign language (``item_languag
 1 Spanish); outside LC the language is ignored, as ``enem.items.ItemsTable.form`` does. Only
 the items the CTT score counts have rows (abandoned and annulled items have none), so the
 tables below have exactly the shapes ``analytics.items.fit.score_tables`` returns.
+
+The same form's answer strings with one background column (:func:`form_group_responses`) let
+``workflows.items.group_dif`` build these tables per group of candidates (sex, school type,
+state) for DIF between human groups.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from typing import NamedTuple
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from enem.areas import AREAS
 from store.connection import one_row
 from store.queries import table_names
 
@@ -95,6 +101,69 @@ def _has_languages(con: duckdb.DuckDBPyConnection, params: dict) -> bool:
 
 def _empty() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _COLUMNS.items()})
+
+
+#: Groupings of candidates a DIF between human groups may compare → their ``examinees``
+#: column. The SQL names a column only through this table, never through the caller's text.
+DIF_GROUP_COLUMNS: dict[str, str] = {"sex": "sex", "school_type": "school_type", "state": "state"}
+#: Area → the suffix of its ``examinees`` columns (``responses_mt``, …).
+_AREA_SUFFIX: dict[str, str] = {area: area.lower() for area in AREAS}
+
+
+def form_group_responses(con: duckdb.DuckDBPyConnection, year: int, area: str, booklet_id: int,
+                         item_language: int | None, grouping: str,
+                         batch_rows: int) -> pa.RecordBatchReader:
+    """The answer strings of one form's candidates with one background column, streamed.
+
+    Arrow batches of at most ``batch_rows`` rows with columns responses (the raw string: 45
+    characters, or 50 for an LC layout with both language blocks), language (TP_LINGUA) and
+    group_value (the ``grouping`` column as text: 'F', '2', 'SP'; null where the candidate
+    has none). ``grouping`` is a key of :data:`DIF_GROUP_COLUMNS`.
+
+    The candidates are exactly those ``item_score_counts`` counts: present (presence = 1) with
+    a string, scored on this form (a row in ``scores``: the ingest rejected the others) and not
+    all blank. Outside LC the language is ignored, as in :func:`item_score_counts`.
+
+    Raises
+    ------
+    ValueError
+        If ``grouping`` or ``area`` is unknown, or the booklet is an LC booklet with languages
+        and ``item_language`` is None.
+    """
+    if grouping not in DIF_GROUP_COLUMNS:
+        raise ValueError(f"unknown grouping {grouping!r}: one of {', '.join(DIF_GROUP_COLUMNS)}")
+    if area not in _AREA_SUFFIX:
+        raise ValueError(f"unknown area {area!r}")
+    params = {"year": int(year), "area": area, "booklet": int(booklet_id),
+              "language": None if item_language is None else int(item_language)}
+    if area == "LC" and item_language is None and _has_scored_languages(con, params):
+        raise ValueError(f"booklet {booklet_id} of {year} {area} has one form per language: "
+                         "give item_language 0 (English) or 1 (Spanish)")
+    suffix, column = _AREA_SUFFIX[area], DIF_GROUP_COLUMNS[grouping]
+    # The booklet filter on examinees first, then a semi-join on the form's score rows: joining
+    # scores to every examinee of the year takes several times longer on a full-size year.
+    return con.sql(
+        f"""SELECT e.responses_{suffix} AS responses, e.language,
+                   CAST(e.{column} AS VARCHAR) AS group_value
+            FROM examinees e
+            WHERE e.year = $year AND e.booklet_{suffix} = $booklet AND e.presence_{suffix} = 1
+              AND e.responses_{suffix} IS NOT NULL
+              AND e.examinee_id IN (
+                  SELECT examinee_id FROM scores
+                  WHERE year = $year AND area = $area AND booklet_id = $booklet
+                    AND (item_language IS NULL OR item_language = $language)
+                    AND NOT coalesce(blank, false))""",
+        params=params,
+    ).to_arrow_reader(batch_rows)
+
+
+def _has_scored_languages(con: duckdb.DuckDBPyConnection, params: dict) -> bool:
+    return con.execute(
+        """SELECT 1 FROM scores
+           WHERE year = $year AND area = $area AND booklet_id = $booklet
+             AND item_language IS NOT NULL LIMIT 1""",
+        {key: params[key] for key in ("year", "area", "booklet")},
+    ).fetchone() is not None
 
 
 def item_icc_bins(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:

@@ -1,30 +1,51 @@
-"""The Item gaps page's four sections, each drawn from the checks of one area
-(``dashboard.items.loading.checks_for``)."""
+"""The Item gaps page's sections, each drawn from the checks of one area
+(``dashboard.items.loading.checks_for``); the control between human groups reads its own
+tables (``dashboard.items.loading.group_tables_for``) once a grouping is picked."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from analytics.items.gaps import MARKED_RESIDUAL, MIN_SERIES
 from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.figures import area_title, show_figure
+from dashboard.item_fit import MARK
 from dashboard.items.figures import calibration_figure, residual_figure
+from dashboard.items.loading import group_tables_for
 from dashboard.items.tables import (
+    GROUP_DIF_PARAM,
+    GROUP_DIF_STATE_PARAM,
+    GROUPING_WORDS,
     dif_column_config,
     fit_column_config,
     gap_column_config,
+    group_dif_column_config,
     ranked_rows,
 )
 from dashboard.state.filters import Filters
 from dashboard.state.frame import no_runs_message
+from dashboard.state.url import leave_page_choice_out, seed_page_choice, write_page_choice
 from workflows.items.checks import ItemChecks
+from workflows.items.fit import FIT_Q, MISFIT_RMSEA
 from workflows.items.gaps import ALL_RUNS, GAP_COLUMNS
+from workflows.items.group_dif import (
+    GROUPINGS,
+    OTHER_STATES,
+    FormGroupTables,
+    GroupContrast,
+    GroupDIF,
+    ets_counts,
+    group_dif,
+)
 
 #: Why DIF and item fit are missing for a year stored from its item file alone.
 _NO_CANDIDATES = ("{year} holds only its item file, no candidates' answers: DIF and item fit "
                   "compare with the candidates (ingest the year's microdata with "
                   "`enem-llm ingest-enem`).")
+#: Session keys of the control's pickers.
+_GROUPING_KEY, _STATE_KEY = "items.group_dif", "items.group_dif_state"
 
 
 def _stem(filters: Filters, checks: ItemChecks) -> str:
@@ -112,6 +133,103 @@ def show_dif(filters: Filters, checks: ItemChecks) -> None:
                      key="items.dif.csv")
 
 
+def show_group_dif(filters: Filters, checks: ItemChecks) -> None:
+    """The same Mantel–Haenszel DIF between two groups of the booklet's candidates, computed
+    only once the reader picks a grouping (a second or two on a full-size booklet)."""
+    st.subheader(f"Control: the same DIF between human groups ({_booklet_words(checks)})")
+    if checks.selection.booklet is None:
+        st.info(f"No booklet of {filters.year} {checks.selection.area} to compare on.")
+        return
+    if not filters.has_humans:
+        st.info(_NO_CANDIDATES.format(year=filters.year))
+        return
+    seed_page_choice(GROUP_DIF_PARAM, list(GROUPINGS), _GROUPING_KEY)
+    grouping = st.segmented_control(
+        "Compare the booklet's candidates by", list(GROUPINGS), key=_GROUPING_KEY,
+        format_func=GROUPING_WORDS.__getitem__,
+        help="Sex: female (reference) against male (focal); school type: public (reference) "
+             "against private (focal); state: one state (focal) against every other "
+             "(reference). Counted on demand: a second or two on a full-size booklet.")
+    if grouping is None:
+        leave_page_choice_out(GROUP_DIF_PARAM, _GROUPING_KEY)
+        leave_page_choice_out(GROUP_DIF_STATE_PARAM, _STATE_KEY)
+        st.caption("Pick a grouping to see how much DIF two groups of real candidates show "
+                   "on the same items: a yardstick for the machines' B and C items above.")
+        return
+    write_page_choice(GROUP_DIF_PARAM, _GROUPING_KEY)
+    tables = group_tables_for(checks, grouping)
+    focal = _state_picker(tables) if grouping == "state" else None
+    if grouping != "state":
+        leave_page_choice_out(GROUP_DIF_STATE_PARAM, _STATE_KEY)
+    if grouping == "state" and focal is None:
+        st.info("No candidate of this booklet has a state recorded.")
+        return
+    try:
+        result = group_dif(tables, focal=focal)
+    except ValueError as error:  # a group without candidates on this booklet
+        st.info(f"Nothing to compare: {error}.")
+        return
+    _show_group_table(filters, checks, result)
+
+
+def _state_picker(tables: FormGroupTables) -> str | None:
+    """The state compared with the others (the form's largest first), kept in the URL."""
+    states = tables.values()
+    if not states:
+        return None
+    seed_page_choice(GROUP_DIF_STATE_PARAM, states, _STATE_KEY, states[0])
+    chosen = st.selectbox("State (focal group; reference: every other state)", states,
+                          key=_STATE_KEY,
+                          format_func=lambda s: f"{s} ({tables.candidates(s):,} candidates)")
+    write_page_choice(GROUP_DIF_STATE_PARAM, _STATE_KEY)
+    return chosen
+
+
+def _groups_words(contrast: GroupContrast) -> str:
+    if contrast.reference_label == OTHER_STATES:
+        return f"candidates from {contrast.focal_label} and from the other states"
+    return f"{contrast.reference_label} and {contrast.focal_label} candidates"
+
+
+def _class_words(counts: dict[str, int]) -> str:
+    return f"{counts['B']} item{'s' * (counts['B'] != 1)} of class B, {counts['C']} of class C"
+
+
+def comparison_line(result: GroupDIF, machine_dif: pd.DataFrame) -> str:
+    """One sentence: B and C items between the two groups, and between humans and machines
+    when the machines' DIF table has rows."""
+    line = (f"Between {_groups_words(result.contrast)} of the same score: "
+            f"{_class_words(result.classes)} (of {len(result.table)})")
+    if len(machine_dif):
+        line += (f"; between the candidates and the selected runs: "
+                 f"{_class_words(ets_counts(machine_dif))}")
+    return line + "."
+
+
+def _show_group_table(filters: Filters, checks: ItemChecks, result: GroupDIF) -> None:
+    contrast = result.contrast
+    st.markdown(comparison_line(result, checks.dif))
+    st.dataframe(result.table, hide_index=True, width="stretch", placeholder="—",
+                 column_config=group_dif_column_config(contrast))
+    st.caption(
+        f"Reference group: {contrast.reference_label} ({result.reference_candidates:,} "
+        f"candidates); focal group: {contrast.focal_label} ({result.focal_candidates:,}). "
+        f"Only candidates with a value in one of the two groups take part: "
+        f"{result.outside:,} of the booklet's are in neither (no value recorded, or another "
+        "one). Both groups are matched on the number-correct score of the booklet's counted "
+        "items, exactly as the humans are above (present, scored, not all blank). "
+        "Mantel–Haenszel α, ETS Δ = −2.35·ln α (< 0: harder for the focal group than for "
+        "reference candidates of the same score) with its Robins–Breslow–Greenland SE, the "
+        "continuity-corrected χ², the ETS class (A negligible; B moderate; C large) and "
+        "Benjamini–Hochberg q over the booklet's items. With this many candidates tiny "
+        "differences are significant: the class, an effect size, is the yardstick for the "
+        "machines' classes. The 'right' columns are each group's share right, not matched."
+        + filters.provenance)
+    csv_download(result.table, label="DIF between human groups (CSV)",
+                 file_stem=f"{_stem(filters, checks)}_group_dif_{contrast.grouping}",
+                 key="items.group_dif.csv")
+
+
 def show_calibration(filters: Filters, checks: ItemChecks) -> None:
     """The items calibrated on the machines against INEP's calibration."""
     area, stem = checks.selection.area, _stem(filters, checks)
@@ -159,6 +277,7 @@ def show_fit(filters: Filters, checks: ItemChecks) -> None:
             "wrong "
             "answer; df = groups − 3), q by Benjamini–Hochberg, RMSEA = √max(0, (S-X² − df) / "
             "(df·(N − 1))). With this many candidates tiny misfit is significant: an item is "
-            "flagged when q < 0.05 and RMSEA > 0.05." + filters.provenance)
+            f"flagged ({MARK}) when q < {FIT_Q:g} and RMSEA > {MISFIT_RMSEA:g}; the Item explorer and the Response patterns "
+            "heatmap mark it too." + filters.provenance)
         csv_download(checks.fit, label="Item fit (CSV)", file_stem=f"{stem}_fit",
                      key="items.fit.csv")

@@ -7,9 +7,16 @@ import streamlit as st
 
 from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL
 from dashboard.item_explorer.picker import explorer_link
+from workflows.items.group_dif import GroupContrast
 
 #: The URL parameter of the page's area picker (a link from the Item explorer sets it).
 GAP_AREA_PARAM = "gap_area"
+#: The URL parameters of the control's grouping (absent: none chosen) and, for ``state``, of
+#: the state compared with the others.
+GROUP_DIF_PARAM = "group_dif"
+GROUP_DIF_STATE_PARAM = "group_dif_state"
+#: The control's groupings in words (``workflows.items.group_dif.GROUPINGS``).
+GROUPING_WORDS = {"sex": "sex", "school_type": "school type", "state": "state vs the rest"}
 #: Characters of a question's stem shown in the ranked lists.
 STEM_CHARACTERS = 140
 
@@ -100,6 +107,26 @@ def dif_column_config() -> dict:
         "lr_q_total": st.column_config.NumberColumn("q total (BH)", format="%.2g"),
         "delta_r2": st.column_config.NumberColumn("ΔR² (Nagelkerke)", format="%.3f"),
         "machines": st.column_config.NumberColumn("machine answers", format="%d"),
+    }
+
+
+def group_dif_column_config(contrast: GroupContrast) -> dict:
+    """Formats and help of the DIF columns between two groups of candidates."""
+    reference, focal = contrast.reference_label, contrast.focal_label
+    share = "%.2f"
+    return dif_column_config() | {
+        "mh_delta": st.column_config.NumberColumn(
+            "MH Δ", format="%+.2f",
+            help=f"ETS delta −2.35·ln α; < 0: harder for {focal} than for {reference} "
+                 "candidates of the same score"),
+        "favours": st.column_config.TextColumn(
+            "favours", help="the group with the higher odds of a right answer at equal score"),
+        "reference_rate": st.column_config.NumberColumn(
+            f"right: {reference}", format=share,
+            help="the reference group's share right (all scores together, not matched)"),
+        "focal_rate": st.column_config.NumberColumn(
+            f"right: {focal}", format=share,
+            help="the focal group's share right (all scores together, not matched)"),
     }
 
 

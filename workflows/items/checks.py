@@ -7,15 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import duckdb
-import numpy as np
 import pandas as pd
 
-from analytics.irt import ItemBank
 from store import dashboard_queries, item_queries
 from store.model_runs import year_scoring_options
 from workflows.items.calibration import MachineCalibration, machine_calibration
 from workflows.items.dif import human_machine_dif
-from workflows.items.fit import human_item_fit
+from workflows.items.form_fit import form_item_fit
 from workflows.items.gaps import gap_table
 from workflows.items.selection import ItemSelection, pattern_matrix
 
@@ -80,13 +78,8 @@ def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
             positions = params["co_posicao"].to_numpy()
             correct, _, _ = pattern_matrix(patterns, ids)
             dif = human_machine_dif(ids, positions, counts, by_score, correct)
-            moments = item_queries.booklet_theta_moments(con, selection.year, selection.area,
-                                                         selection.booklet)
-            mean, sd = moments.mean, moments.latent_sd
-            bank = ItemBank(params["a"], params["b"], params["c"], scaling=scaling)
-            fit = human_item_fit(ids, positions, bank, counts, by_score,
-                                 prior_mean=mean if np.isfinite(mean) else 0.0,
-                                 prior_sd=sd if np.isfinite(sd) and sd > 0 else 1.0)
+            fit = form_item_fit(con, selection.year, selection.area, selection.booklet,
+                                selection.item_language, scaling)
     return ItemChecks(selection, gaps, dif, fit, calibration, missing)
 
 
