@@ -54,7 +54,8 @@ def test_gap_table_per_series_and_pooled():
     correct[3, 2] = np.nan
     series = ["m-high"] * 20 + ["m-low"] * 10
     items = pd.DataFrame({"item_id": ids, "first_position": np.arange(6, 0, -1),
-                          "skill": [1, 2, 3, 4, 5, 6], "a": bank.a, "b": bank.b, "c": bank.c})
+                          "skill": [1, 2, 3, 4, 5, 6], "a": bank.a, "b": bank.b, "c": bank.c,
+                          "point_biserial": [0.11, 0.22, 0.33, 0.44, 0.55, 0.66]})
     lower = np.arange(-2.0, 2.0, 0.25)
     icc = pd.DataFrame([{"item_id": int(i), "theta_bin": edge, "n": 100 + k,
                          "n_correct": 10 + k + j}
@@ -63,6 +64,9 @@ def test_gap_table_per_series_and_pooled():
     # items in booklet order (first_position descending ids here)
     high = table[table["series"] == "m-high"]
     assert high["item_id"].tolist() == ids[::-1].tolist()
+    # Each item keeps the humans' point-biserial it came with, in every series' rows.
+    assert table.groupby("item_id")["point_biserial"].nunique().eq(1).all()
+    np.testing.assert_allclose(high["point_biserial"], [0.66, 0.55, 0.44, 0.33, 0.22, 0.11])
     order = np.argsort(items["first_position"].to_numpy())
     expected = item_gaps(correct[:20][:, order], theta[:20], ItemBank(
         bank.a[order], bank.b[order], bank.c[order]))

@@ -32,6 +32,7 @@ def ranked_rows(rows: pd.DataFrame, texts: pd.DataFrame, area: str, year: int,
     return pd.DataFrame({
         "position": marked["position"].to_numpy(), "item_id": marked["item_id"].to_numpy(),
         "skill": marked["skill"].to_numpy(), "b": marked["b"].to_numpy(),
+        "point_biserial": marked["point_biserial"].to_numpy(),
         "observed": marked["observed"].to_numpy(), "expected": marked["expected"].to_numpy(),
         "humans_near": marked["humans_near"].to_numpy(),
         "residual": marked["residual"].to_numpy(),
@@ -58,6 +59,10 @@ def gap_column_config() -> dict:
         "a": st.column_config.NumberColumn(format="%.2f"),
         "b": st.column_config.NumberColumn(format="%.2f"),
         "c": st.column_config.NumberColumn(format="%.2f"),
+        "point_biserial": st.column_config.NumberColumn(
+            "humans' r_pb", format="%.2f",
+            help="the humans' point-biserial: correlation of the item's right/wrong with the "
+                 "candidates' number correct; below about 0.2 the item separates them poorly"),
         "theta": st.column_config.NumberColumn("θ", format="%.2f",
                                                help="the series' mean θ in the area"),
         "answers": st.column_config.NumberColumn(format="%d"),

@@ -23,7 +23,8 @@ from workflows.items.selection import pattern_matrix
 #: The series name of the rows pooled over every selected run.
 ALL_RUNS = "all selected runs"
 
-GAP_COLUMNS = ["series", "item_id", "position", "skill", "a", "b", "c", "theta", "answers",
+GAP_COLUMNS = ["series", "item_id", "position", "skill", "a", "b", "c", "point_biserial",
+               "theta", "answers",
                "observed", "expected", "humans_near", "humans_near_n", "gap", "residual",
                "series_count", "series_t", "series_q", "direction"]
 
@@ -104,7 +105,12 @@ def _series_frame(name: str, items: pd.DataFrame, gaps, theta: float) -> pd.Data
         "series": name, "item_id": items["item_id"].to_numpy(np.int64),
         "position": items["first_position"].to_numpy(), "skill": items["skill"].to_numpy(),
         "a": items["a"].to_numpy(np.float64), "b": items["b"].to_numpy(np.float64),
-        "c": items["c"].to_numpy(np.float64), "theta": theta, "answers": gaps.answers,
+        "c": items["c"].to_numpy(np.float64),
+        # The humans' item-total correlation: an item that barely separates strong from weak
+        # candidates says little when the machines find it harder or easier.
+        "point_biserial": (items["point_biserial"].to_numpy(np.float64)
+                           if "point_biserial" in items else np.nan),
+        "theta": theta, "answers": gaps.answers,
         "observed": gaps.observed, "expected": gaps.expected, "residual": gaps.residual})
 
 
