@@ -207,6 +207,37 @@ def test_an_interrupted_fetch_resumes_where_its_file_stopped(server, places, yea
     assert (dest / "inep/2023/microdados_enem_2023.zip").read_bytes() == year_zip
 
 
+def test_a_killed_fetch_resumes_from_what_reached_the_disk(server, places, year_zip, capsys):
+    """kill -9 mid-download (no handler runs, buffered bytes are lost): the .part holds what
+    reached the disk, and the next fetch asks for the rest from exactly there."""
+    db, dest = places
+    served = server.serve(ZIP_PATH, year_zip, stall_after=len(year_zip) // 2)
+    part = dest / "inep/2023/microdados_enem_2023.zip.part"
+    environment = {k: v for k, v in os.environ.items() if k not in ("ENEM_DB", MIRROR_ENV_VAR)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cli", "fetch", "inep", "--year", str(YEAR), "--items-only",
+         "--keep", "--quiet", "--mirror", server.url, "--dest", str(dest), "--db", str(db)],
+        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (part.is_file() and part.stat().st_size > 0):
+            assert process.poll() is None and time.monotonic() < deadline, "no bytes arrived"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        process.kill()
+        process.wait(timeout=60)
+    finally:
+        served.release.set()
+    assert process.returncode == -signal.SIGKILL
+    kept = part.stat().st_size
+    assert 0 < kept < len(year_zip)
+    code, _, err = fetch(capsys, "inep", "--year", YEAR, "--items-only", "--keep",
+                         "--mirror", server.url, "--dest", dest, "--db", db)
+    assert code == 0, err
+    assert server.gets(ZIP_PATH)[-1] == f"bytes={kept}-"
+    assert (dest / "inep/2023/microdados_enem_2023.zip").read_bytes() == year_zip
+
+
 def test_a_server_that_ignores_range_makes_the_download_start_over(server, places, year_zip,
                                                                    capsys):
     db, dest = places
