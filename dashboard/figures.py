@@ -152,9 +152,12 @@ def human_density(frame: pd.DataFrame, x: str, y: str, x_width: float, y_width: 
     np.add.at(counts, (rows, columns), frame["n"].to_numpy(np.float64))
     with np.errstate(divide="ignore"):
         shade = np.where(counts > 0, np.log10(np.maximum(counts, 1.0)), np.nan)
+    # float32 shades and int32 counts: half the bytes of float64 in the figure sent to the
+    # browser (Plotly ships numpy arrays as typed binary), with colour and counts unchanged.
     return go.Heatmap(
-        x=x_edges + x_width / 2, y=y_edges + (y_width / 2 if y_width != 1 else 0.0), z=shade,
-        customdata=counts, colorscale=HUMAN_DENSITY_SCALE, showscale=show_scale,
+        x=x_edges + x_width / 2, y=y_edges + (y_width / 2 if y_width != 1 else 0.0),
+        z=shade.astype(np.float32), customdata=counts.astype(np.int32),
+        colorscale=HUMAN_DENSITY_SCALE, showscale=show_scale,
         zmin=0.0, name="humans",
         colorbar={"title": "humans", "tickvals": [0, 1, 2, 3, 4, 5, 6],
                       "ticktext": ["1", "10", "100", "1k", "10k", "100k", "1M"], "len": 0.5},
