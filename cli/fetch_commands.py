@@ -5,7 +5,8 @@
     enem-llm fetch texts --source maritaca --year 2023 --booklet MT=1234 …
 
 Each takes --dest DIR (default: downloads/ beside the database), --mirror URL (or
-$ENEM_LLM_MIRROR), --ca-bundle FILE, --db and --quiet. docs/fetch.md tells the whole story.
+$ENEM_LLM_MIRROR), --ca-bundle FILE, --progress-file FILE, --db and --quiet. docs/fetch.md
+tells the whole story.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from cli.arguments import add_db, add_scoring_overrides, db_path, scoring_overri
 from cli.run_commands import booklet_flags
 from workflows.fetch.inep import fetch_inep_year
 from workflows.fetch.paper import fetch_paper
+from workflows.fetch.progress import reporting
 from workflows.fetch.sources import (
     DEFAULT_PAPER_RESULTS,
     INEP_ZIP,
@@ -56,6 +58,26 @@ def _interruptible(command: Callable[[argparse.Namespace], int]
     return run
 
 
+def _reported(task: Callable[[argparse.Namespace], str]
+              ) -> Callable[[Callable[[argparse.Namespace], int]],
+                            Callable[[argparse.Namespace], int]]:
+    """``command`` writing its phases to ``--progress-file`` when one is given (the file ends
+    in ``done``, or ``failed`` with the message the ``error:`` line gives); ``task`` names the
+    fetch in that file."""
+
+    def wrap(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        @functools.wraps(command)
+        def run(args: argparse.Namespace) -> int:
+            path = Path(args.progress_file) if args.progress_file else None
+            with reporting(path, task=task(args)) as report:
+                args.report = report
+                return command(args)
+
+        return run
+
+    return wrap
+
+
 def _say(text: str) -> None:
     """Progress lines go to stdout (stderr is for the bars and the one error line)."""
     print(text, flush=True)
@@ -68,7 +90,8 @@ def _dest(args: argparse.Namespace) -> Path:
 def _common(args: argparse.Namespace) -> dict:
     """The keyword arguments every fetch workflow takes from the shared flags."""
     return {"mirror": mirror_base(args.mirror), "progress": not args.quiet,
-            "ca_bundle": Path(args.ca_bundle) if args.ca_bundle else None, "say": _say}
+            "ca_bundle": Path(args.ca_bundle) if args.ca_bundle else None, "say": _say,
+            "report": args.report}
 
 
 def cmd_fetch_inep(args: argparse.Namespace) -> int:
@@ -123,6 +146,10 @@ def _add_shared(parser: argparse.ArgumentParser) -> None:
                              "the intermediate a server fails to send); SSL_CERT_FILE works "
                              "as usual; verification is never turned off")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--progress-file", metavar="FILE",
+                        help="also write the phase and byte counts to this JSON file as the "
+                             "fetch goes (the dashboard's Home page reads it); one fetch at a "
+                             "time per file")
 
 
 def add_fetch_parser(commands) -> None:
@@ -142,7 +169,8 @@ def add_fetch_parser(commands) -> None:
     inep.add_argument("--keep", action="store_true",
                       help="keep the ZIP after the extract (removed otherwise)")
     _add_shared(inep)
-    inep.set_defaults(run=_interruptible(cmd_fetch_inep))
+    inep.set_defaults(run=_interruptible(_reported(
+        lambda args: "INEP " + ", ".join(map(str, dict.fromkeys(args.year))))(cmd_fetch_inep)))
 
     paper = sources.add_parser(
         "paper", help="the seed paper's results and parsed exams → import-results and "
@@ -156,7 +184,8 @@ def add_fetch_parser(commands) -> None:
                        help="keep data.zip after the extract (removed otherwise)")
     _add_shared(paper)
     add_scoring_overrides(paper)
-    paper.set_defaults(run=_interruptible(cmd_fetch_paper))
+    paper.set_defaults(run=_interruptible(_reported(
+        lambda args: "the seed paper's results")(cmd_fetch_paper)))
 
     texts = sources.add_parser("texts", help="a year's question texts → import-questions")
     texts.add_argument("--source", required=True, choices=sorted(TEXT_SOURCES))
@@ -164,4 +193,5 @@ def add_fetch_parser(commands) -> None:
     texts.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
                        help="the booklet whose numbering the texts follow, per area")
     _add_shared(texts)
-    texts.set_defaults(run=_interruptible(cmd_fetch_texts))
+    texts.set_defaults(run=_interruptible(_reported(
+        lambda args: f"{args.source} texts {args.year}")(cmd_fetch_texts)))

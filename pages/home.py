@@ -4,13 +4,14 @@ pages to open next.
 A first-time reader sees a histogram and ticks and no question; the short guide above the
 figure says what the figure shows and names the four pages that test whether a model's θ means
 what a human's does. It stays a few lines high so the figure still starts inside a 1440×900
-window."""
+window. A store without real candidates (empty, the synthetic demo, item files only) also
+offers real data, collapsed above the figure (``dashboard.fetch_offer``)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import queries
+from dashboard import fetch_offer, queries
 from dashboard.figures import series_styles, show_figure
 from dashboard.lane_figure import histogram_with_lanes
 from dashboard.patterns.data import short_labels
@@ -37,8 +38,11 @@ def next_step_views() -> list[View]:
     return [by_path[path] for path, _, _ in NEXT_STEPS]
 
 
+TITLE = "When an LLM passes ENEM, does its score mean what it means for a human?"
+
 st.set_page_config(page_title="ENEM × LLM: does the score mean the same?")
-filters = open_page("When an LLM passes ENEM, does its score mean what it means for a human?")
+fetch_offer.offer_on_empty_store(TITLE)  # an empty store: the offer of real data, then stop
+filters = open_page(TITLE)
 overview = queries.overview()
 synthetic = queries.is_synthetic()
 catalogue = filters.catalogue
@@ -52,6 +56,8 @@ elif filters.has_humans:
 else:
     st.caption(f"Real INEP item parameters of {filters.year}, stored with `enem-llm "
                "ingest-items` (see the Data page for files).")
+# Real data to add (only on a store without real candidates) and a fetch's progress.
+fetch_offer.real_data_section(overview=overview)
 
 booklets = queries.booklet_catalogue(filters.year)
 columns = st.columns(6)

@@ -49,7 +49,7 @@ PAGE_TIMEOUT_MS = 60_000
 #: Buttons that start, cancel, remove or write something: none may reach a viewer.
 OPERATOR_BUTTONS = ("Launch", "Launch CAT", "Cancel", "Remove", "Launch the missing random runs",
                     "Build the report", "Derive attributes from the stored question texts",
-                    "Save corrections")
+                    "Save corrections", "Fetch the paper's results")
 
 
 class _Attacker(BaseHTTPRequestHandler):
@@ -173,6 +173,16 @@ def assert_viewer(page, base: str, db: Path, shot: str) -> None:
             assert "weights.bin is unreadable" in text and "secret-model/" not in text
         page.screenshot(path=str(SCREENSHOTS / f"viewer_{shot}_{path.lower()}.png"),
                         full_page=True)
+    # Home's offer to fetch real data, opened: the commands, no button, no path of the server.
+    open_page(page, f"{base}/", "When an LLM passes ENEM")
+    page.get_by_text("Add real data").click()
+    page.get_by_text("INEP's microdata of ENEM").wait_for(timeout=PAGE_TIMEOUT_MS)
+    text = page.locator("[data-testid='stMain']").inner_text()
+    assert "enem-llm fetch inep --year" in text
+    assert page.get_by_role("button", name=re.compile(r"^Fetch ")).count() == 0
+    for secret in (str(ROOT), str(db.parent), str(db.parent.parent), "/.venv", CANARY):
+        assert secret not in text, ("Home", secret)
+    page.screenshot(path=str(SCREENSHOTS / f"viewer_{shot}_home.png"), full_page=True)
 
 
 def test_the_readme_server_is_safe_to_serve(store, attacker):

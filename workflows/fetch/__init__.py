@@ -9,6 +9,9 @@ would run by hand.
 - ``inep``, ``paper``, ``texts``: one workflow per ``fetch`` sub-command; ``stored``: the
   years the store holds, checked before a download the import would refuse.
 - ``errors``: the failures they report (each one line on the command line).
+- ``progress``: a fetch's phase and byte counts in a JSON file another process reads
+  (``--progress-file``); ``launch``: a fetch started in the background from the dashboard,
+  with that file, its lock and its log in ``<store>.fetch/``.
 
 docs/fetch.md describes the sources, sizes, mirrors, resume and certificates.
 """

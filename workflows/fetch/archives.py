@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from tqdm import tqdm
 
 from workflows.fetch.errors import ArchiveError, DamagedArchiveError
+from workflows.fetch.progress import ProgressFile, no_progress
 
 CHUNK_BYTES = 1 << 20
 #: ZIP compression methods with a special meaning here.
@@ -86,13 +87,17 @@ def members_where(archive: zipfile.ZipFile,
 
 
 def extract(archive: zipfile.ZipFile, targets: Sequence[tuple[zipfile.ZipInfo, Path]], *,
-            password: bytes | None = None, progress: bool = True) -> list[Path]:
+            password: bytes | None = None, progress: bool = True,
+            report: ProgressFile | None = None) -> list[Path]:
     """Stream each member to its target path, all or nothing: on any failure the partial files
-    are removed and ArchiveError says why; no target is touched until every member checked."""
+    are removed and ArchiveError says why; no target is touched until every member checked.
+    ``report`` records the bytes written (phase ``extracting``)."""
+    report = report if report is not None else no_progress()
     for info, _ in targets:
         _check_readable(archive, info)
     written: list[tuple[Path, Path]] = []
     total = sum(info.file_size for info, _ in targets)
+    report.phase("extracting", file=Path(str(archive.filename)).name, total=total)
     try:
         with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="extracting",
                   disable=not progress, leave=False) as bar:
@@ -100,7 +105,7 @@ def extract(archive: zipfile.ZipFile, targets: Sequence[tuple[zipfile.ZipInfo, P
                 target.parent.mkdir(parents=True, exist_ok=True)
                 part = target.with_name(target.name + PART_SUFFIX)
                 written.append((part, target))
-                _copy_member(archive, info, part, password, bar)
+                _copy_member(archive, info, part, password, bar, report)
     except BaseException:
         for part, _ in written:
             part.unlink(missing_ok=True)
@@ -125,16 +130,18 @@ def _check_readable(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
 
 
 def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, part: Path,
-                 password: bytes | None, bar: tqdm) -> None:
+                 password: bytes | None, bar: tqdm, report: ProgressFile) -> None:
     """Stream one member to ``part``; its CRC is checked as its last byte is read."""
     if info.compress_type == DEFLATE64:
         _copy_with_unzip(Path(str(archive.filename)), info, part, password, bar)
+        report.advance(info.file_size)
         return
     try:
         with archive.open(info, pwd=password) as source, open(part, "wb") as out:
             while chunk := source.read(CHUNK_BYTES):
                 out.write(chunk)
                 bar.update(len(chunk))
+                report.advance(len(chunk))
     except RuntimeError as error:  # zipfile's "Bad password" / "password required"
         raise ArchiveError(f"{info.filename}: {error}") from None
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError) as error:

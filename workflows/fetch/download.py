@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from tqdm import tqdm
 
 from workflows.fetch.errors import FetchError, NotPublishedError
+from workflows.fetch.progress import ProgressFile, no_progress
 
 CHUNK_BYTES = 1 << 20
 #: Seconds one network operation (connect, one read) may wait before the attempt fails.
@@ -79,10 +80,13 @@ def ssl_context(ca_bundle: Path | None = None) -> ssl.SSLContext:
 
 def download(url: str, dest: Path, *, missing: str, progress: bool = True,
              ca_bundle: Path | None = None, sha256: str | None = None,
-             timeout: float = TIMEOUT_SECONDS) -> Downloaded:
+             timeout: float = TIMEOUT_SECONDS, report: ProgressFile | None = None
+             ) -> Downloaded:
     """Fetch ``url`` into ``dest`` (see the module's docstring); ``missing`` is the message of
     a 404. Raises NotPublishedError, or FetchError whose message says whether the ``.part``
-    was kept for the next attempt to resume."""
+    was kept for the next attempt to resume. ``report`` records the bytes received (phase
+    ``downloading``) and the checks after (``checking``)."""
+    report = report if report is not None else no_progress()
     dest = Path(dest)
     if dest.is_file():
         return Downloaded(dest, dest.stat().st_size, reused=True,
@@ -107,7 +111,7 @@ def download(url: str, dest: Path, *, missing: str, progress: bool = True,
                 elif offset:
                     notes.append(f"resuming {dest.name} at {offset:,} bytes")
                 total = _announced_total(response, start)
-                _stream(response, url, part, start, total, progress)
+                _stream(response, url, part, start, total, progress, report)
         except _RangeRefused as refused:
             if refused.total is not None and refused.total == offset:
                 break  # the part was complete already: only the rename was missing
@@ -118,6 +122,7 @@ def download(url: str, dest: Path, *, missing: str, progress: bool = True,
         break
     else:
         raise FetchError(f"{url}: the server did not let the download resume or restart")
+    report.phase("checking", file=dest.name)
     _check_sha256(part, sha256, url)
     os.replace(part, dest)
     return Downloaded(dest, dest.stat().st_size, notes=notes)
@@ -190,12 +195,13 @@ def _announced_total(response: http.client.HTTPResponse, start: int) -> int | No
 
 
 def _stream(response: http.client.HTTPResponse, url: str, part: Path, start: int,
-            total: int | None, progress: bool) -> None:
+            total: int | None, progress: bool, report: ProgressFile) -> None:
     """Write the body to ``part`` from byte ``start`` on (truncating what follows), then check
     the size against ``total``; a short body keeps the part for the next attempt."""
     part.parent.mkdir(parents=True, exist_ok=True)  # only now: a refused URL leaves no folder
     mode = "r+b" if start and part.is_file() else "wb"
     label = part.name.removesuffix(PART_SUFFIX)
+    report.phase("downloading", file=label, total=total, done=start)
     with open(part, mode) as out, tqdm(total=total, initial=start, unit="B", unit_scale=True,
                                        unit_divisor=1024, desc=label, disable=not progress,
                                        leave=False) as bar:
@@ -207,6 +213,7 @@ def _stream(response: http.client.HTTPResponse, url: str, part: Path, start: int
             while chunk := response.read1(CHUNK_BYTES):
                 out.write(chunk)
                 bar.update(len(chunk))
+                report.advance(len(chunk))
         except (OSError, http.client.HTTPException) as error:
             out.flush()
             raise FetchError(_cut(url, out.tell(), total, error, part)) from None

@@ -18,6 +18,7 @@ from enem.csvfiles import UnusableFileError
 from workflows.fetch.archives import downloaded_archive, extract, find_member, member_name
 from workflows.fetch.download import download
 from workflows.fetch.errors import IngestAfterFetchError
+from workflows.fetch.progress import ProgressFile, no_progress
 from workflows.fetch.sources import (
     INEP_ZIP,
     inep_items_name,
@@ -42,20 +43,23 @@ class FetchedYear:
 
 def fetch_inep_year(db_path: Path, year: int, dest: Path, *, mirror: str | None = None,
                     keep: bool = False, items_only: bool = False, progress: bool = True,
-                    ca_bundle: Path | None = None, say: Say = print) -> FetchedYear:
+                    ca_bundle: Path | None = None, say: Say = print,
+                    report: ProgressFile | None = None) -> FetchedYear:
     """Download (resuming), check and extract ``year``'s ZIP into ``dest/inep/YEAR``, then
     ingest it into ``db_path`` (only its items with ``items_only``). The ZIP is removed after a
     successful extract unless ``keep``. A failed ingest keeps the CSVs and its error names the
-    command that retries."""
+    command that retries. ``report`` records each phase (``workflows.fetch.progress``)."""
+    report = report if report is not None else no_progress()
     folder = Path(dest) / "inep" / str(year)
     files = _extracted(folder, year, items_only)
     if files is None:
         files = _download_and_extract(folder, year, mirror=mirror, keep=keep,
                                       items_only=items_only, progress=progress,
-                                      ca_bundle=ca_bundle, say=say)
+                                      ca_bundle=ca_bundle, say=say, report=report)
     else:
         say(f"using the files extracted before in {folder}")
     microdata, items = files
+    report.phase("ingesting", file=items.name if microdata is None else microdata.name)
     return FetchedYear(year, microdata, items,
                        _ingest(db_path, year, microdata, items, progress, say))
 
@@ -76,12 +80,13 @@ def _extracted(folder: Path, year: int, items_only: bool) -> tuple[Path | None, 
 
 def _download_and_extract(folder: Path, year: int, *, mirror: str | None, keep: bool,
                           items_only: bool, progress: bool, ca_bundle: Path | None,
-                          say: Say) -> tuple[Path | None, Path]:
+                          say: Say, report: ProgressFile) -> tuple[Path | None, Path]:
     url = INEP_ZIP.url(mirror, year=year)
     archive_path = folder / INEP_ZIP.file_name(year=year)
     say(f"downloading {url} (about {INEP_ZIP.approx_size}) to {archive_path}")
     fetched = download(url, archive_path, missing=inep_not_published(year, url),
-                       progress=progress, ca_bundle=ca_bundle, sha256=INEP_ZIP.sha256)
+                       progress=progress, ca_bundle=ca_bundle, sha256=INEP_ZIP.sha256,
+                       report=report)
     for note in fetched.notes:
         say(note)
     by_hand = (f"extract the candidates' and the items' CSVs by hand and run `enem-llm "
@@ -91,7 +96,7 @@ def _download_and_extract(folder: Path, year: int, *, mirror: str | None, keep: 
         if not items_only:
             wanted.insert(0, find_member(archive, inep_microdata_names(year)))
         targets = [(info, folder / member_name(info)) for info in wanted]
-        paths = extract(archive, targets, progress=progress)
+        paths = extract(archive, targets, progress=progress, report=report)
     say("extracted " + ", ".join(path.name for path in paths) + f" into {folder}")
     if not keep:
         archive_path.unlink()

@@ -29,6 +29,7 @@ from workflows.fetch.archives import (
 )
 from workflows.fetch.download import download
 from workflows.fetch.errors import ArchiveError, IngestAfterFetchError
+from workflows.fetch.progress import ProgressFile, no_progress
 from workflows.fetch.sources import (
     DEFAULT_PAPER_RESULTS,
     PAPER_EXAM_TYPE,
@@ -64,51 +65,56 @@ class FetchedPaper:
 def fetch_paper(db_path: Path, dest: Path, *, parts: Sequence[str] = DEFAULT_PAPER_RESULTS,
                 texts: bool = True, keep: bool = False, scoring: dict | None = None,
                 mirror: str | None = None, progress: bool = True,
-                ca_bundle: Path | None = None, say: Say = print) -> FetchedPaper:
+                ca_bundle: Path | None = None, say: Say = print,
+                report: ProgressFile | None = None) -> FetchedPaper:
     """Download the results files named by ``parts`` (keys of PAPER_RESULTS) and, with
     ``texts``, data.zip; then import them into ``db_path``: the results in one write session
-    (all or none, scored with the stored settings overridden by ``scoring``), then the texts."""
+    (all or none, scored with the stored settings overridden by ``scoring``), then the texts.
+    ``report`` records each phase (``workflows.fetch.progress``)."""
+    report = report if report is not None else no_progress()
     unknown = sorted(set(parts) - set(PAPER_RESULTS))
     if unknown:
         raise ValueError(f"unknown results file(s) {', '.join(unknown)}; expected "
                          f"{', '.join(PAPER_RESULTS)}")
     require_item_years(db_path, PAPER_YEARS, "the paper's results")
     folder = Path(dest) / "paper"
-    files = [_download(PAPER_RESULTS[part], folder, mirror, progress, ca_bundle, say)
+    files = [_download(PAPER_RESULTS[part], folder, mirror, progress, ca_bundle, say, report)
              for part in parts]
-    questions = (_questions(folder, keep, mirror, progress, ca_bundle, say) if texts
+    questions = (_questions(folder, keep, mirror, progress, ca_bundle, say, report) if texts
                  else None)
+    report.phase("ingesting", file=files[0].name if files else "")
     summaries = _import_results(db_path, files, scoring or {}, say)
     imported = _import_texts(db_path, questions, say) if questions is not None else None
     return FetchedPaper(summaries, imported, questions)
 
 
 def _download(remote: RemoteFile, folder: Path, mirror: str | None, progress: bool,
-              ca_bundle: Path | None, say: Say) -> Path:
+              ca_bundle: Path | None, say: Say, report: ProgressFile) -> Path:
     url = remote.url(mirror)
     target = folder / remote.file_name()
     if not target.is_file():
         say(f"downloading {url}")
     fetched = download(url, target, missing=paper_not_published(url), progress=progress,
-                       ca_bundle=ca_bundle, sha256=remote.sha256)
+                       ca_bundle=ca_bundle, sha256=remote.sha256, report=report)
     for note in fetched.notes:
         say(note)
     return target
 
 
 def _questions(folder: Path, keep: bool, mirror: str | None, progress: bool,
-               ca_bundle: Path | None, say: Say) -> Path:
+               ca_bundle: Path | None, say: Say, report: ProgressFile) -> Path:
     """The folder of the parsed exams (``pt/`` and ``en/``), extracted from data.zip unless an
     earlier fetch did."""
     questions = folder / QUESTIONS_FOLDER
     if any(questions.glob("*/*.csv")):
         say(f"using the texts extracted before in {questions}")
         return questions
-    archive_path = _download(PAPER_TEXTS, folder, mirror, progress, ca_bundle, say)
+    archive_path = _download(PAPER_TEXTS, folder, mirror, progress, ca_bundle, say, report)
     with downloaded_archive(archive_path, "docs/fetch.md tells how to import the texts by "
                             "hand") as archive:
         targets = _text_targets(archive, questions)
-        extract(archive, targets, password=PAPER_TEXTS_PASSWORD, progress=progress)
+        extract(archive, targets, password=PAPER_TEXTS_PASSWORD, progress=progress,
+                report=report)
     say(f"extracted {len(targets)} parsed exams into {questions}")
     if not keep:
         archive_path.unlink()

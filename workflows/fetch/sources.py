@@ -43,6 +43,12 @@ class RemoteFile:
 INEP_BASE = "https://download.inep.gov.br"
 INEP_ZIP = RemoteFile(INEP_BASE, "microdados/microdados_enem_{year}.zip",
                       approx_size="0.5–1.8 GB")
+#: The years the dashboard offers to fetch: from the first of the layouts the ingest reads
+#: (enem.microdata: 2009) to the latest year INEP had published when this was written; the
+#: command line takes any year (a later one works as soon as INEP publishes it).
+INEP_FIRST_YEAR = 2009
+INEP_LATEST_YEAR = 2024
+INEP_YEARS: tuple[int, ...] = tuple(range(INEP_FIRST_YEAR, INEP_LATEST_YEAR + 1))
 #: From this year on INEP splits the candidates into RESULTADOS (answers, scores) and
 #: PARTICIPANTES (questionnaire); the ingest reads RESULTADOS (enem.microdata).
 RESULTADOS_FROM = 2024
@@ -74,9 +80,11 @@ PAPER_REPOSITORY = "BU-UFMG-Research/irt-llms/raw/HEAD"
 #: The results files, by the name ``fetch paper`` gives them; "cot" only with ``--cot``.
 PAPER_RESULTS: dict[str, RemoteFile] = {
     "seeds": RemoteFile(GITHUB_BASE, f"{PAPER_REPOSITORY}/"
-                        "enem-experiments-results-processed-with-irt-lz.parquet"),
+                        "enem-experiments-results-processed-with-irt-lz.parquet",
+                        approx_size="under 1 MB"),
     "shuffles": RemoteFile(GITHUB_BASE, f"{PAPER_REPOSITORY}/"
-                           "enem-experiments-results-shuffle-processed-with-irt-lz.parquet"),
+                           "enem-experiments-results-shuffle-processed-with-irt-lz.parquet",
+                           approx_size="under 1 MB"),
     "cot": RemoteFile(GITHUB_BASE, f"{PAPER_REPOSITORY}/"
                       "enem-experiments-results-processed-cot-with-irt.parquet"),
 }
@@ -104,7 +112,8 @@ def paper_not_published(url: str) -> str:
 
 HUGGING_FACE_BASE = "https://huggingface.co"
 #: maritaca-ai's ``enem`` dataset: one JSONL per exam year at the repository's root.
-MARITACA = RemoteFile(HUGGING_FACE_BASE, "datasets/maritaca-ai/enem/resolve/main/{year}.jsonl")
+MARITACA = RemoteFile(HUGGING_FACE_BASE, "datasets/maritaca-ai/enem/resolve/main/{year}.jsonl",
+                      approx_size="about 250 kB")
 #: The text sources ``fetch texts --source`` knows, with the ``import-questions`` format each
 #: file is in.
 TEXT_SOURCES: dict[str, tuple[RemoteFile, str]] = {"maritaca": (MARITACA, "maritaca")}

@@ -15,6 +15,7 @@ import duckdb
 
 from workflows.fetch.download import download
 from workflows.fetch.errors import IngestAfterFetchError
+from workflows.fetch.progress import ProgressFile, no_progress
 from workflows.fetch.sources import TEXT_SOURCES, texts_not_published
 from workflows.fetch.stored import require_item_years
 from workflows.question_import import QuestionImport, import_questions
@@ -24,10 +25,13 @@ Say = Callable[[str], None]
 
 def fetch_texts(db_path: Path, source: str, year: int, dest: Path, booklets: dict[str, int],
                 *, mirror: str | None = None, progress: bool = True,
-                ca_bundle: Path | None = None, say: Say = print) -> QuestionImport:
+                ca_bundle: Path | None = None, say: Say = print,
+                report: ProgressFile | None = None) -> QuestionImport:
     """Download ``source``'s texts of ``year`` and import them into ``db_path``, linked through
     ``booklets`` (area → CO_PROVA). ValueError before any download when the year's items are
-    not stored or no booklet is named."""
+    not stored or no booklet is named. ``report`` records each phase
+    (``workflows.fetch.progress``)."""
+    report = report if report is not None else no_progress()
     if source not in TEXT_SOURCES:
         raise ValueError(f"unknown text source {source!r}; expected {', '.join(TEXT_SOURCES)}")
     remote, file_format = TEXT_SOURCES[source]
@@ -40,9 +44,11 @@ def fetch_texts(db_path: Path, source: str, year: int, dest: Path, booklets: dic
     target = Path(dest) / "texts" / source / remote.file_name(year=year)
     say(f"downloading {url}")
     fetched = download(url, target, missing=texts_not_published(source, year, url),
-                       progress=progress, ca_bundle=ca_bundle, sha256=remote.sha256)
+                       progress=progress, ca_bundle=ca_bundle, sha256=remote.sha256,
+                       report=report)
     for note in fetched.notes:
         say(note)
+    report.phase("ingesting", file=target.name)
     retry = (f"enem-llm import-questions {target} --format {file_format} --year {year} "
              + " ".join(f"--booklet {area}={booklet}" for area, booklet in booklets.items())
              + f" --db {db_path}")
