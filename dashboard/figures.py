@@ -26,6 +26,7 @@ from streamlit.elements.plotly_chart import PlotlyState
 from analytics.contours import DensityRegion, density_region
 from dashboard import queries
 from dashboard.downloads import csv_download
+from dashboard.margins import presize_margins
 from dashboard.palette import HUMAN_DENSITY_SCALE, model_styles, series_style_table, with_alpha
 from dashboard.runs.picker import shots_words
 from enem.areas import AREA_NAMES
@@ -274,6 +275,7 @@ def show_figure(figure: go.Figure, *, key: str, caption: str,
     ``data`` (the CSV's rows) may be a function returning them, called only on a click.
     """
     config = plotly_config(file_stem, image_format)
+    presize_margins(figure)
     # Streamlit returns the selection state with on_select, else the chart's element.
     event: PlotlyState | DeltaGenerator
     if on_select:

@@ -1,15 +1,20 @@
 """A human histogram with the models in lanes under it, per area, on one shared x axis.
 
-Models have no "share of candidates", so they are not drawn on the histogram's y axis: under
-each area's histogram a strip holds one lane per run series, where every tick is one
-repetition's value (θ on Home, l_z on Person fit). Optional dashed reference lines (e.g. the
-humans' 5th percentile of l_z) cross both panels. Pure figure building, no queries.
+Models have no "share of candidates", so they are not drawn on the histogram's scale: under
+each area's bars, below the zero line, one lane per run series holds a tick per repetition
+(θ on Home, l_z or l_z* on Person fit). Bars and lanes share one subplot per area: the y axis
+maps the bars' percentages above zero and the lanes below it (each lane a fixed height in
+pixels, its name as the tick label), so an area costs plotly.js one subplot, not two (the
+lanes as a second subplot per area doubled the figure's drawing time in Chromium, issue 26).
+Optional dashed reference lines (e.g. the humans' 5th percentile of l_z) cross bars and lanes.
+Pure figure building, no queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -17,9 +22,15 @@ from plotly.subplots import make_subplots
 from dashboard.figures import area_title, empty_panel, reference_line
 from dashboard.palette import HUMAN_COLOUR, REFERENCE_COLOUR, with_alpha
 
-#: Heights in pixels: a histogram, one line of lane label, the strip's axis, the gap between
-#: areas.
-HISTOGRAM_PX, LANE_PX, STRIP_AXIS_PX, GAP_PX = 190, 22, 40, 95
+#: Heights in pixels: the bars, one line of lane label, the x axis under the lanes (ticks and
+#: title), the gap between areas, the space between the zero line and the first lane.
+HISTOGRAM_PX, LANE_PX, STRIP_AXIS_PX, GAP_PX, LANE_GAP_PX = 190, 22, 40, 95, 8
+#: Bars reach this share of the histogram's height at most (room above the tallest).
+HEADROOM = 1.08
+#: Percent steps the bars' ticks may take, and at most how many ticks they get.
+PERCENT_STEPS, MAX_PERCENT_TICKS = (0.5, 1, 2, 2.5, 5, 10, 20, 25, 50), 4
+#: The bars' axis title (with the bin width under it).
+BARS_TITLE = "% of candidates"
 #: Longest lane label kept on one line; a longer one wraps at its " · " parts (never cut: the
 #: label is the series' name in the legend and the run picker), and the left margin widens to
 #: the longest line (plotly's automargin).
@@ -46,6 +57,13 @@ def label_lines(label: str) -> int:
     return label.count("<br>") + 1
 
 
+def percent_ticks(top: float) -> list[float]:
+    """Round percentages from 0 to ``top`` (> 0), at most :data:`MAX_PERCENT_TICKS` + 1."""
+    step = next((step for step in PERCENT_STEPS if top / step <= MAX_PERCENT_TICKS),
+                PERCENT_STEPS[-1])
+    return [float(tick) for tick in np.arange(0.0, top + 1e-9, step)]
+
+
 def histogram_with_lanes(
     areas: Sequence[str], histograms: Mapping[str, pd.DataFrame], points: pd.DataFrame,
     value: str, *, bin_width: float, styles: Mapping[str, tuple[str, str]], x_title: str,
@@ -57,53 +75,44 @@ def histogram_with_lanes(
     ``histograms``: per area, columns ``bin`` (lower edge) and ``n`` (may be empty: no
     humans); ``points``: one row per repetition with columns area, model, ``value``, run_id,
     shuffle, theta, theta_se, lz, ctt; ``styles``: (colour, symbol) per model; ``lane_names``:
-    shorter lane labels per model; ``references``: per area an x drawn dashed across both
-    panels and named ``reference_name`` in the hover.
+    shorter lane labels per model; ``references``: per area an x drawn dashed across bars and
+    lanes and named ``reference_name`` in the hover.
+
+    Each area is one subplot (row): bars in % of candidates above y = 0, and the lanes below
+    it, lane k centred at :func:`lane_positions`' k-th value; the y axis labels both (its
+    percent ticks, then each lane's name) and keeps the pixels of each part fixed.
     """
     lanes = sorted(points["model"].unique()) if len(points) else []
     names = {model: lane_label((lane_names or {}).get(model, model)) for model in lanes}
     # Lanes are equally spaced, so the tallest (wrapped) label sets every lane's height.
     lane_px = LANE_PX * max([label_lines(name) for name in names.values()] or [1])
-    heights, titles, hist_rows, gap_rows = [], [], {}, []
-    for index, area in enumerate(areas):
-        if index:
-            heights.append(GAP_PX)
-            titles.append("")
-            gap_rows.append(len(heights))
-        hist_rows[area] = len(heights) + 1
-        heights += [HISTOGRAM_PX, lane_px * max(1, len(lanes)) + STRIP_AXIS_PX]
-        titles += [area_title(area), ""]
-    margin = {"t": 60, "b": 10, "l": 10, "r": 20}
-    height = sum(heights) + margin["t"] + margin["b"]
-    figure = make_subplots(rows=len(heights), cols=1, row_heights=heights, vertical_spacing=0.0,
-                           subplot_titles=titles)
+    strip_px = LANE_GAP_PX + lane_px * max(1, len(lanes))
+    domain_px = HISTOGRAM_PX + strip_px
+    spacing_px = GAP_PX + STRIP_AXIS_PX
+    plot_px = len(areas) * domain_px + (len(areas) - 1) * spacing_px
+    # The left margin leaves room for the bars' axis title beside the percent ticks; long lane
+    # labels widen it further (automargin).
+    margin = {"t": 60, "b": STRIP_AXIS_PX + 10, "l": 70, "r": 20}
+    height = plot_px + margin["t"] + margin["b"]
+    figure = make_subplots(rows=len(areas), cols=1, vertical_spacing=spacing_px / plot_px
+                           if len(areas) > 1 else 0.0,
+                           subplot_titles=[area_title(area) for area in areas])
     figure.update_layout(height=height, margin=margin, barmode="overlay",
                          legend={"orientation": "h", "yanchor": "bottom", "x": 0,
-                                 "y": 1.0 + 30.0 / (height - margin["t"] - margin["b"])})
-    # A gap row only spaces the areas apart: its axes are dropped, not hidden (plotly.js lays
-    # out and draws every subplot of the layout, hidden or not: the three of Person fit's
-    # figure were about a quarter of its drawing time, issue 26). The other axes keep their
-    # names and domains, and the picture is unchanged (same pixels in Chromium).
-    for row in gap_rows:
-        subplot = figure.get_subplot(row, 1)
-        figure.layout[subplot.xaxis.plotly_name] = None
-        figure.layout[subplot.yaxis.plotly_name] = None
+                                 "y": 1.0 + 30.0 / plot_px})
     legend_shown: set[str] = set()
     exported = []
-    for area in areas:
-        row, strip = hist_rows[area], hist_rows[area] + 1
-        # The strip shares the histogram's x axis; only the strip shows the ticks and title.
-        shared = figure.get_subplot(row, 1).xaxis.plotly_name.replace("axis", "")
-        figure.update_xaxes(matches=shared, showticklabels=False, row=row, col=1)
-        figure.update_xaxes(matches=shared, title_text=x_title, title_standoff=4, row=strip,
-                            col=1)
-        figure.update_yaxes(title_text=f"% of candidates<br>per {bin_width:g}", row=row, col=1)
+    # Heights within a subplot's domain, as fractions: the middle of the bars, of the lanes.
+    bars_middle = 1.0 - HISTOGRAM_PX / 2 / domain_px
+    lanes_middle = strip_px / 2 / domain_px
+    for row, area in enumerate(areas, start=1):
         hist = histograms.get(area, pd.DataFrame(columns=["bin", "n"]))
-        if hist.empty or hist["n"].sum() == 0:
-            empty_panel(figure, row, 1, f"no scored candidates in {area}")
-            figure.update_yaxes(showticklabels=False, title_text="", row=row, col=1)
-        else:
-            share = 100.0 * hist["n"] / hist["n"].sum()
+        has_humans = not hist.empty and hist["n"].sum() > 0
+        share = 100.0 * hist["n"] / hist["n"].sum() if has_humans else pd.Series(dtype=float)
+        top = float(share.max()) * HEADROOM if has_humans else 1.0
+        per_px = top / HISTOGRAM_PX  # y units per pixel in this area
+        positions = lane_positions(len(lanes), lane_px, per_px)
+        if has_humans:
             figure.add_trace(go.Bar(
                 x=hist["bin"] + bin_width / 2, y=share, width=bin_width, name=human_label,
                 marker_color=with_alpha(HUMAN_COLOUR, 0.55), legendgroup="humans",
@@ -116,7 +125,8 @@ def histogram_with_lanes(
         for model, group in (in_area.groupby("model", sort=True) if len(in_area) else []):
             colour, _ = styles[model]
             figure.add_trace(go.Scatter(
-                x=group[value], y=[names[model]] * len(group), mode="markers",
+                x=group[value], y=np.full(len(group), positions[lanes.index(model)]),
+                mode="markers",
                 marker={"symbol": "line-ns-open", "size": LANE_PX - 6, "color": colour,
                         "line": {"color": with_alpha(colour, 0.75), "width": 2}},
                 name=model, legendgroup=model, showlegend=model not in legend_shown,
@@ -125,21 +135,39 @@ def histogram_with_lanes(
                 hovertemplate=(f"<b>{model}</b><br>θ = %{{customdata[2]:.3f}} (SE "
                                "%{customdata[3]:.3f})<br>shuffle %{customdata[1]} · l_z "
                                "%{customdata[4]:.2f} · CTT %{customdata[5]}<extra></extra>")),
-                row=strip, col=1)
+                row=row, col=1)
             legend_shown.add(model)
             exported.append(group.assign(kind="model"))
-        if lanes:
-            order = [names[m] for m in reversed(lanes)]
-            figure.update_yaxes(type="category", categoryorder="array", categoryarray=order,
-                                range=[-0.6, len(lanes) - 0.4], showgrid=True, automargin=True,
-                                row=strip, col=1)
+        percents = percent_ticks(top / HEADROOM) if has_humans else []
+        figure.update_yaxes(
+            range=[-strip_px * per_px, top], zeroline=True, showgrid=True,
+            tickvals=percents + positions, automargin=True,
+            ticktext=[f"{tick:g}" for tick in percents] + [names[m] for m in lanes],
+            row=row, col=1)
+        figure.update_xaxes(title_text=x_title, title_standoff=4, row=row, col=1)
+        if has_humans:
+            # The bars' axis title, beside their ticks only (an axis title would centre on
+            # bars and lanes together).
+            subplot = figure.get_subplot(row, 1)
+            figure.add_annotation(
+                text=f"{BARS_TITLE}<br>per {bin_width:g}", textangle=-90, showarrow=False,
+                xref=f"{subplot.xaxis.plotly_name.replace('axis', '')} domain",
+                yref=f"{subplot.yaxis.plotly_name.replace('axis', '')} domain", x=0,
+                xanchor="right", xshift=-34, y=bars_middle,
+                font={"size": 12, "color": "#444444"})
         else:
-            empty_panel(figure, strip, 1, "no model runs in this selection")
-            figure.update_yaxes(visible=False, row=strip, col=1)
+            empty_panel(figure, row, 1, f"no scored candidates in {area}", y=bars_middle)
+        if not lanes:
+            empty_panel(figure, row, 1, "no model runs in this selection", y=lanes_middle)
         reference = (references or {}).get(area)
         if reference is not None and pd.notna(reference):
             line = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1}
             reference_line(figure, row, 1, x=reference, line=line, label=reference_name)
-            reference_line(figure, strip, 1, x=reference, line=line)
     table = pd.concat(exported, ignore_index=True) if exported else pd.DataFrame()
     return figure, table
+
+
+def lane_positions(n_lanes: int, lane_px: float, per_px: float) -> list[float]:
+    """The y of each lane's centre (first lane nearest the zero line), ``lane_px`` pixels
+    apart under a gap of :data:`LANE_GAP_PX`, at ``per_px`` y units per pixel."""
+    return [-(LANE_GAP_PX + (k + 0.5) * lane_px) * per_px for k in range(n_lanes)]

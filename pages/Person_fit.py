@@ -137,7 +137,7 @@ reference, table = histogram_with_lanes(
     points, fit.column, bin_width=0.1, styles=styles, x_title=fit.axis_title,
     human_label="humans", lane_names=lane_names, references=human_p5)
 if has_p5:
-    legend_line(reference, 2, 1, symbol)
+    legend_line(reference, 1, 1, symbol)
 show_figure(
     reference, key="fit.reference", file_stem=f"{fit.column}_distribution_{filters.year}",
     image_format=filters.image_format, data=table,

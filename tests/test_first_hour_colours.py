@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -285,7 +286,7 @@ def test_the_sidebar_counts_say_what_they_count(monkeypatch, ui_run_db):
 
 
 def test_a_long_lane_label_wraps_whole_and_its_lanes_grow():
-    from dashboard.lane_figure import LANE_PX, histogram_with_lanes
+    from dashboard.lane_figure import LANE_PX, histogram_with_lanes, label_lines
 
     long = "a-model-with-a-long-name · few-shot (no count given) · 30 shuffles · run 1a2b3c4d"
     points = pd.DataFrame([{"area": "CN", "model": model, "run_id": "r", "shuffle": s,
@@ -295,13 +296,19 @@ def test_a_long_lane_label_wraps_whole_and_its_lanes_grow():
     styles = {long: ("#000000", "circle"), "short · 0-shot": ("#111111", "circle")}
     figure, _ = histogram_with_lanes(["CN"], histogram, points, "theta", bin_width=0.1,
                                      styles=styles, x_title="θ", human_label="humans")
-    names = {trace.name: set(trace.y) for trace in figure.data if trace.type == "scatter"}
+    axis = figure.layout.yaxis
+    labels = dict(zip(axis.tickvals, axis.ticktext))
+    names = {trace.name: {labels[y] for y in trace.y} for trace in figure.data
+             if trace.type == "scatter"}
     [wrapped] = names[long]
     assert "<br>" in wrapped and "…" not in wrapped
     assert wrapped.replace(" ·<br>", " · ") == long
-    strip = figure.layout.yaxis2.domain
+    # Both lanes grow to the wrapped label's two lines.
     plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
-    assert (strip[1] - strip[0]) * plot_px >= 2 * 2 * LANE_PX
+    px_per_unit = (axis.domain[1] - axis.domain[0]) * plot_px / (axis.range[1] - axis.range[0])
+    lanes = sorted(v for v in axis.tickvals if v < 0)
+    assert np.allclose(np.diff(lanes) * px_per_unit, label_lines(wrapped) * LANE_PX)
+    assert label_lines(wrapped) >= 2
 
 
 _NOTE_AND_LANES = """() => {

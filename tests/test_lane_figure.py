@@ -1,5 +1,6 @@
 """Histograms with model lanes (Home's θ, Person fit's l_z): models never sit on the humans'
-'% of candidates' axis, shares are the humans' own, references cross both panels."""
+percentages (their lanes are under the zero line), shares are the humans' own, references
+cross bars and lanes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from dashboard.figures import reference_line
-from dashboard.lane_figure import histogram_with_lanes
+from dashboard.lane_figure import HISTOGRAM_PX, LANE_PX, histogram_with_lanes
 from tests.page_support import assert_clean, decoded, run_page
 
 
@@ -36,26 +37,51 @@ def test_bars_are_shares_and_models_sit_in_lanes():
     assert np.allclose(bars[0].x, [-0.15, -0.05, 0.05])
     lanes = [t for t in figure.data if t.type == "scatter"]
     assert {t.name for t in lanes} == {"alpha · 0-shot", "beta · 0-shot"}
-    assert {tuple(set(t.y)) for t in lanes} == {("alpha",), ("beta · 0-shot",)}
-    assert not {t.yaxis for t in lanes} & {b.yaxis for b in bars}
-    # Two dashed lines per area (histogram and lanes), at the reference.
-    xs = sorted(shape.x0 for shape in figure.layout.shapes)
-    assert xs == [-1.5, -1.5, -1.2, -1.2]
-    # Each line spans its own panel (rows: CN histogram, CN lanes, gap, MT histogram, MT
-    # lanes), from the panel's bottom to its top; the label sits in the histogram panel.
+    # One subplot per area: the lanes sit under the zero line of the bars' axis, each at the
+    # height its tick names, never on the bars' percentages.
+    for lane in lanes:
+        axis = figure.layout["yaxis" + (lane.yaxis or "y")[1:]]
+        [height] = set(lane.y)
+        assert height < 0 and axis.range[0] < height
+        label = axis.ticktext[list(axis.tickvals).index(height)]
+        assert label == ("alpha" if lane.name.startswith("alpha") else "beta · 0-shot")
+    cn_axis = figure.layout["yaxis" + (bars[0].yaxis or "y")[1:]]
+    assert cn_axis.range[1] >= 60.0
+    assert {lane.yaxis for lane in lanes} == {"y", "y2"}
+    # One dashed line per area, across its whole subplot (bars and lanes).
     def refs(row: int) -> tuple[str, str]:
         subplot = figure.get_subplot(row, 1)
         return (subplot.xaxis.plotly_name.replace("axis", ""),
                 subplot.yaxis.plotly_name.replace("axis", "") + " domain")
     drawn = {(shape.x0, shape.xref, shape.yref, shape.y0, shape.y1)
              for shape in figure.layout.shapes}
-    assert drawn == {(x, *refs(row), 0, 1) for x, rows in ((-1.5, (1, 2)), (-1.2, (4, 5)))
-                     for row in rows}
+    assert drawn == {(-1.5, *refs(1), 0, 1), (-1.2, *refs(2), 0, 1)}
     labels = {(a.x, a.xref, a.yref) for a in figure.layout.annotations if a.text == "p5"}
-    assert labels == {(-1.5, *refs(1)), (-1.2, *refs(4))}
+    assert labels == {(-1.5, *refs(1)), (-1.2, *refs(2))}
     assert set(table["kind"]) == {"humans", "model"}
     notes = [a.text for a in figure.layout.annotations]
     assert "no scored candidates in MT" in notes
+    # The bars' axis title where there are bars (CN), none over MT's empty histogram.
+    titles = [a for a in figure.layout.annotations if (a.text or "").startswith("% of")]
+    assert [(a.text, a.yref) for a in titles] == [("% of candidates<br>per 0.1", refs(1)[1])]
+
+
+def test_lanes_keep_their_pixels_whatever_the_bars_height():
+    """A lane is LANE_PX high and the bars HISTOGRAM_PX, in an area of tall or flat bars."""
+    histograms = {"CN": pd.DataFrame({"bin": [0.0, 0.1], "n": [1, 99]}),
+                  "MT": pd.DataFrame({"bin": np.arange(50) / 10, "n": np.ones(50)})}
+    points = _points(["alpha", "beta", "gamma"], ["CN", "MT"])
+    figure, _ = histogram_with_lanes(
+        ["CN", "MT"], histograms, points, "lz", bin_width=0.1,
+        styles={m: ("#000000", "circle") for m in ("alpha", "beta", "gamma")},
+        x_title="l_z", human_label="humans")
+    plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
+    for axis in (figure.layout.yaxis, figure.layout.yaxis2):
+        low, high = axis.range
+        px_per_unit = (axis.domain[1] - axis.domain[0]) * plot_px / (high - low)
+        assert abs(high * px_per_unit - HISTOGRAM_PX) < 1e-6
+        lanes = sorted(v for v in axis.tickvals if v < 0)
+        assert np.allclose(np.diff(lanes) * px_per_unit, LANE_PX)
 
 
 def test_person_fit_reference_draws_models_in_lanes(monkeypatch, pages_models_db):
@@ -65,11 +91,12 @@ def test_person_fit_reference_draws_models_in_lanes(monkeypatch, pages_models_db
     figure = json.loads(app.get("plotly_chart")[1].proto.spec)
     layout = figure["layout"]
     bars = [t for t in figure["data"] if t["type"] == "bar"]
-    lanes = [t for t in figure["data"] if t["type"] == "scatter"]
+    lanes = [t for t in figure["data"] if t["type"] == "scatter" and t.get("mode") == "markers"]
     bar_axis = bars[0].get("yaxis", "y")
-    title = layout["yaxis" + bar_axis[1:]]["title"]["text"]
-    assert "% of candidates" in title
-    assert lanes and all(t.get("yaxis", "y") != bar_axis for t in lanes)
+    titles = [a["text"] for a in layout["annotations"] if a.get("yref") == f"{bar_axis} domain"]
+    assert any("% of candidates" in title for title in titles)
+    assert lanes and all(t.get("yaxis", "y") == bar_axis for t in lanes)
+    assert all(max(decoded(t["y"])) < 0 for t in lanes)
     assert abs(float(np.sum(decoded(bars[0]["y"]))) - 100.0) < 1e-9
 
 
