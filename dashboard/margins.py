@@ -29,12 +29,19 @@ TICK_PAD_PX, TITLE_PX, TICK_LABEL_HEIGHT_PX = 14, 26, 20
 NUMBER_CHARS = 7.5
 #: A vertical legend's symbol and padding, and a colour bar's width with its tick labels.
 LEGEND_PAD_PX, COLORBAR_PX = 60, 100
+#: A panel title over the top row (its line and the gap under it).
+TOP_TITLE_PX = 80
+#: A horizontal legend: an entry's symbol and gap, a row's height, and the width it wraps at
+#: (a chart of the main column at 1440 px with the sidebar open: a narrower screen wraps more
+#: rows and automargin adds them).
+ENTRY_PAD_PX, LEGEND_ROW_PX, LEGEND_WRAP_PX = 60, 24, 700
 
 
 def presize_margins(figure: go.Figure) -> None:
     """Widen ``figure``'s margins (in place) to what its tick labels, axis titles, vertical
     legend and colour bars are estimated to need; never narrows one."""
-    need = {"l": _left_px(figure), "r": _right_px(figure), "b": _bottom_px(figure)}
+    need = {"l": _left_px(figure), "r": _right_px(figure), "b": _bottom_px(figure),
+            "t": _top_px(figure)}
     margin = figure.layout.margin
     wider = {}
     for side, pixels in need.items():
@@ -122,6 +129,31 @@ def _right_px(figure: go.Figure) -> float:
            for trace in figure.data):
         pixels = max(pixels, COLORBAR_PX)
     return pixels
+
+
+def _top_px(figure: go.Figure) -> float:
+    """A horizontal legend above the plot: its offset and its rows (0 for any other legend)."""
+    legend = figure.layout.legend
+    shown = [trace.name for trace in figure.data
+             if trace.name and trace.showlegend is not False]
+    # A title over the top row of panels (make_subplots' annotations at the top edge).
+    titled = any(note.yref == "paper" and note.y is not None and note.y >= 0.999
+                 and note.yanchor == "bottom" for note in figure.layout.annotations)
+    floor = TOP_TITLE_PX if titled else 0.0
+    if (not shown or figure.layout.showlegend is False or legend.orientation != "h"
+            or legend.y is None or legend.y < 1.0 or legend.yanchor != "bottom"
+            or not figure.layout.height):
+        return floor
+    widths = [len(name) * CHAR_PX + ENTRY_PAD_PX for name in dict.fromkeys(shown)]
+    rows, used = 1, 0.0
+    for width in widths:
+        if used and used + width > LEGEND_WRAP_PX:
+            rows, used = rows + 1, 0.0
+        used += width
+    margin = figure.layout.margin
+    plot_px = figure.layout.height - (margin.t or PLOTLY_DEFAULT["t"]) - (
+        margin.b or PLOTLY_DEFAULT["b"])
+    return max(floor, (legend.y - 1.0) * plot_px + rows * LEGEND_ROW_PX + 8)
 
 
 def _colour_bar_outside(trace) -> bool:
