@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from workflows.file_locks import is_held
+
 #: The phases of a fetch, in order; a fetch ends in one of :data:`FINAL_PHASES`.
 PHASES: tuple[str, ...] = ("starting", "downloading", "checking", "extracting", "ingesting",
                            "done", "failed")
@@ -123,16 +125,7 @@ def lock_path(path: Path) -> Path:
 
 def is_locked(path: Path) -> bool:
     """True while a process holds the lock of the progress file ``path`` (a fetch works)."""
-    lock = lock_path(path)
-    if not lock.is_file():
-        return False
-    with open(lock, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
+    return is_held(lock_path(path))
 
 
 @dataclass

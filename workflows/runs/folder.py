@@ -27,6 +27,8 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from workflows.file_locks import is_held
+
 
 class RunBusyError(RuntimeError):
     """Another live process is working on this run."""
@@ -64,16 +66,7 @@ class RunFolder:
 
     def is_locked(self) -> bool:
         """True while some process holds the run's lock (i.e. the run is alive)."""
-        path = self.root / "lock"
-        if not path.exists():
-            return False
-        with open(path, "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            return False
+        return is_held(self.root / "lock")
 
     # --- json files ------------------------------------------------------------------------
     def write_json(self, name: str, payload: dict[str, Any]) -> None:
