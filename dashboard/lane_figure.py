@@ -29,7 +29,7 @@ HISTOGRAM_PX, LANE_PX, STRIP_AXIS_PX, GAP_PX, LANE_GAP_PX = 190, 22, 40, 95, 8
 HEADROOM = 1.08
 #: Percent steps the bars' ticks may take, and at most how many ticks they get.
 PERCENT_STEPS, MAX_PERCENT_TICKS = (0.5, 1, 2, 2.5, 5, 10, 20, 25, 50), 4
-#: The bars' axis title (with the bin width under it).
+#: The start of the bars' axis title (the bin width follows it).
 BARS_TITLE = "% of candidates"
 #: Longest lane label kept on one line; a longer one wraps at its " · " parts (never cut: the
 #: label is the series' name in the legend and the run picker), and the left margin widens to
@@ -90,8 +90,8 @@ def histogram_with_lanes(
     domain_px = HISTOGRAM_PX + strip_px
     spacing_px = GAP_PX + STRIP_AXIS_PX
     plot_px = len(areas) * domain_px + (len(areas) - 1) * spacing_px
-    # The left margin leaves room for the bars' axis title beside the percent ticks; long lane
-    # labels widen it further (automargin).
+    # Long lane labels and the axis title widen the left margin (dashboard.margins before
+    # drawing, else plotly's automargin).
     margin = {"t": 60, "b": STRIP_AXIS_PX + 10, "l": 70, "r": 20}
     height = plot_px + margin["t"] + margin["b"]
     figure = make_subplots(rows=len(areas), cols=1, vertical_spacing=spacing_px / plot_px
@@ -102,7 +102,8 @@ def histogram_with_lanes(
                                  "y": 1.0 + 30.0 / plot_px})
     legend_shown: set[str] = set()
     exported = []
-    # Heights within a subplot's domain, as fractions: the middle of the bars, of the lanes.
+    # Heights within a subplot's domain, as fractions: the middle of the bars, of the lanes
+    # (where a panel without bars or without lanes says so).
     bars_middle = 1.0 - HISTOGRAM_PX / 2 / domain_px
     lanes_middle = strip_px / 2 / domain_px
     for row, area in enumerate(areas, start=1):
@@ -139,23 +140,16 @@ def histogram_with_lanes(
             legend_shown.add(model)
             exported.append(group.assign(kind="model"))
         percents = percent_ticks(top / HEADROOM) if has_humans else []
+        # The axis title names the bars: it stands left of the lane names, so it can never
+        # run into them, however small a slide squeezes the figure.
         figure.update_yaxes(
             range=[-strip_px * per_px, top], zeroline=True, showgrid=True,
             tickvals=percents + positions, automargin=True,
+            title_text=f"{BARS_TITLE} per {bin_width:g} (bars)" if has_humans else None,
             ticktext=[f"{tick:g}" for tick in percents] + [names[m] for m in lanes],
             row=row, col=1)
         figure.update_xaxes(title_text=x_title, title_standoff=4, row=row, col=1)
-        if has_humans:
-            # The bars' axis title, beside their ticks only (an axis title would centre on
-            # bars and lanes together).
-            subplot = figure.get_subplot(row, 1)
-            figure.add_annotation(
-                text=f"{BARS_TITLE}<br>per {bin_width:g}", textangle=-90, showarrow=False,
-                xref=f"{subplot.xaxis.plotly_name.replace('axis', '')} domain",
-                yref=f"{subplot.yaxis.plotly_name.replace('axis', '')} domain", x=0,
-                xanchor="right", xshift=-34, y=bars_middle,
-                font={"size": 12, "color": "#444444"})
-        else:
+        if not has_humans:
             empty_panel(figure, row, 1, f"no scored candidates in {area}", y=bars_middle)
         if not lanes:
             empty_panel(figure, row, 1, "no model runs in this selection", y=lanes_middle)

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 import numpy as np
 import plotly.graph_objects as go
 
+#: The key of ``layout.meta`` that keeps the margins a figure had before they were widened.
+PAGE_MARGIN_KEY = "margin_before_presize"
 #: Pixels per character of tick labels and legend entries at the dashboard's 12 px sans font:
 #: enough for model names (digits and capitals, ~6.5 px) with padding; long mixed text averages
 #: nearer 5 px, so its margin comes out up to ~15% wide.
@@ -49,8 +51,17 @@ def presize_margins(figure: go.Figure) -> None:
         current = PLOTLY_DEFAULT[side] if current is None else current
         if pixels > current:
             wider[side] = round(pixels)
-    if wider:
-        figure.update_layout(margin=wider)
+    if not wider:
+        return
+    # The margins as the figure's builder set them, for a slide (dashboard.presentation):
+    # there the fonts grow and the figure is squeezed to the screen, where these estimates
+    # scaled up would take room the panels need; the slide lets automargin size them.
+    meta = figure.layout.meta
+    if meta is None or isinstance(meta, dict):
+        set_sides = {side: getattr(margin, side) for side in ("l", "r", "t", "b")
+                     if getattr(margin, side) is not None}
+        figure.update_layout(meta={**(meta or {}), PAGE_MARGIN_KEY: set_sides})
+    figure.update_layout(margin=wider)
 
 
 def _axes(figure: go.Figure, letter: str) -> list[tuple[str, go.layout.XAxis | go.layout.YAxis]]:

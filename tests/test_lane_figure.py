@@ -62,8 +62,8 @@ def test_bars_are_shares_and_models_sit_in_lanes():
     notes = [a.text for a in figure.layout.annotations]
     assert "no scored candidates in MT" in notes
     # The bars' axis title where there are bars (CN), none over MT's empty histogram.
-    titles = [a for a in figure.layout.annotations if (a.text or "").startswith("% of")]
-    assert [(a.text, a.yref) for a in titles] == [("% of candidates<br>per 0.1", refs(1)[1])]
+    assert figure.layout.yaxis.title.text == "% of candidates per 0.1 (bars)"
+    assert not figure.layout.yaxis2.title.text
 
 
 def test_lanes_keep_their_pixels_whatever_the_bars_height():
@@ -93,8 +93,7 @@ def test_person_fit_reference_draws_models_in_lanes(monkeypatch, pages_models_db
     bars = [t for t in figure["data"] if t["type"] == "bar"]
     lanes = [t for t in figure["data"] if t["type"] == "scatter" and t.get("mode") == "markers"]
     bar_axis = bars[0].get("yaxis", "y")
-    titles = [a["text"] for a in layout["annotations"] if a.get("yref") == f"{bar_axis} domain"]
-    assert any("% of candidates" in title for title in titles)
+    assert "% of candidates" in layout["yaxis" + bar_axis[1:]]["title"]["text"]
     assert lanes and all(t.get("yaxis", "y") == bar_axis for t in lanes)
     assert all(max(decoded(t["y"])) < 0 for t in lanes)
     assert abs(float(np.sum(decoded(bars[0]["y"]))) - 100.0) < 1e-9

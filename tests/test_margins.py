@@ -79,3 +79,18 @@ def test_chromium_keeps_the_presized_margins(build, tmp_path: Path):
             assert drawn == pytest.approx([margin.l, margin.r, margin.b], abs=1)
         finally:
             browser.close()
+
+
+def test_a_slide_gets_back_the_margins_its_builder_set():
+    """Slides scale the fonts and squeeze the figure: the page's estimate, scaled, would take
+    the panels' room, so a slide starts from the builder's margins (automargin sizes them)."""
+    from dashboard.presentation.slides import slide_figure
+
+    figure = _bars()
+    figure.update_layout(meta={"figure": "bars"})
+    presize_margins(figure)
+    assert figure.layout.margin.l > 10
+    slide = slide_figure(json.loads(figure.to_json()), scale=1.0)
+    assert {side: slide["layout"]["margin"][side] for side in "lrtb"} == \
+        {"l": 10, "r": 20, "t": 40, "b": 30}
+    assert slide["layout"]["meta"]["figure"] == "bars"  # the figure's own meta kept

@@ -25,6 +25,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.data import Token, version_token
+from dashboard.margins import PAGE_MARGIN_KEY
 from workflows.background import run_to_end
 from workflows.report.build import REPORT_PROCESS_TIMEOUT, figure_captions
 from workflows.report.capture import PageCapture, capture_pages
@@ -172,6 +173,7 @@ def slide_figure(figure: dict, scale: float | None = None) -> dict:
     never needs scrolling."""
     shown = copy.deepcopy(figure)
     layout = shown.setdefault("layout", {})
+    _restore_page_margin(layout)
     if scale is None:
         scale = slide_scale(layout.get("height") or PLOTLY_HEIGHT)
     _scale_sizes(shown, scale)
@@ -183,6 +185,17 @@ def slide_figure(figure: dict, scale: float | None = None) -> dict:
     layout.pop("width", None)
     layout["autosize"] = True
     return shown
+
+
+def _restore_page_margin(layout: dict) -> None:
+    """The margins the figure's builder set, before ``dashboard.margins`` widened them for the
+    page (in place): a slide scales its fonts and squeezes the figure, and lets automargin find
+    the room its text needs."""
+    meta = layout.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get(PAGE_MARGIN_KEY), dict):
+        margin = {side: value for side, value in (layout.get("margin") or {}).items()
+                  if side not in ("l", "r", "t", "b")}
+        layout["margin"] = {**margin, **meta[PAGE_MARGIN_KEY]}
 
 
 def _axis_title(axis: dict) -> str:
