@@ -3,14 +3,23 @@
 The path comes from, in order: an explicit argument (the ``--db`` flag), the ``ENEM_DB``
 environment variable, or ``data/enem.duckdb`` under the project root.
 
-Readers never wait on a writer. DuckDB lets a file be open either by one writer or by readers,
-so a writer never opens the live file: :func:`writing` copies it to ``<file>.next``, writes the
-copy, checkpoints it and renames it over the live file in one atomic step. Until then readers
-(the dashboard's :class:`SharedReader` of the file's version, a command's read-only connection)
-keep seeing the previous state; a reader opened after the rename sees the new one. Readers that still hold the old file keep reading
-it until they close it. Writers take turns through an advisory lock on ``<file>.writer-lock``;
-one that has to wait says so and for whom. The price is a copy of the store per write and, while
-writing, the disk space of a second copy.
+A store is either one DuckDB file, or (what new stores are) a main file for runs and
+metadata with one file per ENEM year beside it (``store.layout``). Either way:
+
+- Readers never wait on a writer. DuckDB lets a file be open either by one writer or by
+  readers, so a writer never opens a live file for writing: :func:`writing` copies the main
+  file to ``<file>.next`` and writes the copy; a write that changes a year writes a new file for
+  that year (a copy of its current one, or an empty one when the year is replaced whole); the
+  rename of the copy over the main file is the one atomic step that makes the new state live.
+  Readers (the dashboard's :class:`SharedReader`, a command's :func:`open_reader`) keep the
+  state they opened; one opened after the rename sees the new one.
+- A write that fails or is killed leaves the previous state as it was; what it had made is
+  removed by itself, or by the next writer.
+- Writers take turns through an advisory lock on ``<file>.writer-lock``; one that has to wait
+  says so and for whom.
+
+The price of a write is a copy of the files it changes: in a store of per-year files, the main
+file (runs and metadata) plus the year it writes; in a single file, the whole store.
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ from typing import Any
 
 import duckdb
 
-from store.schema import ensure_schema
+from store import layout
+from store.schema import CORE_TABLES, YEAR_PART_TABLES, ensure_schema
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB_PATH = PROJECT_ROOT / "data" / "enem.duckdb"
@@ -45,15 +55,65 @@ def database_path(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def open_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to the live file (writers use :func:`writing` instead).
+    """A read-only connection to the store as it is now (writers use :func:`writing`).
 
-    Writers never hold the live file, so a lock conflict only comes from a program outside this
+    Writers never hold a live file, so a lock conflict only comes from a program outside this
     project; it is retried for ``wait_seconds`` before giving up with DuckDB's error.
     """
+    path = _existing(path)
+    con = duckdb.connect(":memory:")
+    try:
+        catalogue = _retry_on_lock(lambda: _attach_state(con, path), wait_seconds)
+        if catalogue:
+            con.execute(f"USE {catalogue}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _existing(path: Path) -> Path:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no database at {path}; run `enem-llm demo` or ingest a year")
-    return _retry_on_lock(lambda: duckdb.connect(str(path), read_only=True), wait_seconds)
+    return path
+
+
+#: How many times a reader re-reads the main file when a year file it names was just replaced.
+_SNAPSHOT_TRIES = 50
+
+
+def _attach_state(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """Attach the store at ``path`` read-only to the in-memory ``con``: the single file as
+    ``core`` (returns ``"core"``: use it), or the main file and its year files with views named
+    like the tables (returns None: the views are in ``con``'s own database).
+
+    A writer may swap in a new state, and remove a year file the old main file named, between
+    reading the main file and attaching that year; the reader then starts again from the new
+    main file.
+    """
+    for _ in range(_SNAPSHOT_TRIES):
+        _detach_all(con)  # what a try that met a lock or a replaced year had attached
+        con.execute(f"ATTACH {layout.quoted_path(path)} AS {layout.CORE_CATALOG} (READ_ONLY)")
+        if not layout.is_split(con, layout.CORE_CATALOG):
+            return layout.CORE_CATALOG
+        parts = layout.part_files(con, layout.CORE_CATALOG)
+        try:
+            layout.attach_years(con, path, parts)
+        except duckdb.IOException:
+            if all((layout.years_folder(path) / name).exists() for name in parts.values()):
+                raise
+            time.sleep(0.05)
+            continue
+        layout.create_views(con, list(parts))
+        return None
+    raise RuntimeError(f"{path}: its year files kept changing while it was being opened")
+
+
+def _detach_all(con: duckdb.DuckDBPyConnection) -> None:
+    for (name,) in con.execute("SELECT database_name FROM duckdb_databases() "
+                               "WHERE NOT internal AND database_name <> 'memory'").fetchall():
+        con.execute(f"DETACH {name}")
 
 
 @contextmanager
@@ -84,17 +144,11 @@ class SharedReader:
     old one open (its disk space is freed when the reader is dropped).
     """
 
-    CATALOGUE = "store"
-
     def __init__(self, path: Path, wait_seconds: float = 30.0):
-        self.path = Path(path)
-        if not self.path.exists():
-            raise FileNotFoundError(
-                f"no database at {self.path}; run `enem-llm demo` or ingest a year")
+        self.path = _existing(path)
         self._base = duckdb.connect(":memory:")
-        quoted = str(self.path).replace("'", "''")
-        _retry_on_lock(lambda: self._base.execute(
-            f"ATTACH '{quoted}' AS {self.CATALOGUE} (READ_ONLY)"), wait_seconds)
+        self._catalogue = _retry_on_lock(lambda: _attach_state(self._base, self.path),
+                                         wait_seconds)
         self._lock = threading.Lock()
 
     @contextmanager
@@ -103,7 +157,8 @@ class SharedReader:
         with self._lock:  # cursors are made one at a time; each is then used by one thread
             con = self._base.cursor()
         try:
-            con.execute(f"USE {self.CATALOGUE}")
+            if self._catalogue:
+                con.execute(f"USE {self._catalogue}")
             yield con
         finally:
             con.close()
@@ -190,35 +245,113 @@ def _locked(path: Path, on_wait: Callable[[str], None], holder: str | None) -> I
 
 
 @contextmanager
-def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting
-            ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection to a private copy of the database, swapped in when the block
-    ends without an exception (and thrown away when it raises: the live file is untouched).
+def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting, year: int | None = None,
+            replace_year: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection to a private copy of the store, swapped in when the block ends
+    without an exception (and thrown away when it raises: the live store is untouched).
 
-    Whatever fails, the copy is removed, a half-made one included: a copy that filled the disk
-    must not keep it full for the next command. A copy found when the session starts was left
-    by a writer that was killed (this one holds the writers' lock, so no live writer owns it)
-    and is removed first.
+    In a store of per-year files (every new store), the connection writes the copy of the main
+    file: runs and metadata. ``year``: it also writes that year's tables, in a new file for the
+    year (a copy of its current one, or an empty one with ``replace_year``); unqualified names
+    find the year's tables first, then the main file's, then the other years' (read-only
+    views). Year tables of a year not named here cannot be written. In a single-file store the
+    connection writes a copy of the whole file, and ``year`` changes nothing.
+
+    Whatever fails, the copies are removed, half-made ones included: a copy that filled the
+    disk must not keep it full for the next command. Copies found when the session starts were
+    left by a writer that was killed (this one holds the writers' lock, so no live writer owns
+    them) and are removed first.
     """
     path = Path(path)
     staged = staged_path(path)
     with writer_turn(path, on_wait):
         _remove_database_file(staged)  # left over by a writer that was killed
-        con = None
-        try:
-            if path.exists():
-                shutil.copyfile(path, staged)
-            con = duckdb.connect(str(staged))
-            ensure_schema(con)
-            yield con
-            con.execute("CHECKPOINT")
+        if path.exists() and not _is_split_store(path):
+            with _writing_single_file(path, staged) as con:
+                yield con
+        else:
+            with _writing_split(path, staged, year, replace_year) as con:
+                yield con
+
+
+def _is_split_store(path: Path) -> bool:
+    with duckdb.connect(":memory:") as con:
+        con.execute(f"ATTACH {layout.quoted_path(path)} AS {layout.CORE_CATALOG} (READ_ONLY)")
+        return layout.is_split(con, layout.CORE_CATALOG)
+
+
+@contextmanager
+def _writing_single_file(path: Path, staged: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = None
+    try:
+        shutil.copyfile(path, staged)
+        con = duckdb.connect(str(staged))
+        ensure_schema(con)
+        yield con
+        con.execute("CHECKPOINT")
+        con.close()
+        os.replace(staged, path)
+    except BaseException:
+        if con is not None:
             con.close()
-            os.replace(staged, path)
-        except BaseException:
-            if con is not None:
-                con.close()
-            _remove_database_file(staged)
-            raise
+        _remove_database_file(staged)
+        raise
+
+
+@contextmanager
+def _writing_split(path: Path, staged: Path, year: int | None, replace_year: bool
+                   ) -> Iterator[duckdb.DuckDBPyConnection]:
+    core = layout.CORE_CATALOG
+    con = None
+    new_part: Path | None = None
+    try:
+        if path.exists():
+            shutil.copyfile(path, staged)
+        con = duckdb.connect(":memory:")
+        # An in-memory database would spill to ./.tmp; keep large sorts beside the store.
+        spill = path.with_name(path.name + ".tmp")
+        con.execute(f"SET temp_directory = {layout.quoted_path(spill)}")
+        con.execute(f"ATTACH {layout.quoted_path(staged)} AS {core}")
+        con.execute(f"USE {core}")
+        ensure_schema(con, CORE_TABLES, views=False)
+        con.execute(f"CREATE TABLE IF NOT EXISTS {layout.PARTS_TABLE} ({layout.PARTS_COLUMNS})")
+        parts = layout.part_files(con, core)
+        for leftover in layout.unreferenced_files(path, parts):
+            leftover.unlink(missing_ok=True)  # a killed writer's year file, or a replaced one
+        others = {y: name for y, name in parts.items() if y != year}
+        layout.attach_years(con, path, others)
+        search = [f"{core}.main", "memory.main"]
+        if year is not None:
+            new_part = layout.years_folder(path) / layout.new_part_name(year)
+            new_part.parent.mkdir(parents=True, exist_ok=True)
+            if year in parts and not replace_year:
+                shutil.copyfile(layout.years_folder(path) / parts[year], new_part)
+            catalogue = layout.year_catalog(year)
+            con.execute(f"ATTACH {layout.quoted_path(new_part)} AS {catalogue}")
+            con.execute(f"USE {catalogue}")
+            ensure_schema(con, YEAR_PART_TABLES)
+            con.execute(f"USE {core}")
+            search.insert(0, f"{catalogue}.main")
+        layout.create_views(con, list(others), core_catalog=None)
+        con.execute(f"SET search_path = '{','.join(search)}'")
+        yield con
+        if year is not None and new_part is not None:
+            con.execute(f"INSERT OR REPLACE INTO {core}.main.{layout.PARTS_TABLE} VALUES (?, ?)",
+                        [year, new_part.name])
+            con.execute(f"CHECKPOINT {layout.year_catalog(year)}")
+        con.execute(f"CHECKPOINT {core}")
+        con.close()
+        os.replace(staged, path)
+    except BaseException:
+        if con is not None:
+            con.close()
+        _remove_database_file(staged)
+        if new_part is not None:
+            _remove_database_file(new_part)
+        raise
+    if year is not None and year in parts:
+        # Readers that hold the replaced file keep reading it; new readers never name it.
+        _remove_database_file(layout.years_folder(path) / parts[year])
 
 
 def _remove_database_file(path: Path) -> None:

@@ -1,15 +1,18 @@
 """The versioned DuckDB schema, created by code.
 
-One database file holds every ingested year, the scored results of humans and models, the
+The tables hold every ingested year, the scored results of humans and models, the
 pre-aggregated tables the dashboard reads, and the model runs. Humans and models are scored by
 the same code and land in tables with the same score columns (θ, SE, l_z, l_z*, CTT, nota).
+Where the tables live (one file, or a file per year beside one for runs and metadata) is
+``store.layout``'s business: the year tables are :data:`YEAR_PART_TABLES`, the rest
+:data:`CORE_TABLES`.
 """
 
 from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCORE_COLUMNS = """
     theta DOUBLE, theta_se DOUBLE, lz DOUBLE, lz_star DOUBLE,
@@ -193,8 +196,18 @@ YEAR_TABLES: tuple[str, ...] = (
 )
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create missing tables and views and record the schema version.
+#: Every table whose rows belong to one ENEM year: what a year's file holds in a store of
+#: per-year files (``store.layout``). The rejects are the year's ingest's.
+YEAR_PART_TABLES: tuple[str, ...] = YEAR_TABLES + ("rejects",)
+
+#: The tables of runs and metadata (the rest): what the store's main file holds there.
+CORE_TABLES: tuple[str, ...] = tuple(name for name in TABLES if name not in YEAR_PART_TABLES)
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection,
+                  tables: tuple[str, ...] = tuple(TABLES), views: bool = True) -> None:
+    """Create the missing ones of ``tables`` (default: all) and, with ``views``, the views, in
+    the connection's current database, and record the schema version there.
 
     Raises RuntimeError if the file was made by a newer, incompatible schema.
     """
@@ -205,14 +218,16 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
             f"database schema version {found[0]} is newer than this code ({SCHEMA_VERSION}); "
             "update the project"
         )
-    for name, columns in TABLES.items():
-        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
-        _add_missing_columns(con, name, columns)
-    for name, body in VIEWS.items():
-        con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
-    # Min-K% Prob is −mean log p (≥ 0, Beyond accuracy's Eq. 4); files written before held the
-    # mean itself (≤ 0, same magnitude). Idempotent: a current value is never negative.
-    con.execute("UPDATE min_k_prob SET value = -value WHERE value < 0")
+    for name in tables:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({TABLES[name]})")
+        _add_missing_columns(con, name, TABLES[name])
+    if views:
+        for name, body in VIEWS.items():
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
+    if "min_k_prob" in tables:
+        # Min-K% Prob is −mean log p (≥ 0, Beyond accuracy's Eq. 4); files written before held
+        # the mean itself (≤ 0, same magnitude). Idempotent: a current value is never negative.
+        con.execute("UPDATE min_k_prob SET value = -value WHERE value < 0")
     con.execute(
         "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
     )

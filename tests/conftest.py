@@ -6,7 +6,6 @@ import builtins
 import functools
 import inspect
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from demo import generate_demo_files
 from store.connection import connected
+from store.layout import copy_store
 from store.question_texts import load_question_texts
 from workflows.ingest import ingest_items, ingest_year
 
@@ -126,7 +126,7 @@ def ingested_2023(tmp_path_factory, demo_files_2023):
 def demo_db(tmp_path, ingested_2023, demo_files_2023):
     """A writable copy of the small 2023 year with its question texts (for model runs)."""
     db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     with connected(db) as con:
         load_question_texts(con, demo_files_2023.questions)
     return db

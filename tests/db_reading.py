@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import duckdb
 import pandas as pd
+
+from store.connection import open_reader
 
 
 def query_rows(db, sql: str, params=()) -> list[tuple]:
     """The rows of ``sql`` on the database file ``db``, as tuples."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(sql, list(params)).fetchall()
     finally:
@@ -17,7 +18,7 @@ def query_rows(db, sql: str, params=()) -> list[tuple]:
 
 def query_frame(db, sql: str, params=()) -> pd.DataFrame:
     """The rows of ``sql`` on the database file ``db``, as a DataFrame."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(sql, list(params)).df()
     finally:

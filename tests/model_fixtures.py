@@ -9,7 +9,6 @@ item parameters with numpy and scores every simulated pattern with the project's
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +20,8 @@ import pandas as pd
 from analytics import ItemBank, enem_nota, probability, score_responses
 from enem.areas import OPTION_LETTERS as LETTERS
 from inference.protocol import SHOT_SETTINGS
+from store.connection import writing
+from store.layout import copy_store
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,7 @@ def add_test_model_runs(
 ) -> pd.DataFrame:
     """Insert synthetic runs of ``models`` into ``db_path``; returns the model_scores rows."""
     rng = np.random.default_rng(seed)
-    con = duckdb.connect(str(db_path))
-    try:
+    with writing(db_path) as con:
         forms = _forms(con, year)
         score_rows, response_rows = [], []
         for model in models:
@@ -161,13 +161,11 @@ def add_test_model_runs(
         con.register("fixture_scores", scored)
         con.execute("INSERT INTO model_responses BY NAME SELECT * FROM fixture_responses")
         con.execute("INSERT INTO model_scores BY NAME SELECT * FROM fixture_scores")
-    finally:
-        con.close()
     return scored
 
 
 def copy_with_test_runs(source: Path, target: Path, **options) -> Path:
     """Copy a demo database and add the synthetic test runs to the copy; returns ``target``."""
-    shutil.copyfile(source, target)
+    copy_store(source, target)
     add_test_model_runs(target, **options)
     return target

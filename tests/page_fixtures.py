@@ -12,12 +12,12 @@ Treat them as read-only. ``models_db``, ``no_runs_db`` and ``empty_db`` make the
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
+from store.connection import writing
+from store.layout import copy_store
 from store.schema import ensure_schema
 from tests.model_fixtures import copy_with_test_runs
 from workflows.demo_build import build_demo_database
@@ -37,11 +37,10 @@ def pages_demo_db(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def pages_no_runs_db(tmp_path_factory, pages_demo_db) -> Path:
     target = tmp_path_factory.mktemp("pages_no_runs") / "no_runs.duckdb"
-    shutil.copyfile(pages_demo_db, target)
-    con = duckdb.connect(str(target))
-    for table in ("model_responses", "model_scores", "model_runs", "models", "min_k_prob"):
-        con.execute(f"DELETE FROM {table}")
-    con.close()
+    copy_store(pages_demo_db, target)
+    with writing(target) as con:
+        for table in ("model_responses", "model_scores", "model_runs", "models", "min_k_prob"):
+            con.execute(f"DELETE FROM {table}")
     return target
 
 
@@ -54,9 +53,8 @@ def pages_models_db(tmp_path_factory, pages_demo_db) -> Path:
 @pytest.fixture(scope="session")
 def pages_empty_db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("pages_empty") / "empty.duckdb"
-    con = duckdb.connect(str(path))
-    ensure_schema(con)
-    con.close()
+    with writing(path) as con:
+        ensure_schema(con)
     return path
 
 

@@ -13,12 +13,11 @@ and the 2022 texts, as a new user would load them.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from enem.scoring import ScoringOptions
 from store.connection import connected
+from store.layout import copy_store
 from workflows.question_import import import_questions
 from workflows.results_io import import_results_summary
 
@@ -34,7 +33,7 @@ SHUFFLE_SERIES = [f"{model} · few-shot · 30 shuffles" for model in
 @pytest.fixture(scope="module")
 def paper_db(tmp_path_factory, real_items_db, real_data):
     path = tmp_path_factory.mktemp("paper_dashboard") / "paper.duckdb"
-    shutil.copyfile(real_items_db, path)
+    copy_store(real_items_db, path)
     with connected(path) as con:
         for name in RESULT_FILES:
             import_results_summary(con, real_data / "paper-results" / name, PAPER_GRID)

@@ -13,13 +13,13 @@ picking a widget by its label, and waiting for a run.
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store.layout import copy_store
 from tests.page_support import ROOT, RUNS, TIMEOUT, assert_clean
 
 
@@ -28,7 +28,7 @@ def runs_page_db(monkeypatch, tmp_path, pages_demo_db) -> Path:
     """A writable copy of the small demo (with the demo's own published runs)."""
     target = tmp_path / "store" / "runs_page.duckdb"
     target.parent.mkdir()
-    shutil.copyfile(pages_demo_db, target)
+    copy_store(pages_demo_db, target)
     monkeypatch.setenv("ENEM_DB", str(target))
     return target
 

@@ -6,16 +6,16 @@ they are read from.
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 
 from store import dashboard_queries as q
+from store.connection import open_reader
 from tests.page_support import assert_clean, charts, decoded, run_page
 
 
 def _raw_counts(path) -> dict[str, tuple[int, int]]:
     """Per area: (all-blank tests, every candidate with a θ), counted from ``scores`` rows."""
-    con = duckdb.connect(str(path), read_only=True)
+    con = open_reader(path)
     rows = con.execute(
         """SELECT area, count(*) FILTER (WHERE blank), count(*) FROM scores
            WHERE NOT isnan(theta) GROUP BY area""").fetchall()
@@ -25,7 +25,7 @@ def _raw_counts(path) -> dict[str, tuple[int, int]]:
 
 def test_histograms_hold_the_blank_tests_apart(pages_demo_db):
     raw = _raw_counts(pages_demo_db)
-    con = duckdb.connect(str(pages_demo_db), read_only=True)
+    con = open_reader(pages_demo_db)
     year = q.loaded_years(con)[-1]
     counted = q.blank_tests(con, year).set_index("area")
     assert all(raw[area][0] > 0 for area in raw), "the demo should hold some blank tests"

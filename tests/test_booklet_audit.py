@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 from collections import Counter
 
-import duckdb
 import numpy as np
 import pytest
 
@@ -14,7 +13,7 @@ from cli import main as cli
 from demo.inep_files import microdados_columns
 from enem.score_batches import REPRODUCED_SHARE_FLOOR
 from enem.scoring import ScoringOptions
-from store.connection import connected
+from store.connection import connected, open_reader
 from store.dashboard_queries import booklet_audit
 from tests.inep_reference import booklet_items, read_rows, score_candidate
 from workflows.ingest import ingest_year
@@ -23,7 +22,7 @@ AREAS = ("CN", "CH", "LC", "MT")
 
 
 def _audit(db, year):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         rows = con.execute(
             """SELECT booklet_id, area, present, scored, nota_checked, nota_matched

@@ -4,12 +4,11 @@ runs on a booklet with other items get an empty state naming the booklet they to
 
 from __future__ import annotations
 
-import shutil
-
-import duckdb
 import pytest
 
 from store import dashboard_queries
+from store.connection import open_reader, writing
+from store.layout import copy_store
 from tests.browser_support import BROWSER_ARGS, CHROMIUM, PAGE_TIMEOUT_MS
 from tests.browser_support import require_browser as _require_browser
 from tests.browser_support import serving as _serving
@@ -19,7 +18,7 @@ from tests.page_support import PER_MODEL_PAGES, assert_clean, charts, messages, 
 
 def _taken_and_other(db) -> tuple[str, int, int, list[str]]:
     """(area, the booklet the test runs took most, another booklet of that area, series)."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         area, took = con.execute(
             """SELECT area, booklet_id FROM model_scores WHERE year = 2023 AND area = 'CN'
@@ -35,7 +34,7 @@ def _taken_and_other(db) -> tuple[str, int, int, list[str]]:
 
 
 def _points(db, area, booklet, series):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return dashboard_queries.model_points(con, 2023, area, booklet, None, None, series)
     finally:
@@ -55,11 +54,10 @@ def other_items_db(tmp_path_factory, pages_models_db):
     """A copy where one booklet of the area holds one item the models' booklet lacks."""
     area, took, other, _ = _taken_and_other(pages_models_db)
     target = tmp_path_factory.mktemp("booklet_rule") / "other_items.duckdb"
-    shutil.copyfile(pages_models_db, target)
-    con = duckdb.connect(str(target))
-    con.execute("""UPDATE items SET item_id = 999999
-                   WHERE year = 2023 AND booklet_id = ? AND position = 1""", [other])
-    con.close()
+    copy_store(pages_models_db, target)
+    with writing(target, year=2023) as con:
+        con.execute("""UPDATE items SET item_id = 999999
+                       WHERE year = 2023 AND booklet_id = ? AND position = 1""", [other])
     return target, area, took, other
 
 

@@ -3,14 +3,13 @@ baseline (its full runs and a live CAT) checked by brute force from the stored r
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from cli.main import main
 from store.connection import connected
+from store.layout import copy_store
 from workflows.cat.comparison import compare_with_full_exam, load_comparison
 
 
@@ -59,7 +58,7 @@ def test_hand_worked_paths_against_full_exams():
 
 def test_random_baseline_cat_against_its_stored_full_exam(tmp_path, pages_demo_db, capsys):
     db = tmp_path / "compare.duckdb"
-    shutil.copyfile(pages_demo_db, db)
+    copy_store(pages_demo_db, db)
     code = main(["cat-run", "--db", str(db), "--backend", "random", "--year", "2023",
                  "--areas", "CN", "MT", "--paths", "2", "--estimator", "eap",
                  "--runs-dir", str(tmp_path / "runs"), "--quiet"])

@@ -6,7 +6,6 @@ shows; the Adaptive testing page draws the same numbers, on a bank of one year o
 from __future__ import annotations
 
 import math
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,7 @@ import pytest
 from analytics.ability import EAPEstimator, QuadratureGrid
 from analytics.cat import CatSettings
 from cli.main import main
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.simulation import load_area_bank
 
@@ -25,7 +25,7 @@ PAGE = "pages/Adaptive_testing.py"
 def real_store(tmp_path_factory, real_items_db):
     """A copy of the store holding INEP's real item files of 2019–2022 (items only)."""
     path = tmp_path_factory.mktemp("cat_real") / "real.duckdb"
-    shutil.copyfile(real_items_db, path)
+    copy_store(real_items_db, path)
     return path
 
 

@@ -3,7 +3,6 @@ id), and the Adaptive testing page's button starts one whose paths appear when i
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from cli.cat_commands import cat_run_spec
 from cli.main import build_parser
 from store.connection import connected
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, messages, run_page
 from workflows.cat.launch import cat_command, cat_state
 from workflows.cat.live import CatRunSpec
@@ -41,7 +41,7 @@ def test_the_command_line_makes_the_same_cat(tmp_path, spec):
 def test_page_launches_a_cat_and_draws_its_path(monkeypatch, tmp_path, pages_demo_db,
                                                 as_operator):
     db = tmp_path / "launch.duckdb"
-    shutil.copyfile(pages_demo_db, db)
+    copy_store(pages_demo_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))
     app = run_page(PAGE)
     assert_clean(app)

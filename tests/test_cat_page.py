@@ -5,12 +5,12 @@ runs."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
 
 from store.connection import connected
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.live import CatRunSpec, execute_live_cat
 
@@ -21,7 +21,7 @@ PAGE = "pages/Adaptive_testing.py"
 def cat_db(tmp_path_factory, pages_demo_db):
     """The pages' demo with two live CATs of the random baseline on CN."""
     db = tmp_path_factory.mktemp("cat_page") / "cat.duckdb"
-    shutil.copyfile(pages_demo_db, db)
+    copy_store(pages_demo_db, db)
     for seed in (1, 2):
         execute_live_cat(CatRunSpec(model="", backend="random", year=2023, areas=("CN",),
                                     n_paths=2, seed=seed), db, db.parent / "runs")

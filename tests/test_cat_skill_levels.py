@@ -6,7 +6,6 @@ grid), the rank line and the table's marks on worked numbers, and the page that 
 from __future__ import annotations
 
 import math
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ from cli.main import main
 from store.cat_queries import candidate_sample
 from store.connection import connected
 from store.dashboard_queries import area_items, model_pattern_matrix
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.skills import (
     COMPETENCIES,
@@ -223,7 +223,7 @@ def area_items_for(db):
 def paper_runs_store(tmp_path_factory, real_items_db, real_data):
     """INEP's real 2019–2022 items (no candidates) with the paper's published runs imported."""
     path = tmp_path_factory.mktemp("cat_levels_real") / "real.duckdb"
-    shutil.copyfile(real_items_db, path)
+    copy_store(real_items_db, path)
     results = real_data / "paper-results" / "enem-experiments-results-processed-with-irt-lz.parquet"
     assert main(["import-results", "--db", str(path), str(results)]) == 0
     return path

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -19,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from cli.main import build_parser
 from inference.plan import RunSpec
+from store.layout import copy_store
 from tests.page_support import ROOT, TIMEOUT, assert_clean
 from workflows.runs.folder import RunFolder
 
@@ -41,7 +41,7 @@ def paths(tmp_path_factory, ingested_2023, demo_files_2023):
     root = tmp_path_factory.mktemp("cli_errors")
     db = root / "store" / "enem.duckdb"
     db.parent.mkdir()
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     not_db = root / "notes.txt"
     not_db.write_text("not a database\n")
     empty = root / "empty.csv"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 
 import pyarrow.parquet as pq
 import pytest
@@ -20,6 +19,7 @@ from cli.main import main
 from cli.report_commands import check_selection
 from store.connection import connected
 from store.dashboard_queries import human_groups
+from store.layout import copy_store
 from workflows.report.build import Selection
 from workflows.results_io import import_results_summary
 
@@ -46,7 +46,7 @@ CAT_SIMULATE = [
 def store(tmp_path_factory, ingested_2023):
     """A copy of the small 2023 year (read by the commands, never written)."""
     db = tmp_path_factory.mktemp("hostile") / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     return db
 
 
@@ -132,7 +132,7 @@ def test_paper_csv_with_a_field_over_the_csv_limit_is_one_error(store, tmp_path,
         writer.writeheader()
         writer.writerows(rows)
     db = tmp_path / "enem.duckdb"
-    shutil.copy(store, db)
+    copy_store(store, db)
     line = _one_error(capsys, ["import-questions", path, "--format", "paper-csv", "--db", db])
     assert str(path) in line and "line 9:" in line and "longer than" in line
 
@@ -144,7 +144,7 @@ def test_a_question_with_a_booklet_id_out_of_range_is_one_error(store, tmp_path,
         "language": "pt", "stem": "?", "options": ["a", "b", "c", "d", "e"], "key": "A",
         "annulled": False, "source": "test"}) + "\n")
     db = tmp_path / "enem.duckdb"
-    shutil.copy(store, db)
+    copy_store(store, db)
     line = _one_error(capsys, ["import-questions", path, "--format", "project", "--db", db])
     assert "booklet_id" in line and "99999999999" in line
 
@@ -167,7 +167,7 @@ def test_report_accepts_a_selection_the_store_holds(store, tmp_path):
     """The checks refuse only what is missing: a stored run (by id and label), a scorable
     booklet and a subgroup with candidates pass."""
     db = tmp_path / "enem.duckdb"
-    shutil.copy(store, db)
+    copy_store(store, db)
     with connected(db, read_only=True) as con:
         forms = paper_forms(con)
     results = tmp_path / "results.parquet"

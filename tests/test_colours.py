@@ -10,12 +10,12 @@ import json
 import urllib.parse
 from pathlib import Path
 
-import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.figures import area_grid
 from dashboard.palette import DASHES, MODEL_COLOURS, SYMBOLS, model_styles, series_style_table
+from store.connection import open_reader
 from tests.browser_support import ARTIFACTS, BROWSER_ARGS, CHROMIUM, PAGE_TIMEOUT_MS
 from tests.browser_support import require_browser as _require_browser
 from tests.browser_support import serving as _serving
@@ -84,7 +84,7 @@ def test_area_grid_keeps_pixel_gaps_between_legend_titles_and_rows():
 
 
 def _catalogue(db: Path) -> list[str]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return [row[0] for row in con.execute(
             "SELECT DISTINCT coalesce(label, model_id) FROM model_runs ORDER BY 1").fetchall()]

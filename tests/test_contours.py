@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,6 +21,7 @@ from analytics.contours import (
     principal_axis_density,
 )
 from dashboard.figures import humans_and_models_figure
+from store.connection import open_reader
 from tests.float_support import holds_the_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +149,7 @@ def test_accuracy_page_draws_the_hdr_of_each_run(monkeypatch, pages_models_db):
     contours = {(trace["xaxis"], trace["name"].split(": ")[0]): trace["meta"]["hdr_level"]
                 for trace in figure["data"]
                 if trace["type"] == "scatter" and "highest-density" in trace["name"]}
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     try:
         checked = 0
         for axis, area in (("x", "CN"), ("x4", "MT")):

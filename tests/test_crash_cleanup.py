@@ -25,6 +25,7 @@ import pytest
 
 from inference.plan import RunSpec
 from store.connection import staged_path, writing
+from store.layout import copy_store
 from workflows.ingest import ingest_year
 from workflows.runs.folder import RunFolder
 
@@ -190,7 +191,7 @@ def test_a_copy_that_fills_the_disk_leaves_no_partial_copy(tmp_path, small_disk)
     # Room for the store and half of a second copy.
     disk = small_disk(-(-(size + size // 2) // 4096) * 4096)
     store = disk / "store.duckdb"
-    shutil.copyfile(built, store)
+    copy_store(built, store)
     before, free = store.read_bytes(), shutil.disk_usage(disk).free
     with pytest.raises(OSError) as raised, writing(store) as con:
         con.execute("INSERT INTO t VALUES (-1, 'never')")

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import duckdb
 import pandas as pd
 import streamlit as st
 
 from dashboard import queries as cached
 from store import dashboard_queries, queries
-from store.connection import DB_ENV_VAR
+from store.connection import DB_ENV_VAR, open_reader
 
 
 def test_queries_with_the_same_arguments_keep_their_own_results(pages_demo_db, monkeypatch):
     monkeypatch.setenv(DB_ENV_VAR, str(pages_demo_db))
     st.cache_data.clear()
-    con = duckdb.connect(str(pages_demo_db), read_only=True)
+    con = open_reader(pages_demo_db)
     try:
         # Called twice each, in turn: a shared cache would hand one query the other's rows.
         for _ in range(2):

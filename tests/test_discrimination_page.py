@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import math
 
-import duckdb
 import numpy as np
 import pytest
 
 from store import dashboard_queries as q
+from store.connection import open_reader
 from tests.page_support import assert_clean, run_page
 
 PAGE = "pages/Discrimination.py"
@@ -40,7 +40,7 @@ def test_each_run_gets_its_own_discrimination_index(monkeypatch, pages_models_db
     app.toggle(key="discrimination.per_run").set_value(True).run()
     assert_clean(app)
     table = app.dataframe[1].value.set_index("item_id")
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     year = q.loaded_years(con)[-1]
     labels = q.model_catalogue(con)["model"].tolist()
     long = q.model_pattern_matrix(con, year, "MT", None, "pt", 0, labels)
@@ -74,7 +74,7 @@ def test_random_baseline_is_its_own_population_not_a_model(monkeypatch, pages_mo
     app = run_page(PAGE, {"area": "MT"})
     assert_clean(app)
     table = app.dataframe[1].value.set_index("item_id")
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     year = q.loaded_years(con)[-1]
     labels = q.model_catalogue(con)["model"].tolist()
     random = [row[0] for row in con.execute(

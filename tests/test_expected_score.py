@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import math
 
-import duckdb
 import numpy as np
 import pytest
 
 from dashboard.expected_score import CURVE_NAME
+from store.connection import open_reader
 from tests.page_support import assert_clean, decoded, run_page
 
 PAGE = "pages/Accuracy_vs_ability.py"
@@ -29,7 +29,7 @@ def test_the_curve_is_the_sum_of_the_items_probabilities_and_follows_the_candida
     assert len(curves) == 1 and curves[0]["name"] == CURVE_NAME
     booklet = int(curves[0]["hovertemplate"].split(":")[0].removeprefix("booklet "))
     theta, expected = decoded(curves[0]["x"]), decoded(curves[0]["y"])
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     try:
         items = con.execute(
             "SELECT a, b, c FROM items WHERE year = 2023 AND booklet_id = ? AND position IS "

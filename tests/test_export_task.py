@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import yaml
 
 from cli.main import main
+from store.connection import open_reader
 from tests.test_harness_imports import LETTERS, STAMP, lm_eval_line
 from workflows.runs.service import prompt_text
 
@@ -41,7 +41,7 @@ def _sample_line(doc_id: int, doc: dict, chosen: int) -> str:
 
 
 def _query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(sql, params or []).fetchall()
     finally:

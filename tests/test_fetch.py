@@ -20,6 +20,7 @@ import pytest
 
 from cli.main import main
 from demo import generate_demo_files
+from store.layout import copy_store
 from tests.db_reading import query_rows
 from tests.fetch_support import (
     damaged,
@@ -444,7 +445,7 @@ def test_fetch_paper_imports_the_results_and_the_texts(paper_server, places, rea
                                                        real_data, tmp_path, capsys):
     db, dest = places
     db.parent.mkdir()
-    shutil.copyfile(real_items_db, db)
+    copy_store(real_items_db, db)
     code, out, err = fetch(capsys, "paper", "--mirror", paper_server.url, "--dest", dest,
                            "--db", db, "--grid-points", 121, "--grid-range", -6, 6)
     assert code == 0, err
@@ -454,7 +455,7 @@ def test_fetch_paper_imports_the_results_and_the_texts(paper_server, places, rea
     assert rows == 4800 + 3840
     # The texts: the same as import-questions of the shared folder stores.
     expected = tmp_path / "expected.duckdb"
-    shutil.copyfile(real_items_db, expected)
+    copy_store(real_items_db, expected)
     import_questions(expected, real_data / "paper-questions-2022", "paper-csv")
     texts = "SELECT year, item_id, language, stem, key FROM question_texts ORDER BY ALL"
     assert query_rows(db, texts) == query_rows(expected, texts)
@@ -512,7 +513,7 @@ def test_fetch_texts_imports_a_maritaca_year(server, places, ingested_2023, demo
                                              capsys):
     db, dest = places
     db.parent.mkdir()
-    shutil.copyfile(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     (booklet,) = query_rows(db, "SELECT min(booklet_id) FROM booklets WHERE year = ? AND "
                                 "area = 'MT'", [YEAR])[0]
     server.serve(MARITACA.path.format(year=YEAR),

@@ -12,10 +12,8 @@
 from __future__ import annotations
 
 import itertools
-import shutil
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,6 +23,8 @@ from dashboard.palette import MODEL_COLOURS, model_styles
 from dashboard.runs.picker import run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
+from store.connection import open_reader
+from store.layout import copy_store
 from tests.browser_support import (
     ARTIFACTS,
     PAGE_TIMEOUT_MS,
@@ -49,13 +49,13 @@ def ui_run_db(tmp_path_factory, pages_demo_db) -> Path:
     """The small demo with a second random-baseline run, launched as the Runs page does."""
     folder = tmp_path_factory.mktemp("colour_ui_run")
     db = folder / "demo.duckdb"
-    shutil.copyfile(pages_demo_db, db)
+    copy_store(pages_demo_db, db)
     execute_run(UI_RUN, db, folder / "runs")
     return db
 
 
 def _catalogue(db: Path) -> pd.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return q.model_catalogue(con)
     finally:

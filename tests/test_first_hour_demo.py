@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from demo.items import AREAS
+from store.connection import open_reader
 from store.dashboard_queries import human_theta_ctt, human_theta_histogram
 from tests.browser_support import (
     ARTIFACTS,
@@ -100,7 +100,7 @@ def demo_store(request) -> Path:
 
 
 def _histogram(store: Path, area: str) -> pd.DataFrame:
-    con = duckdb.connect(str(store), read_only=True)
+    con = open_reader(store)
     try:
         return human_theta_histogram(con, YEAR, area, None, "all", "all")
     finally:
@@ -108,7 +108,7 @@ def _histogram(store: Path, area: str) -> pd.DataFrame:
 
 
 def _theta_ctt(store: Path, area: str) -> pd.DataFrame:
-    con = duckdb.connect(str(store), read_only=True)
+    con = open_reader(store)
     try:
         return human_theta_ctt(con, YEAR, area, None, "all", "all", include_blank=False)
     finally:

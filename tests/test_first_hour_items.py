@@ -17,9 +17,9 @@ st.dataframe is painted on a canvas, so the browser checks note every text the p
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
+from store.connection import open_reader
 from tests.browser_support import (
     ARTIFACTS,
     FIRST_SCREEN,
@@ -44,14 +44,14 @@ HEADROOM = 1.08
 MISSING_WORDS = {"None", "nan", "NaN", "<NA>", "NaT", "null"}
 
 def _answered_items(db, year: int, area: str) -> set[int]:
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_reader(db) as con:
         return {row[0] for row in con.execute(
             "SELECT DISTINCT item_id FROM model_responses WHERE year = ? AND area = ?",
             [year, area]).fetchall()}
 
 
 def _booklets_of(db, year: int, item_id: int) -> list[int]:
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_reader(db) as con:
         return sorted(row[0] for row in con.execute(
             "SELECT booklet_id FROM items WHERE year = ? AND item_id = ?",
             [year, item_id]).fetchall())
@@ -76,7 +76,7 @@ def test_the_2019_item_explorer_opens_on_an_item_the_runs_answered(monkeypatch, 
 def test_an_item_no_run_answered_says_where_the_runs_are(monkeypatch, paper_db):
     monkeypatch.setenv("ENEM_DB", str(paper_db))
     answered = _answered_items(paper_db, 2019, "CN")
-    with duckdb.connect(str(paper_db), read_only=True) as con:
+    with open_reader(paper_db) as con:
         item_id = con.execute(
             "SELECT item_id FROM items WHERE year = 2019 AND area = 'CN' GROUP BY item_id "
             "ORDER BY min(co_posicao), item_id").fetchall()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 from streamlit.testing.v1 import AppTest
+
+from store.connection import open_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,7 +21,7 @@ def test_home_page_builds_the_demo_database_on_first_start(monkeypatch, tmp_path
     assert any("synthetic demo" in info.value for info in app.info)
     # The sidebar the first visitor sees is the whole one, the presentation switch included.
     assert "Present these figures" in [button.label for button in app.sidebar.button]
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         candidates = con.execute("SELECT count(*) FROM examinees").fetchone()[0]
         models = {row[0] for row in con.execute("SELECT model_id FROM model_runs").fetchall()}

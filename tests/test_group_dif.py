@@ -15,10 +15,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-import shutil
 from collections import defaultdict
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,7 +24,8 @@ import pytest
 from cli.main import main as cli_main
 from enem.score_tables import form_score_counts
 from store import item_queries
-from store.connection import connected
+from store.connection import connected, open_reader, writing
+from store.layout import copy_store
 from tests.inep_reference import read_rows
 from tests.page_support import assert_clean, run_page
 from workflows.ingest import ingest_year
@@ -88,10 +87,9 @@ def ingested_2019(tmp_path_factory, demo_files_2019):
 def sex_partly_missing(tmp_path_factory, ingested_2023):
     """The 2023 year with about one candidate in seven left without a sex."""
     db = tmp_path_factory.mktemp("group_dif_missing") / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
-    con = duckdb.connect(str(db))
-    con.execute("UPDATE examinees SET sex = NULL WHERE hash(examinee_id) % 7 = 0")
-    con.close()
+    copy_store(ingested_2023[0], db)
+    with writing(db, year=2023) as con:
+        con.execute("UPDATE examinees SET sex = NULL WHERE hash(examinee_id) % 7 = 0")
     return db
 
 
@@ -156,7 +154,7 @@ def _slow_deltas(db, area: str, booklet: int) -> dict[int, float]:
     """MH Δ (female reference, male focal) of every counted item of a form, from the stored
     answer strings one candidate at a time: the counted items and their places are those of
     ``item_score_counts``, the keys those of ``items``."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         counted = con.execute(
             "SELECT DISTINCT position, item_id FROM item_score_counts WHERE area = ? "

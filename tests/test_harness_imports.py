@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from cli.main import main
+from store.connection import open_reader
+from store.layout import copy_store
 
 LETTERS = "ABCDE"
 STAMP = "2024-05-01T12-00-00.123456"
@@ -95,7 +95,7 @@ def write_results(folder: Path, task: str, shots: int, output_type: str) -> None
 # --- the store ------------------------------------------------------------------------------------
 
 def _booklets(db: Path) -> dict[str, int]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return {area: int(booklet) for area, booklet in con.execute(
             "SELECT area, min(booklet_id) FROM booklets WHERE valid GROUP BY area").fetchall()}
@@ -105,7 +105,7 @@ def _booklets(db: Path) -> dict[str, int]:
 
 def _form(db: Path, booklet: int, language: int | None = None) -> list[tuple[int, int, str]]:
     """(position, item_id, key) of a booklet form, in order."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return [(int(p), int(i), str(k)) for p, i, k in con.execute(
             """SELECT position, item_id, key FROM items WHERE booklet_id = ? AND position IS
@@ -116,7 +116,7 @@ def _form(db: Path, booklet: int, language: int | None = None) -> list[tuple[int
 
 
 def _query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(sql, params or []).fetchall()
     finally:
@@ -305,7 +305,7 @@ def test_run_exports_still_import_without_a_format(demo_db, enem_challenge, tmp_
     """import-results without --format reads a run export (parquet) as it always has."""
     samples, booklets, mt_pattern, _ = enem_challenge
     fresh = tmp_path / "fresh.duckdb"
-    shutil.copy(demo_db, fresh)
+    copy_store(demo_db, fresh)
     assert main(["--db", str(demo_db), "import-results", str(samples),
                  "--booklet", f"MT={booklets['MT']}"]) == 0
     run_id, _, _ = _only_run(demo_db)

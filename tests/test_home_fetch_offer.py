@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from dashboard.fetch_offer import (
     wants_real_data,
 )
 from demo import generate_demo_files
+from store.layout import copy_store
 from tests.db_reading import query_rows
 from tests.fetch_support import inep_zip, running_server
 from tests.page_support import assert_clean, messages
@@ -61,7 +61,7 @@ def demo_store(tmp_path, ingested_2023, monkeypatch) -> Path:
     """A writable copy of the small synthetic 2023 store, which the dashboard reads."""
     db = tmp_path / "store" / "enem.duckdb"
     db.parent.mkdir()
-    shutil.copyfile(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     monkeypatch.setenv("ENEM_DB", str(db))
     return db
 

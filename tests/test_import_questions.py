@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
-
+from store.connection import open_reader
+from store.layout import copy_store
 from tests.inep_reference import booklet_items, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +21,7 @@ def _cli(*args):
 
 
 def _texts(db):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return {(r[0], r[1]): r[2:] for r in con.execute(
             "SELECT item_id, language, stem, option_a, key FROM question_texts").fetchall()}
@@ -33,7 +32,7 @@ def _texts(db):
 def test_project_and_paper_formats_link_by_booklet_position(tmp_path, ingested_2023,
                                                               demo_files_2023):
     db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     items = read_rows(demo_files_2023.items)
     lines = demo_files_2023.questions.read_text(encoding="utf-8").splitlines()
     originals = [json.loads(line) for line in lines]
@@ -78,7 +77,7 @@ def test_project_and_paper_formats_link_by_booklet_position(tmp_path, ingested_2
 
 def test_unlinkable_questions_are_reported(tmp_path, ingested_2023, demo_files_2023):
     db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     record = json.loads(demo_files_2023.questions.read_text(encoding="utf-8").splitlines()[0])
     record.pop("item_id")
     record.update(booklet_id=9999, position=3)

@@ -9,9 +9,6 @@ itself is measured by ``python -m bench.import_memory``, not here.
 
 from __future__ import annotations
 
-import shutil
-
-import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,7 +17,8 @@ import pytest
 
 from bench.import_memory import paper_forms, paper_results_table
 from cli.main import main
-from store.connection import connected
+from store.connection import connected, open_reader
+from store.layout import copy_store
 from workflows import paper_results
 from workflows.results_io import import_results_summary
 
@@ -33,7 +31,7 @@ FLOAT_SCORES = ("theta", "theta_se", "lz", "lz_star")
 @pytest.fixture(scope="module")
 def store(tmp_path_factory, ingested_2023):
     db = tmp_path_factory.mktemp("streaming") / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     with connected(db, read_only=True) as con:
         forms = paper_forms(con)
     return db, forms
@@ -47,7 +45,7 @@ def _file(forms, tmp_path, name="results.parquet", rows=150, **kwargs) -> object
 
 
 def _tables(db) -> dict[str, pd.DataFrame]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").df() for t in TABLES}
     finally:
@@ -56,7 +54,7 @@ def _tables(db) -> dict[str, pd.DataFrame]:
 
 def _import(store, tmp_path, path, name, **kwargs):
     db = tmp_path / f"{name}.duckdb"
-    shutil.copy(store[0], db)
+    copy_store(store[0], db)
     with connected(db) as con:
         summary = import_results_summary(con, path, **kwargs)
     return summary, _tables(db)
@@ -154,7 +152,7 @@ def test_a_bad_value_is_one_error_line_naming_column_value_and_row(store, tmp_pa
     path = tmp_path / "bad.parquet"
     _hostile(store, tmp_path, change).to_parquet(path, index=False)
     db = tmp_path / "enem.duckdb"
-    shutil.copy(store[0], db)
+    copy_store(store[0], db)
     before = _tables(db)
     code = main(["import-results", str(path), "--db", str(db)])
     err = capsys.readouterr().err.strip().splitlines()
@@ -184,7 +182,7 @@ def test_a_bad_row_after_many_batches_leaves_nothing_stored(store, tmp_path):
     pq.write_table(table.set_column(table.schema.get_field_index("RESPONSE_PATTERN"),
                                     "RESPONSE_PATTERN", pa.array(patterns)), path)
     db = tmp_path / "enem.duckdb"
-    shutil.copy(store[0], db)
+    copy_store(store[0], db)
     before = _tables(db)
     with connected(db) as con:
         with pytest.raises(ValueError, match="row 100 is not 45 characters"):

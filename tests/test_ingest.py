@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-import shutil
 
-import duckdb
 import numpy as np
 import pytest
 
 from enem.csvfiles import UnusableFileError
+from store.connection import open_reader
+from store.layout import copy_store
 from tests.inep_reference import read_rows, score_candidate
 from workflows.ingest import IngestError, ingest_year
 
@@ -17,7 +17,7 @@ AREAS = ("CN", "CH", "LC", "MT")
 
 
 def _scores(db, year):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return {
             (r[0], r[1]): r[2:]
@@ -31,7 +31,7 @@ def _scores(db, year):
 
 
 def _count(db, sql, params=()):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(sql, list(params)).fetchone()[0]
     finally:
@@ -126,7 +126,7 @@ def test_bad_rows_are_rejected_with_reasons(tmp_path, demo_files_2023):
         handle.write(b"210099999999;2023;3;M")
     db = tmp_path / "db.duckdb"
     summary = ingest_year(db, 2023, micro, demo_files_2023.items, progress=False)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     reasons = dict(con.execute(
         "SELECT examinee_id, reason FROM rejects WHERE kind = 'record' AND area = 'MT'").fetchall())
     csv_rejects = con.execute("SELECT count(*) FROM rejects WHERE kind = 'csv'").fetchone()[0]
@@ -162,7 +162,7 @@ def test_non_numeric_parameter_rejects_its_booklet(tmp_path, demo_files_2023):
 
 def test_unusable_file_leaves_database_untouched(tmp_path, ingested_2023, demo_files_2023):
     db = tmp_path / "db.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     before = _count(db, "SELECT count(*) FROM scores")
     bad = tmp_path / "MICRODADOS_ENEM_2023.csv"
     bad.write_bytes("NU_INSCRICAO;NU_ANO\n1;2023\n".encode("latin-1"))
@@ -182,7 +182,7 @@ def test_unusable_file_leaves_database_untouched(tmp_path, ingested_2023, demo_f
 def test_failure_midway_rolls_back_and_reingest_replaces(tmp_path, monkeypatch, ingested_2023,
                                                           demo_files_2023):
     db = tmp_path / "db.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     before = {t: _count(db, f"SELECT count(*) FROM {t}")
               for t in ("scores", "examinees", "items", "agg_theta_ctt", "ingests")}
 
@@ -254,7 +254,7 @@ def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_
         scored = sum(m == item["TX_GABARITO"] for m, item in zip(row["TX_RESPOSTAS_MT"], booklet)
                      if item["NU_PARAM_A"])
         pairs.append((float(mark == key), scored - float(mark == key)))
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     n, p_value, point_biserial = con.execute(
         "SELECT n, p_value, point_biserial FROM item_stats WHERE item_id = ?", [item_id]).fetchone()
     icc_n, icc_correct = con.execute(

@@ -6,8 +6,6 @@ school type, a booklet whose notas are not reproduced."""
 
 from __future__ import annotations
 
-import shutil
-
 import duckdb
 import numpy as np
 import pandas as pd
@@ -16,8 +14,9 @@ import pytest
 
 from enem.score_batches import SCORE_SCHEMA, BookletAudit
 from store import populations
-from store.connection import connected, insert_rows
+from store.connection import connected, insert_rows, open_reader
 from store.histograms import build_histograms, histogram_frames
+from store.layout import copy_store
 from store.schema import ensure_schema
 from workflows.ingest import ingest_year
 
@@ -57,7 +56,7 @@ def _assert_same(found: pd.DataFrame, expected: pd.DataFrame, table: str) -> Non
 
 
 def _stored(db, table: str) -> pd.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(f"SELECT * FROM {table} WHERE year = 2023").df()
     finally:
@@ -73,7 +72,7 @@ def ingested(tmp_path_factory, demo_files_2023):
     db, rebuilt = folder / "ingested.duckdb", folder / "rebuilt.duckdb"
     ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items, progress=False,
                 batch_rows=700)
-    shutil.copy(db, rebuilt)
+    copy_store(db, rebuilt)
     with connected(rebuilt) as con:
         for table in AGGREGATES:
             con.execute(f"DELETE FROM {table}")

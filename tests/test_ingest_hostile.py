@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import random
-import shutil
 
 import duckdb
 import pytest
@@ -28,6 +27,7 @@ from enem.csvfiles import (
     scan_lines,
 )
 from enem.items import load_items
+from store.layout import copy_store
 from tests.db_reading import query_rows
 from tests.ingest_support import write_lines
 from workflows.ingest import SHRINK_LIMIT, UNSCANNED_REJECT, IngestError, ingest_year
@@ -55,7 +55,7 @@ def _snapshot(db) -> dict[str, list[tuple]]:
 def full_db(tmp_path, ingested_2023):
     """A writable copy of a store holding the complete small 2023 year."""
     db = tmp_path / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     return db
 
 

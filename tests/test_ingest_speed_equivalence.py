@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import duckdb
 import numpy as np
 import pytest
 
@@ -21,6 +20,7 @@ from enem.item_statistics import (
     area_item_frames,
 )
 from enem.score_batches import AreaAccumulator
+from store.connection import open_reader
 from workflows.ingest import ingest_year
 
 #: Every table an ingest writes (bench.ingest's --dump/--compare reads the same list).
@@ -28,7 +28,7 @@ TABLES = DUMPED_TABLES
 
 
 def _rows(db, table):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
     finally:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from store.connection import open_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
@@ -41,7 +42,7 @@ def first_item(db: Path, area: str) -> int:
     """The item the page opens an area on: the first (booklet order) of the booklet the
     sidebar's runs (Portuguese, 0-shot) answered most in the area; items of one foreign
     language left out (LC opens on its first common item)."""
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_reader(db) as con:
         booklet = con.execute(
             "SELECT booklet_id FROM model_scores WHERE year = 2023 AND area = ? "
             "AND prompt_language = 'pt' AND shots = 0 GROUP BY booklet_id "
@@ -82,7 +83,7 @@ def test_an_unknown_item_is_said_to_be_missing_not_replaced_silently(demo_db):
 
 
 def test_an_item_of_another_area_opens_in_its_own_area(demo_db):
-    with duckdb.connect(str(demo_db), read_only=True) as con:
+    with open_reader(demo_db) as con:
         item_id = con.execute("SELECT max(item_id) FROM items WHERE year = 2023 AND area = 'MT' "
                               "AND NOT abandoned").fetchone()[0]
     app = open_explorer({"item": str(item_id), "area": "CN"})
@@ -92,7 +93,7 @@ def test_an_item_of_another_area_opens_in_its_own_area(demo_db):
 
 
 def test_an_abandoned_item_says_so_with_inep_reason(demo_db):
-    with duckdb.connect(str(demo_db), read_only=True) as con:
+    with open_reader(demo_db) as con:
         item_id, area, reason = con.execute(
             "SELECT item_id, area, any_value(abandon_reason) FROM items WHERE year = 2023 "
             "AND abandoned AND abandon_reason IS NOT NULL GROUP BY item_id, area "

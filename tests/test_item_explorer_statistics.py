@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
+from store.connection import open_reader
 from tests.page_support import assert_clean, run_page
 
 
@@ -13,7 +13,7 @@ def test_the_point_biserial_on_screen_is_the_stored_one(models_db):
     assert_clean(app)
     shown = {metric.label: metric.value for metric in app.metric}
     item_id = int(app.selectbox(key="explorer.item").value)
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     stored = con.execute("SELECT point_biserial FROM item_stats WHERE year = 2023 AND "
                          "item_id = ?", [item_id]).fetchone()[0]
     con.close()
@@ -32,7 +32,7 @@ def test_option_curves_are_the_shares_of_the_stored_marks_per_theta_bin(models_d
     spec = next(json.loads(chart.proto.spec) for chart in app.get("plotly_chart")
                 if (json.loads(chart.proto.spec)["layout"].get("meta") or {}).get("figure")
                 == "option-curves")
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     rows = con.execute("SELECT theta_bin, option, sum(n) FROM option_theta_counts WHERE "
                        "year = 2023 AND item_id = ? GROUP BY ALL", [item_id]).fetchall()
     key = con.execute("SELECT any_value(key) FROM items WHERE year = 2023 AND item_id = ?",

@@ -7,15 +7,15 @@ its b moved far from where the candidates' answers put it, so S-X² flags it on 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pytest
 
 from dashboard.item_fit import MARK, MARK_LEGEND
+from store.connection import open_reader, writing
 from store.dashboard_queries import main_booklet
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, run_page
 from workflows.items.checks import item_checks
 from workflows.items.fit import FIT_COLUMNS
@@ -30,7 +30,7 @@ PLANTED_SHIFT = 1.5
 
 
 def _fit(db: Path, area: str, booklet: int, language: int | None) -> pd.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return form_item_fit(con, YEAR, area, booklet, language)
     finally:
@@ -38,7 +38,7 @@ def _fit(db: Path, area: str, booklet: int, language: int | None) -> pd.DataFram
 
 
 def _booklet(db: Path, area: str) -> int:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         booklet = main_booklet(con, YEAR, area)
     finally:
@@ -51,15 +51,14 @@ def _booklet(db: Path, area: str) -> int:
 def planted(tmp_path_factory, pages_models_db) -> tuple[Path, int, int]:
     """(a copy of the store, CN's main booklet, an item of it planted to misfit)."""
     target = tmp_path_factory.mktemp("fit_marks") / "planted.duckdb"
-    shutil.copyfile(pages_models_db, target)
+    copy_store(pages_models_db, target)
     booklet = _booklet(target, "CN")
     fit = _fit(target, "CN", booklet, None)
     fitting = fit[~fit["misfit"].astype(bool)]
     item = int(fitting["item_id"].iloc[len(fitting) // 2])
-    con = duckdb.connect(str(target))
-    con.execute("UPDATE items SET b = b + ? WHERE year = ? AND item_id = ?",
-                [PLANTED_SHIFT, YEAR, item])
-    con.close()
+    with writing(target, year=2023) as con:
+        con.execute("UPDATE items SET b = b + ? WHERE year = ? AND item_id = ?",
+                    [PLANTED_SHIFT, YEAR, item])
     assert item in misfitting_items(_fit(target, "CN", booklet, None))
     return target, booklet, item
 
@@ -68,15 +67,14 @@ def planted(tmp_path_factory, pages_models_db) -> tuple[Path, int, int]:
 def without_tables(tmp_path_factory, pages_models_db) -> Path:
     """A copy of the store as an older ingest left it: no per-score item tables."""
     target = tmp_path_factory.mktemp("fit_marks_old") / "old.duckdb"
-    shutil.copyfile(pages_models_db, target)
-    con = duckdb.connect(str(target))
-    con.execute("DROP TABLE item_score_counts")
-    con.close()
+    copy_store(pages_models_db, target)
+    with writing(target, year=2023) as con:
+        con.execute("DROP TABLE item_score_counts")
     return target
 
 
 def test_the_form_fit_is_the_item_gaps_fit_table(pages_models_db, without_tables):
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     try:
         for area, languages in (("CN", (None,)), ("LC", (0, 1))):
             booklet = main_booklet(con, YEAR, area)

@@ -7,15 +7,15 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from cli.main import main as cli_main
+from store.connection import open_reader, writing
+from store.layout import copy_store
 from tests.page_support import assert_clean, decoded, messages, run_page
 
 PAGE = "pages/Item_gaps.py"
@@ -43,7 +43,7 @@ def _booklet(app) -> int:
 def _hand_residuals(db, year: int, area: str, booklet: int) -> dict[int, float]:
     """z per item of the booklet over every pt, 0-shot repetition of the year's runs (the
     page's default selection), each at its stored θ, with the 3PL written out here."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         form = con.execute(
             "SELECT item_id, a, b, c FROM items WHERE year = ? AND booklet_id = ? "
@@ -122,7 +122,7 @@ def test_dif_and_item_fit_cover_the_counted_items_of_the_booklet(models_db):
     app = run_page(PAGE, {"gap_area": "CN"})
     assert_clean(app)
     booklet = _booklet(app)
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     counted = con.execute(
         "SELECT count(DISTINCT item_id) FROM item_score_counts WHERE year = 2023 "
         "AND booklet_id = ?", [booklet]).fetchone()[0]
@@ -153,10 +153,9 @@ def test_without_runs_the_page_says_so(no_runs_db):
 def test_a_store_without_score_tables_asks_for_a_new_ingest(pages_models_db, tmp_path,
                                                             monkeypatch):
     copy = tmp_path / "older.duckdb"
-    shutil.copy(pages_models_db, copy)
-    con = duckdb.connect(str(copy))
-    con.execute("DROP TABLE item_score_counts")
-    con.close()
+    copy_store(pages_models_db, copy)
+    with writing(copy, year=2023) as con:
+        con.execute("DROP TABLE item_score_counts")
     monkeypatch.setenv("ENEM_DB", str(copy))
     app = run_page(PAGE)
     assert_clean(app)

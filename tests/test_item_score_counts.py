@@ -10,10 +10,8 @@ files and published model results, no microdata.
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter, defaultdict
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,7 +20,8 @@ from analytics.items import fit
 from enem.items import parse_items
 from enem.score_tables import form_score_counts, form_score_frame
 from store import item_queries
-from store.connection import connected
+from store.connection import connected, writing
+from store.layout import copy_store
 from store.schema import YEAR_TABLES
 from store.year_tables import clear_year
 from tests.inep_reference import booklet_items, read_rows
@@ -203,12 +202,11 @@ def test_workers_and_batches_store_the_same_rows(tmp_path, ingested_2023, demo_f
 
 def test_a_store_made_before_the_table_reads_empty(tmp_path, ingested_2023):
     path = tmp_path / "older.duckdb"
-    shutil.copy(ingested_2023[0], path)
-    con = duckdb.connect(str(path))
-    booklet = con.execute("SELECT min(booklet_id) FROM item_score_counts WHERE area = 'MT'"
-                          ).fetchone()[0]
-    con.execute("DROP TABLE item_score_counts")
-    con.close()
+    copy_store(ingested_2023[0], path)
+    with writing(path, year=2023) as con:
+        booklet = con.execute("SELECT min(booklet_id) FROM item_score_counts WHERE area = 'MT'"
+                              ).fetchone()[0]
+        con.execute("DROP TABLE item_score_counts")
     with connected(path, read_only=True) as con:  # read-only: not upgraded
         rows = item_queries.item_score_counts(con, 2023, "MT", booklet)
         item_ids, counts, correct = item_queries.score_tables(con, 2023, "MT", booklet)
@@ -220,7 +218,7 @@ def test_a_store_made_before_the_table_reads_empty(tmp_path, ingested_2023):
 
 def test_clearing_a_year_removes_its_rows(tmp_path, ingested_2023):
     path = tmp_path / "cleared.duckdb"
-    shutil.copy(ingested_2023[0], path)
+    copy_store(ingested_2023[0], path)
     assert "item_score_counts" in YEAR_TABLES
     with connected(path) as con:
         assert con.execute("SELECT count(*) FROM item_score_counts").fetchone()[0] > 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import math
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,6 +19,7 @@ import pytest
 from enem.items import DOUBLE_LISTING_NOTE, load_items, missing_item_id
 from enem.pattern_files import score_pattern_frame
 from enem.score_batches import AreaAccumulator, score_batch
+from store.connection import open_reader
 from store.dashboard_queries import form_items
 from store.model_runs import load_form
 from tests.inep_reference import ENEM_K_D, slow_eap
@@ -143,7 +143,7 @@ def test_2020_digital_fifty_character_string_matches_hand_scoring(real_data):
 
 
 def test_real_items_store_every_booklet_valid_and_the_digital_versions(real_items_db):
-    con = duckdb.connect(str(real_items_db), read_only=True)
+    con = open_reader(real_items_db)
     try:
         invalid = con.execute("SELECT count(*) FROM booklets WHERE NOT valid").fetchone()[0]
         versions = con.execute(
@@ -266,7 +266,7 @@ def test_doubled_listing_scores_the_first_listed_collection_2013(tmp_path):
 
     db = tmp_path / "db.duckdb"
     ingest_items(db, 2013, path)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         booklets = con.execute("SELECT booklet_id, valid, note FROM booklets ORDER BY 1").fetchall()
         unused = con.execute("SELECT list(item_id ORDER BY item_id) FROM items "
@@ -326,7 +326,7 @@ def test_forms_rebuilt_from_the_store_equal_the_files_forms(real_data, real_item
     """What a model run and the dashboard read back (``load_form``, ``form_items``) is the form
     the item file defines, for every booklet and language of every real year, the 2020
     digital versions included, and for a doubly listed booklet."""
-    con = duckdb.connect(str(real_items_db), read_only=True)
+    con = open_reader(real_items_db)
     try:
         for year in REAL_YEARS:
             items = load_items(real_data / "items" / f"ITENS_PROVA_{year}.csv")
@@ -343,7 +343,7 @@ def test_forms_rebuilt_from_the_store_equal_the_files_forms(real_data, real_item
                                          [201, 202, 203, 204, 205], interleave=True))
     db = tmp_path / "doubled.duckdb"
     ingest_items(db, 2013, path)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         assert load_form(con, 2013, 187, None).item_ids.tolist() == [101, 102, 103, 104, 105]
         assert form_items(con, 2013, 187, None)["item_id"].tolist() == [101, 102, 103, 104, 105]

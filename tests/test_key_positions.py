@@ -5,10 +5,8 @@ from the real file, checked against the file itself."""
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 
-import duckdb
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,7 +22,8 @@ from dashboard.options.key_positions import (
     shuffled_series,
 )
 from enem.areas import AREAS
-from store.connection import connected
+from store.connection import connected, open_reader, writing
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.results_io import import_results_summary
 
@@ -164,7 +163,7 @@ def _figure(app, name: str, area: str | None = None) -> dict:
 def _store_key_counts(db, series: str, area: str) -> dict[int, dict[str, list[int]]]:
     """Per item, per letter the key was shown under: [answers, correct], counted answer by
     answer from the stored option orders (pt, 0-shot, the page's default selection)."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         rows = con.execute(
             """SELECT m.item_id, m.permutation, m.correct, i.key FROM model_responses m
@@ -261,7 +260,7 @@ def test_the_dependence_on_the_key_position_against_b_equals_scipy(models_db, pa
     app = run_via_home(PAGE)
     table = next(frame.value for frame in app.dataframe
                  if list(frame.value.columns)[:3] == ["series", "area", "items"])
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     b = dict(con.execute("SELECT item_id, any_value(b) FROM items WHERE year = 2023 "
                          "GROUP BY item_id").fetchall())
     con.close()
@@ -286,10 +285,9 @@ def test_the_dependence_on_the_key_position_against_b_equals_scipy(models_db, pa
 
 def test_runs_that_never_moved_the_key_are_explained(monkeypatch, tmp_path, pages_models_db):
     path = tmp_path / "unshuffled.duckdb"
-    shutil.copyfile(pages_models_db, path)
-    con = duckdb.connect(str(path))
-    con.execute("UPDATE model_responses SET permutation = 'ABCDE'")
-    con.close()
+    copy_store(pages_models_db, path)
+    with writing(path) as con:
+        con.execute("UPDATE model_responses SET permutation = 'ABCDE'")
     monkeypatch.setenv("ENEM_DB", str(path))
     app = run_page(PAGE)
     assert_clean(app)
@@ -311,7 +309,7 @@ def test_without_runs_the_key_position_section_says_so(no_runs_db):
 @pytest.fixture(scope="module")
 def paper_store(tmp_path_factory, real_items_db, real_data):
     path = tmp_path_factory.mktemp("paper_key_positions") / "paper.duckdb"
-    shutil.copyfile(real_items_db, path)
+    copy_store(real_items_db, path)
     with connected(path) as con:
         for name in (MAIN_FILE, SHUFFLE_FILE):
             import_results_summary(con, real_data / "paper-results" / name)

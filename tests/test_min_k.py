@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import math
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from inference.min_k import min_k_count, min_k_from_logprobs, signed_as_eq4
-from store.connection import insert_rows, writing
+from store.connection import insert_rows, open_reader, writing
 
 
 def test_min_k_is_the_negated_mean_of_the_lowest_k_percent_by_hand():
@@ -45,7 +44,7 @@ def test_the_store_turns_older_values_round_on_its_next_write(tmp_path):
             "k_percent": 20.0, "value": [-3.5, 0.0, np.nan]}))
     with writing(path) as con:  # any writer brings the file up to date
         pass
-    con = duckdb.connect(str(path), read_only=True)
+    con = open_reader(path)
     values = [row[0] for row in con.execute(
         "SELECT value FROM min_k_prob ORDER BY item_id").fetchall()]
     con.close()

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from enem.item_statistics import ICC_BIN_WIDTH
+from store.connection import open_reader
 from store.dashboard_queries import form_items
 
 
@@ -39,7 +40,7 @@ def _brute_force(con: duckdb.DuckDBPyConnection, year: int) -> Counter:
 
 def test_option_counts_per_theta_bin_equal_a_brute_force_count(ingested_2023):
     db, _ = ingested_2023
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         expected = _brute_force(con, 2023)
         stored = con.execute(

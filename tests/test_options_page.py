@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,7 +14,7 @@ from scipy import stats
 from dashboard.item_explorer.picker import explorer_link
 from dashboard.options.data import answer_table, human_items, theta_cube
 from dashboard.options.pairs import choice_agreement, pair_table
-from store.connection import connected
+from store.connection import connected, open_reader, writing
 from store.option_queries import model_option_answers
 from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.ingest import ingest_items
@@ -37,7 +36,7 @@ def _table(app, first_column: str, second_column: str) -> pd.DataFrame:
 
 
 def _store_rows(db):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         counts = con.execute("SELECT item_id, option, sum(n) FROM option_counts WHERE year = 2023 "
                              "GROUP BY ALL").fetchall()
@@ -208,9 +207,8 @@ def test_a_store_made_before_the_per_bin_counts_still_shows_the_page(monkeypatch
                                                                      pages_models_db):
     path = tmp_path / "older.duckdb"
     path.write_bytes(pages_models_db.read_bytes())
-    con = duckdb.connect(str(path))
-    con.execute("DROP TABLE option_theta_counts")
-    con.close()
+    with writing(path, year=2023) as con:
+        con.execute("DROP TABLE option_theta_counts")
     monkeypatch.setenv("ENEM_DB", str(path))
     app = run_page(PAGE)
     assert_clean(app)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
+from store.connection import open_reader
 from store.overlay_queries import overlay_levels
 from tests.browser_support import ARTIFACTS, open_and_settle, tall_page
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
@@ -28,7 +28,7 @@ ENGLISH = {"overlay": "prompt language", "overlay_level": "en"}
 
 def stored_patterns(db: Path, label: str, area: str, language: str, shots: int) -> pd.DataFrame:
     """theta, ctt and lz of one run's stored patterns (2023), read with duckdb directly."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(
             """SELECT s.theta, s.ctt, s.lz FROM model_scores s JOIN model_runs r USING (run_id)
@@ -178,7 +178,7 @@ def test_shots_overlay_offers_only_answered_levels_and_names_runs_without_them(m
 
 
 def test_a_run_with_no_other_level_gets_no_overlay(models_db):
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     run_id = con.execute("SELECT run_id FROM model_runs WHERE label = ?", [SMOLLM]).fetchone()[0]
     con.close()
     plain = run_page(FIT, {"area": "CN", "run": run_id})
@@ -191,7 +191,7 @@ def test_a_run_with_no_other_level_gets_no_overlay(models_db):
 
 
 def test_overlay_levels_are_what_the_runs_answered(pages_models_db):
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     try:
         levels = overlay_levels(con, 2023, ["MT"], [STRONG, SMOLLM])
         by_hand = con.execute(

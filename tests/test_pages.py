@@ -5,16 +5,16 @@ on the demo without runs, on an empty database and with no database; and the sha
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from store.connection import open_reader
+from store.layout import copy_store
 from tests.page_support import (
     HOME,
     MODEL_PAGES,
@@ -130,7 +130,7 @@ def test_model_family_and_tuning_filters(models_db):
     assert_clean(app)
     assert set(app.dataframe[0].value["model"]) == {"test-random-baseline"}
     # The URL names the run by its id (labels can change; ids cannot).
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     run_id = con.execute("SELECT run_id FROM model_runs WHERE coalesce(label, model_id) = "
                          "'test-random-baseline'").fetchone()[0]
     con.close()
@@ -203,7 +203,7 @@ def test_response_patterns_open_the_item_explorer(models_db):
 
 
 def test_item_explorer_shows_the_item_from_the_url(models_db, pages_models_db):
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     item_id, key = con.execute(
         "SELECT item_id, key FROM items WHERE area = 'MT' AND NOT abandoned ORDER BY item_id "
         "LIMIT 1").fetchall()[0]
@@ -282,7 +282,7 @@ def _labelled(widgets, label: str):
 def test_runs_page_launches_follows_and_lists_a_run(monkeypatch, tmp_path, pages_demo_db,
                                                    as_operator):
     db = tmp_path / "runs_page.duckdb"
-    shutil.copyfile(pages_demo_db, db)
+    copy_store(pages_demo_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))
     app = run_page(RUNS)
     assert_clean(app)

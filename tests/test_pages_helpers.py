@@ -3,7 +3,6 @@ dashboard queries' handling of user input."""
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,6 +19,7 @@ from dashboard.summaries import (
 )
 from enem.trust import fit_verdict
 from store import dashboard_queries as q
+from store.connection import open_reader
 
 
 def _inside(polygon_x, polygon_y, x, y) -> bool:
@@ -118,7 +118,7 @@ def test_model_styles_are_stable_and_distinct():
 
 
 def test_queries_bind_user_input_as_values(pages_models_db):
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     try:
         hostile = ["x'); DROP TABLE model_scores; --"]
         assert q.model_points(con, 2023, "CN", None, "pt", 0, hostile).empty
@@ -132,7 +132,7 @@ def test_queries_bind_user_input_as_values(pages_models_db):
 
 
 def test_model_queries_agree_with_each_other(pages_models_db):
-    con = duckdb.connect(str(pages_models_db), read_only=True)
+    con = open_reader(pages_models_db)
     try:
         models = ["test-strong-it", "test-odd-base", "test-random-baseline"]
         points = q.model_points(con, 2023, "LC", None, "en", 4, models)

@@ -8,18 +8,18 @@ Texts in the unit tests are written here; the real files are only read from the 
 from __future__ import annotations
 
 import csv
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from inference.item_attributes import derive_attributes, has_image, has_numbers, numbers_in
 from inference.plan import RunSpec
 from inference.question_files.paper_csv import PAPER_COLUMNS, load_paper_csv
 from inference.questions import QuestionFormatError
+from store.connection import writing
+from store.layout import copy_store
 from tests.db_reading import query_rows
 from tests.inep_reference import booklet_items, read_rows
 from workflows.question_import import import_questions
@@ -197,7 +197,7 @@ def imported_2022(tmp_path_factory, real_items_db, real_data):
     """The real item store with the paper's eight 2022 files imported through the CLI, as a
     user would (treat as read-only; copy it before writing)."""
     db = tmp_path_factory.mktemp("paper2022") / "real.duckdb"
-    shutil.copy(real_items_db, db)
+    copy_store(real_items_db, db)
     result = _cli("import-questions", "--format", "paper-csv",
                   str(real_data / "paper-questions-2022"), "--db", str(db))
     assert result.returncode == 0, result.stderr
@@ -311,13 +311,12 @@ def test_attributes_come_from_the_portuguese_text_and_user_rows_survive(imported
 
     # A user's correction is kept by a re-import; the other rows are derived again.
     copy = tmp_path / "copy.duckdb"
-    shutil.copy(db, copy)
+    copy_store(db, copy)
     item_id = int(_expected_items(real_data, "CH")[0]["CO_ITEM"])
-    con = duckdb.connect(str(copy))
-    con.execute("UPDATE item_attributes SET has_image = NOT has_image, source = 'user' "
-                "WHERE year = 2022 AND item_id = ?", [item_id])
-    con.execute("DELETE FROM item_attributes WHERE year = 2022 AND item_id <> ?", [item_id])
-    con.close()
+    with writing(copy) as con:
+        con.execute("UPDATE item_attributes SET has_image = NOT has_image, source = 'user' "
+                    "WHERE year = 2022 AND item_id = ?", [item_id])
+        con.execute("DELETE FROM item_attributes WHERE year = 2022 AND item_id <> ?", [item_id])
     summary = import_questions(copy, real_data / "paper-questions-2022" / "pt", "paper-csv")
     assert (summary.stored, summary.attributes_derived, summary.attributes_kept) == (185, 184, 1)
     after = {row[0]: row[1:] for row in query_rows(
@@ -328,7 +327,7 @@ def test_attributes_come_from_the_portuguese_text_and_user_rows_survive(imported
 
 def test_random_run_over_the_real_2022_exam(imported_2022, real_data, tmp_path):
     db = tmp_path / "run.duckdb"
-    shutil.copy(imported_2022[0], db)
+    copy_store(imported_2022[0], db)
     spec = RunSpec(model="random-baseline", backend="random", year=2022,
                    areas=tuple(BOOKLETS_2022), languages=("pt", "en"), n_shuffles=3, seed=5,
                    lc_language=1, booklets=dict(BOOKLETS_2022))

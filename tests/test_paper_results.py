@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -19,6 +18,7 @@ from cli.main import main
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from inference.protocol import LANGUAGE_ALIASES
 from store.connection import connected
+from store.layout import copy_store
 from tests.db_reading import query_frame
 from workflows.ingest import ingest_items
 from workflows.paper_results import paper_model_id
@@ -58,7 +58,7 @@ def paper_db(tmp_path_factory, real_items_db, real_data):
     """The main file imported, then the shuffle file, both on the paper's grid; with the
     summaries and the main file's patterns as they were before the shuffle file came."""
     db = tmp_path_factory.mktemp("paper") / "enem.duckdb"
-    shutil.copy(real_items_db, db)
+    copy_store(real_items_db, db)
     with connected(db) as con:
         main_summary = import_results_summary(con, _paper_file(real_data, MAIN), PAPER_GRID)
     main_before = _scores_of(db, MAIN)
@@ -183,7 +183,7 @@ def test_importing_another_file_keeps_the_first(paper_db):
 
 def test_importing_a_file_again_changes_nothing(paper_db, real_data, tmp_path):
     db = tmp_path / "again.duckdb"
-    shutil.copy(paper_db[0], db)
+    copy_store(paper_db[0], db)
     tables = ("model_runs", "model_scores", "model_responses", "models")
     before = {t: query_frame(db, f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
     with connected(db) as con:
@@ -197,7 +197,7 @@ def test_importing_a_file_again_changes_nothing(paper_db, real_data, tmp_path):
 def test_inep_grid_differs_a_little(real_items_db, real_data, tmp_path):
     """Without flags a run is scored with the year's stored settings: INEP's grid here."""
     db = tmp_path / "inep.duckdb"
-    shutil.copy(real_items_db, db)
+    copy_store(real_items_db, db)
     with connected(db) as con:
         summary = import_results_summary(con, _paper_file(real_data, MAIN))
     assert summary.scoring == [DEFAULT_OPTIONS]
@@ -232,7 +232,7 @@ def test_the_years_stored_settings_score_the_run(real_data, tmp_path):
 
 def test_export_and_import_of_a_paper_run_keep_its_published_scores(paper_db, tmp_path):
     db = tmp_path / "export.duckdb"
-    shutil.copy(paper_db[0], db)
+    copy_store(paper_db[0], db)
     run_id = paper_db[1].run_ids[0]
     query = "SELECT * FROM model_scores WHERE run_id = ? ORDER BY ALL"
     before = query_frame(db, query, [run_id])
@@ -252,7 +252,7 @@ def test_export_and_import_of_a_paper_run_keep_its_published_scores(paper_db, tm
 
 def test_cli_prints_the_summary(real_items_db, real_data, tmp_path, capsys):
     db = tmp_path / "cli.duckdb"
-    shutil.copy(real_items_db, db)
+    copy_store(real_items_db, db)
     code = main(["import-results", str(_paper_file(real_data, SHUFFLE)), "--db", str(db),
                  "--grid-points", "121", "--grid-range", "-6", "6"])
     lines = capsys.readouterr().out.splitlines()
@@ -271,7 +271,7 @@ def test_run_ids_follow_the_files_content(real_items_db, real_data, tmp_path):
     """The same rows under another name and in another order are the same runs; other rows
     (another file) are other runs."""
     db = tmp_path / "ids.duckdb"
-    shutil.copy(real_items_db, db)
+    copy_store(real_items_db, db)
     one_year = pd.read_parquet(_one_year_file(real_data, tmp_path, [2022]))
     one_year.iloc[::-1].to_parquet(tmp_path / "renamed.parquet", index=False)
     with connected(db) as con:

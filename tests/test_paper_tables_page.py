@@ -8,19 +8,18 @@ against a re-derivation. The launch button starts real random runs in a copy of 
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from analytics.ctt import discrimination_index
-from store.connection import connected
+from store.connection import connected, open_reader, writing
 from store.dashboard_queries import model_catalogue, model_pattern_matrix
+from store.layout import copy_store
 from store.paper_table_queries import area_item_attributes, random_series
 from tests.page_support import assert_clean, charts, run_page
 from workflows.paper_tables import (
@@ -44,36 +43,35 @@ def _add_min_k(path: Path) -> None:
     (plus small noise), the other noise made exactly uncorrelated with its accuracy (r = 0 in
     every area and language, so its p is 1 whatever the noise draws)."""
     rng = np.random.default_rng(0)
-    con = duckdb.connect(str(path))
-    accuracy = con.execute(
-        """SELECT r.model_id, m.area, m.item_id, m.prompt_language AS language,
-                  avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS accuracy
-           FROM model_responses m JOIN model_runs r USING (run_id)
-           WHERE m.shots = 4 AND r.model_id IN (?, ?) GROUP BY ALL
-           ORDER BY ALL""",
-        [CORRELATED, UNRELATED]).df()
-    noise = rng.normal(0, 0.05, len(accuracy))
-    unrelated = rng.normal(0, 0.5, len(accuracy))
-    for rows in accuracy.groupby(["model_id", "area", "language"]).groups.values():
-        centred = accuracy.loc[rows, "accuracy"].to_numpy() - accuracy.loc[rows, "accuracy"].mean()
-        part = unrelated[rows]
-        if centred @ centred > 0:  # remove the noise's projection on the accuracies
-            unrelated[rows] = part - (part @ centred) / (centred @ centred) * centred
-    # Eq. 4's sign (≥ 0): lower Min-K% where the model answers better, as for seen texts.
-    accuracy["value"] = np.where(accuracy["model_id"] == CORRELATED,
-                                 4 - 2 * accuracy["accuracy"] + noise, 4 + unrelated)
-    accuracy["year"], accuracy["k_percent"] = YEAR, 20.0
-    con.register("incoming", accuracy[["model_id", "year", "item_id", "language",
-                                       "k_percent", "value"]])
-    con.execute("INSERT INTO min_k_prob SELECT * FROM incoming")
-    con.close()
+    with writing(path) as con:
+        accuracy = con.execute(
+            """SELECT r.model_id, m.area, m.item_id, m.prompt_language AS language,
+                      avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS accuracy
+               FROM model_responses m JOIN model_runs r USING (run_id)
+               WHERE m.shots = 4 AND r.model_id IN (?, ?) GROUP BY ALL
+               ORDER BY ALL""",
+            [CORRELATED, UNRELATED]).df()
+        noise = rng.normal(0, 0.05, len(accuracy))
+        unrelated = rng.normal(0, 0.5, len(accuracy))
+        for rows in accuracy.groupby(["model_id", "area", "language"]).groups.values():
+            centred = accuracy.loc[rows, "accuracy"].to_numpy() - accuracy.loc[rows, "accuracy"].mean()
+            part = unrelated[rows]
+            if centred @ centred > 0:  # remove the noise's projection on the accuracies
+                unrelated[rows] = part - (part @ centred) / (centred @ centred) * centred
+        # Eq. 4's sign (≥ 0): lower Min-K% where the model answers better, as for seen texts.
+        accuracy["value"] = np.where(accuracy["model_id"] == CORRELATED,
+                                     4 - 2 * accuracy["accuracy"] + noise, 4 + unrelated)
+        accuracy["year"], accuracy["k_percent"] = YEAR, 20.0
+        con.register("incoming", accuracy[["model_id", "year", "item_id", "language",
+                                           "k_percent", "value"]])
+        con.execute("INSERT INTO min_k_prob SELECT * FROM incoming")
 
 
 @pytest.fixture(scope="module")
 def paper_db(tmp_path_factory, pages_models_db) -> Path:
     """The demo with test runs, Min-K% values and item attributes derived from its texts."""
     path = tmp_path_factory.mktemp("paper") / "paper.duckdb"
-    shutil.copyfile(pages_models_db, path)
+    copy_store(pages_models_db, path)
     _add_min_k(path)
     derive_year_attributes(path, YEAR)
     return path
@@ -97,7 +95,7 @@ def test_table1_is_mean_and_sd_over_the_random_runs_repetitions(page_db):
     app = run_page(PAGE)
     assert_clean(app)
     table = _frame(app, {"CTT (%)", "θ", "l_z"})
-    con = duckdb.connect(str(page_db), read_only=True)
+    con = open_reader(page_db)
     raw = con.execute(
         """SELECT m.prompt_language, m.ctt, m.n_scored, m.theta, m.lz FROM model_scores m
            JOIN model_runs r USING (run_id)
@@ -161,7 +159,7 @@ def test_table3_r_and_p_match_scipy_and_bold_marks_p_below_005(page_db):
     app = run_page(PAGE)
     assert_clean(app)
     markdown = next(m.value for m in app.markdown if m.value.startswith("| series"))
-    con = duckdb.connect(str(page_db), read_only=True)
+    con = open_reader(page_db)
     pairs = con.execute(
         """SELECT r.model_id, avg(CASE WHEN m.correct THEN 1.0 ELSE 0.0 END) AS accuracy,
                   any_value(k.value) AS min_k
@@ -199,7 +197,7 @@ def test_table3_r_and_p_match_scipy_and_bold_marks_p_below_005(page_db):
 
 def test_attribute_correction_survives_rederivation(tmp_path, paper_db):
     db = tmp_path / "corrected.duckdb"
-    shutil.copyfile(paper_db, db)
+    copy_store(paper_db, db)
     with connected(db, read_only=True) as con:
         original = area_item_attributes(con, YEAR, "MT")
     edited = original.copy()
@@ -239,7 +237,7 @@ def test_empty_states_without_runs_or_attributes(monkeypatch, pages_no_runs_db):
 def test_launch_button_starts_the_missing_random_runs(monkeypatch, tmp_path, pages_no_runs_db,
                                                       as_operator):
     db = tmp_path / "launch.duckdb"
-    shutil.copyfile(pages_no_runs_db, db)
+    copy_store(pages_no_runs_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))
     app = run_page(PAGE, {"area": "MT"})
     app.multiselect(key="paper.languages").set_value(["en"]).run()

@@ -9,15 +9,15 @@ the page's own queries.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from dashboard.patterns.data import HUMAN_ROW, short_labels
+from store.connection import open_reader, writing
+from store.layout import copy_store
 from tests.model_fixtures import add_test_model_runs
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
 from workflows.ingest import ingest_items
@@ -27,7 +27,7 @@ YEAR = 2023
 
 
 def _read(db: Path, sql: str, params: list | None = None) -> pd.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return con.execute(sql, params or []).df()
     finally:
@@ -224,11 +224,10 @@ def test_no_runs_says_so_per_area(monkeypatch, pages_no_runs_db):
 
 def test_a_missing_prompt_language_is_said(monkeypatch, tmp_path, pages_models_db):
     db = tmp_path / "no_english.duckdb"
-    shutil.copyfile(pages_models_db, db)
-    con = duckdb.connect(str(db))
-    for table in ("model_responses", "model_scores"):
-        con.execute(f"DELETE FROM {table} WHERE prompt_language = 'en'")
-    con.close()
+    copy_store(pages_models_db, db)
+    with writing(db) as con:
+        for table in ("model_responses", "model_scores"):
+            con.execute(f"DELETE FROM {table} WHERE prompt_language = 'en'")
     monkeypatch.setenv("ENEM_DB", str(db))
     app = run_page(PAGE, {"area": "CN"})
     assert_clean(app)

@@ -5,8 +5,6 @@ before the table existed falling back to l_z with a note."""
 
 from __future__ import annotations
 
-import shutil
-
 import duckdb
 import numpy as np
 import pandas as pd
@@ -15,7 +13,9 @@ import pytest
 from dashboard.figures import LZ_STAR_TITLE, LZ_TITLE
 from dashboard.summaries import histogram_quantile
 from store import dashboard_queries as q
+from store.connection import open_reader, writing
 from store.dashboard_queries import shots_from_url
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
 
 PAGE = "pages/Person_fit.py"
@@ -47,7 +47,7 @@ def _as_bins(frame: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize("area", ["CN", "MT"])
 def test_the_lz_star_histogram_counts_the_candidates_lz_star(ingested_2023, area):
-    con = duckdb.connect(str(ingested_2023[0]), read_only=True)
+    con = open_reader(ingested_2023[0])
     try:
         stored = q.human_theta_lz(con, 2023, area, None, "all", "all", statistic="lz_star")
         expected = _raw_bins(con, 2023, area, "lz_star")
@@ -68,7 +68,7 @@ def test_the_lz_star_histogram_counts_the_candidates_lz_star(ingested_2023, area
 
 
 def test_an_unknown_statistic_is_refused(ingested_2023):
-    con = duckdb.connect(str(ingested_2023[0]), read_only=True)
+    con = open_reader(ingested_2023[0])
     try:
         for statistic in ("ctt", "agg_theta_lz; DROP TABLE scores", "LZ"):
             with pytest.raises(ValueError, match="person-fit statistic"):
@@ -81,10 +81,10 @@ def test_a_store_without_the_lz_star_histogram_is_told_apart(tmp_path, ingested_
     emptied, dropped = tmp_path / "emptied.duckdb", tmp_path / "dropped.duckdb"
     for path, statement in ((emptied, "DELETE FROM agg_theta_lz_star"),
                             (dropped, "DROP TABLE agg_theta_lz_star")):
-        shutil.copy(ingested_2023[0], path)
-        with duckdb.connect(str(path)) as con:
+        copy_store(ingested_2023[0], path)
+        with writing(path, year=2023) as con:
             con.execute(statement)
-        with duckdb.connect(str(path), read_only=True) as con:
+        with open_reader(path) as con:
             assert q.lz_star_missing(con, 2023)
             assert not q.lz_star_missing(con, 1999)  # no humans at all: nothing to miss
             stored = q.human_theta_lz(con, 2023, "MT", None, "all", "all", statistic="lz_star")
@@ -110,7 +110,7 @@ def _expected(db, app, column: str) -> tuple[dict[str, np.ndarray], float, float
     raw 5th percentile (no binning)."""
     series = list(app.dataframe[0].value["model"].unique())
     params = app.query_params
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         points = q.model_points(con, 2023, AREA, None, params["lang"],
                                 shots_from_url(params["shots"]), series)
@@ -167,8 +167,8 @@ def test_the_trust_table_stays_on_lz(models_db):
 def test_an_older_store_says_to_ingest_again_and_draws_lz(monkeypatch, tmp_path,
                                                           pages_models_db):
     db = tmp_path / "older.duckdb"
-    shutil.copy(pages_models_db, db)
-    with duckdb.connect(str(db)) as con:
+    copy_store(pages_models_db, db)
+    with writing(db, year=2023) as con:
         con.execute("DELETE FROM agg_theta_lz_star")
     monkeypatch.setenv("ENEM_DB", str(db))
     app = run_page(PAGE, {"area": AREA, "statistic": "lz_star"})

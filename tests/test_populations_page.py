@@ -3,9 +3,6 @@ dashboard helpers behind it, on the page fixtures' demo databases."""
 
 from __future__ import annotations
 
-import shutil
-
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -28,7 +25,8 @@ from dashboard.populations.tables import (
     welch_table,
 )
 from store import population_queries
-from store.connection import connected
+from store.connection import connected, open_reader
+from store.layout import copy_store
 from store.populations import build_populations
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
 
@@ -38,7 +36,7 @@ MODELS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
 
 
 def _store(db, query, *args):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         return query(con, *args)
     finally:
@@ -212,7 +210,7 @@ def test_real_items_only_year_shows_the_paper_runs_alone(monkeypatch, paper_db):
 def test_leaving_flagged_booklets_out_uses_the_reproduced_rows(monkeypatch, tmp_path,
                                                                pages_models_db):
     db = tmp_path / "flagged.duckdb"
-    shutil.copy(pages_models_db, db)
+    copy_store(pages_models_db, db)
     with connected(db) as con:
         booklet = con.execute("""SELECT booklet_id FROM booklet_audit WHERE year = 2023
                                  AND area = 'CN' ORDER BY booklet_id LIMIT 1""").fetchall()[0][0]
@@ -253,7 +251,7 @@ def test_humans_intervals_with_measurement_error_are_the_stored_plausible_values
     assert (table["width_ratio"] > 1).all()
     # A store from before plausible values: one line says how to get them.
     old = tmp_path / "old.duckdb"
-    shutil.copy(pages_models_db, old)
+    copy_store(pages_models_db, old)
     with connected(old) as con:
         con.execute("UPDATE agg_populations SET theta_pv_mean = NULL, theta_pv_sd = NULL, "
                     "theta_pv_se = NULL")

@@ -3,9 +3,6 @@ raw records, the new examinee columns, and the page's queries."""
 
 from __future__ import annotations
 
-import shutil
-
-import duckdb
 import numpy as np
 import pytest
 
@@ -13,7 +10,8 @@ from analytics.plausible_means import group_means
 from analytics.populations import QUANTILE_LEVELS
 from enem.scoring import ScoringOptions
 from store import populations
-from store.connection import connected
+from store.connection import connected, open_reader
+from store.layout import copy_store
 from workflows.ingest import ingest_year
 
 RAW = """SELECT s.area, s.theta, s.nota, 100.0 * s.ctt / s.n_scored AS pct, s.ctt, s.booklet_id,
@@ -28,7 +26,7 @@ RAW = """SELECT s.area, s.theta, s.nota, 100.0 * s.ctt / s.n_scored AS pct, s.ct
 @pytest.fixture(scope="module")
 def stored(ingested_2023):
     db, _ = ingested_2023
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     raw = con.execute(RAW).df()
     table = con.execute("SELECT * FROM agg_populations WHERE year = 2023").df()
     con.close()
@@ -101,7 +99,7 @@ def test_numpy_default_is_duckdb_quantile_cont_not_quantile_disc(ingested_2023, 
     quantile_disc (an observed value, no interpolation) differs."""
     db, _ = ingested_2023
     _, table = stored
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     cont, disc = con.execute(
         """SELECT quantile_cont(theta, [0.05, 0.25, 0.5, 0.75, 0.95]),
                   quantile_disc(theta, [0.05, 0.25, 0.5, 0.75, 0.95])
@@ -124,7 +122,7 @@ def test_missing_values_are_their_own_population(stored):
 
 def test_reproduced_rows_leave_flagged_booklets_out(tmp_path, ingested_2023):
     db = tmp_path / "flagged.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     with connected(db) as con:
         booklet = con.execute("""SELECT booklet_id FROM booklet_audit WHERE year = 2023
                                  AND area = 'MT' ORDER BY booklet_id LIMIT 1""").fetchall()[0][0]
@@ -150,7 +148,7 @@ def test_notas_on_the_paper_scale_are_summarised_exactly(tmp_path, demo_files_20
     db = tmp_path / "paper.duckdb"
     ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items, progress=False,
                 options=ScoringOptions(scale="paper"), source="demo", is_synthetic=True)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     raw = con.execute(RAW).df()
     table = con.execute("SELECT * FROM agg_populations").df()
     con.close()
@@ -167,7 +165,7 @@ def test_ids_that_are_not_numbers_join_as_text(tmp_path, ingested_2023, stored):
     length; other ids join as text, with the same populations."""
     _, expected = stored
     db = tmp_path / "text_ids.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     with connected(db) as con:
         for table in ("examinees", "scores"):
             con.execute(f"UPDATE {table} SET examinee_id = 'id-' || examinee_id")
@@ -185,7 +183,7 @@ def test_ids_that_are_not_numbers_join_as_text(tmp_path, ingested_2023, stored):
 def test_plausible_value_means_equal_the_per_candidate_fit(ingested_2023, stored, kind):
     _, table = stored
     db, _ = ingested_2023
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_reader(db) as con:
         raw = con.execute("""SELECT s.area, s.theta, s.theta_se,
                                     CAST(e.state AS VARCHAR) AS state,
                                     CAST(e.school_type AS VARCHAR) AS school_type

@@ -4,7 +4,6 @@ same store, and a model run that has to publish meanwhile waits its turn with a 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from demo import generate_demo_files
+from store.layout import copy_store
 from tests.browser_support import PAGE_TIMEOUT_MS
 from tests.browser_support import serving as _serving
 from tests.browser_support import tall_page as _new_page
@@ -54,7 +54,7 @@ def _page_is_clean(page) -> bool:
 def test_pages_keep_serving_during_an_ingest_and_then_show_the_new_year(
         tmp_path, pages_models_db, big_year, browser):
     store = tmp_path / "store.duckdb"
-    shutil.copyfile(pages_models_db, store)
+    copy_store(pages_models_db, store)
     with _serving(store, "streamlit-during-ingest.log") as base:
         page = _new_page(browser)
         page.goto(base, timeout=PAGE_TIMEOUT_MS)
@@ -86,7 +86,7 @@ def test_pages_keep_serving_during_an_ingest_and_then_show_the_new_year(
 
 def test_a_run_publishing_during_an_ingest_waits_its_turn(tmp_path, pages_models_db, big_year):
     store = tmp_path / "store.duckdb"
-    shutil.copyfile(pages_models_db, store)
+    copy_store(pages_models_db, store)
     ingest = _cli("ingest-enem", "--db", str(store), "--year", "2019", "--quiet",
                   "--microdata", str(big_year.microdata), "--items", str(big_year.items))
     time.sleep(1.0)  # let the ingest take the writers' turn

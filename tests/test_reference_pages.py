@@ -3,14 +3,13 @@ published parameters do not reproduce; and the upgrade of a schema-1 database fi
 
 from __future__ import annotations
 
-import shutil
-
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
-from store.connection import insert_rows, writing
+from store.connection import insert_rows, open_reader, writing
+from store.layout import copy_store
 from store.schema import SCHEMA_VERSION, TABLES
 from tests.model_fixtures import add_test_model_runs
 from tests.page_support import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
@@ -22,7 +21,7 @@ ITEMS_ONLY_NOTE = "holds only its item file"
 def real_items_with_runs(tmp_path_factory, real_items_db):
     """The real 2019–2022 item files (no candidates) with synthetic test runs on 2022."""
     path = tmp_path_factory.mktemp("items_only_pages") / "items_only.duckdb"
-    shutil.copyfile(real_items_db, path)
+    copy_store(real_items_db, path)
     add_test_model_runs(path, year=2022, shuffles=4)
     return path
 
@@ -52,26 +51,25 @@ def test_items_only_year_shows_models_and_says_humans_are_missing(monkeypatch,
 def _flag_one_booklet(path) -> tuple[int, int]:
     """Write a booklet audit where one CN booklet reproduces 50% of its notas; returns
     (that booklet, its candidates in the θ histogram)."""
-    con = duckdb.connect(str(path))
-    counts = con.execute(
-        """SELECT booklet_id, area, sum(n)::BIGINT AS n FROM agg_theta_ctt
-           WHERE group_kind = 'all' GROUP BY ALL ORDER BY area, booklet_id""").df()
-    con.execute("DELETE FROM booklet_audit")
-    audit = pd.DataFrame({"year": 2023, "booklet_id": counts["booklet_id"],
-                          "area": counts["area"], "present": counts["n"],
-                          "scored": counts["n"], "nota_checked": counts["n"],
-                          "nota_matched": counts["n"]})
-    flagged = counts[counts["area"] == "CN"].iloc[0]
-    audit.loc[audit["booklet_id"] == flagged["booklet_id"], "nota_matched"] = flagged["n"] // 2
-    insert_rows(con, "booklet_audit", audit)
-    con.close()
+    with writing(path, year=2023) as con:
+        counts = con.execute(
+            """SELECT booklet_id, area, sum(n)::BIGINT AS n FROM agg_theta_ctt
+               WHERE group_kind = 'all' GROUP BY ALL ORDER BY area, booklet_id""").df()
+        con.execute("DELETE FROM booklet_audit")
+        audit = pd.DataFrame({"year": 2023, "booklet_id": counts["booklet_id"],
+                              "area": counts["area"], "present": counts["n"],
+                              "scored": counts["n"], "nota_checked": counts["n"],
+                              "nota_matched": counts["n"]})
+        flagged = counts[counts["area"] == "CN"].iloc[0]
+        audit.loc[audit["booklet_id"] == flagged["booklet_id"], "nota_matched"] = flagged["n"] // 2
+        insert_rows(con, "booklet_audit", audit)
     return int(flagged["booklet_id"]), int(flagged["n"])
 
 
 def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
         monkeypatch, tmp_path, pages_models_db):
     path = tmp_path / "flagged.duckdb"
-    shutil.copyfile(pages_models_db, path)
+    copy_store(pages_models_db, path)
     booklet, candidates = _flag_one_booklet(path)
     monkeypatch.setenv("ENEM_DB", str(path))
 
@@ -101,10 +99,9 @@ def test_unreproduced_booklet_is_flagged_and_can_leave_the_human_reference(
 def test_leaving_every_booklet_of_an_area_out_says_no_human_is_drawn(
         monkeypatch, tmp_path, pages_models_db):
     path = tmp_path / "all_flagged.duckdb"
-    shutil.copyfile(pages_models_db, path)
-    con = duckdb.connect(str(path))
-    con.execute("UPDATE booklet_audit SET nota_matched = 0 WHERE area = 'CN'")
-    con.close()
+    copy_store(pages_models_db, path)
+    with writing(path, year=2023) as con:
+        con.execute("UPDATE booklet_audit SET nota_matched = 0 WHERE area = 'CN'")
     monkeypatch.setenv("ENEM_DB", str(path))
     app = run_page("pages/Accuracy_vs_ability.py", {"area": ["CN", "MT"]})
     assert_clean(app)
@@ -137,7 +134,7 @@ def test_a_schema_1_file_is_upgraded_in_place(tmp_path):
         con.execute("DROP TABLE booklet_audit")
         con.execute("DROP TABLE item_attributes")
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    old = duckdb.connect(str(path), read_only=True)
+    old = open_reader(path)
     assert "label" not in [row[0] for row in old.execute("DESCRIBE model_runs").fetchall()]
     old.close()
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-import duckdb
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from store.connection import open_reader
 from tests.page_support import assert_clean, run_page
 
 PAGE = "pages/Test_information.py"
@@ -29,7 +29,7 @@ def test_marginal_and_empirical_reliability_of_the_booklets(models_db):
     table = next(frame.value for frame in app.dataframe if "marginal" in frame.value.columns)
     assert len(table) == 4
     lc_language = int(app.radio(key="information.lc").value)  # the page's LC items
-    con = duckdb.connect(str(models_db), read_only=True)
+    con = open_reader(models_db)
     try:
         for row in table.sort_values("area").itertuples():
             theta, se = np.array(con.execute(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
 from inference.plan import RunSpec
-from store.connection import connected
+from store.connection import connected, open_reader
 from store.model_runs import load_form
 from tests.inep_reference import booklet_items, read_rows, slow_eap
 from workflows.results_io import ResultsFormatError, export_run, import_results
@@ -46,7 +45,7 @@ def test_paper_results_are_rescored_like_humans(demo_db, demo_files_2023, tmp_pa
     with connected(demo_db) as con:
         run_ids = import_results(con, path)
     assert len(run_ids) == 1
-    con = duckdb.connect(str(demo_db), read_only=True)
+    con = open_reader(demo_db)
     stored = con.execute("""SELECT area, shuffle, shots, prompt_language, theta, theta_se
                             FROM model_scores ORDER BY area DESC, shuffle""").fetchall()
     inconsistent = con.execute(

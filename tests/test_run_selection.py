@@ -6,15 +6,14 @@ random run used to be pooled silently into one "random-baseline" row.
 
 from __future__ import annotations
 
-import shutil
-
-import duckdb
 import pandas as pd
 import pytest
 
 from dashboard.runs.picker import pooling_sentence, run_choice_labels
 from inference.plan import RunSpec
 from store import dashboard_queries as q
+from store.connection import open_reader
+from store.layout import copy_store
 from tests.page_support import assert_clean, run_page
 from workflows.runs.execution import execute_run
 
@@ -26,8 +25,8 @@ def two_random_runs_db(tmp_path_factory, pages_models_db):
     """The page fixture's runs plus a second random-baseline run (10 repetitions, seed 7)."""
     folder = tmp_path_factory.mktemp("two_random_runs")
     db = folder / "runs.duckdb"
-    shutil.copyfile(pages_models_db, db)
-    con = duckdb.connect(str(db), read_only=True)
+    copy_store(pages_models_db, db)
+    con = open_reader(db)
     year = q.loaded_years(con)[-1]
     con.close()
     execute_run(RunSpec(model="random-baseline", backend="random", year=year, n_shuffles=10,
@@ -36,14 +35,14 @@ def two_random_runs_db(tmp_path_factory, pages_models_db):
 
 
 def _random_runs(db) -> pd.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     catalogue = q.model_catalogue(con)
     con.close()
     return catalogue[catalogue["model_id"] == "random-baseline"]
 
 
 def _patterns(db, run_id: str, area: str) -> int:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     count = con.execute("SELECT count(*) FROM model_scores WHERE run_id = ? AND area = ? AND "
                         "prompt_language = 'pt' AND shots = 0", [run_id, area]).fetchone()[0]
     con.close()
@@ -68,7 +67,7 @@ def test_pooling_is_named_and_sums_the_runs(two_random_runs_db):
     assert len(runs) == 2 and runs["model"].is_unique
     sentence = pooling_sentence(runs, runs["model"].tolist())
     assert sentence.startswith(" Runs pooled per model: random-baseline = 2 runs (")
-    con = duckdb.connect(str(two_random_runs_db), read_only=True)
+    con = open_reader(two_random_runs_db)
     year = q.loaded_years(con)[-1]
     apart = q.model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist())
     pooled = q.model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist(), True)

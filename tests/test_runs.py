@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pytest
 
@@ -17,7 +15,8 @@ from inference.backends import make_scorer
 from inference.plan import RunSpec, build_plan
 from inference.prompts import build_request
 from inference.shuffles import option_permutations, to_original_probs
-from store.connection import connected
+from store.connection import connected, writing
+from store.layout import copy_store
 from store.model_runs import ExamReader
 from tests.db_reading import query_rows
 from tests.inep_reference import slow_eap
@@ -123,11 +122,10 @@ def test_killed_run_resumes_without_duplicates(demo_db, tmp_path):
                              "ORDER BY ALL")
     # The same run done in one go gives identical results.
     fresh_db = tmp_path / "fresh.duckdb"
-    shutil.copy(demo_db, fresh_db)
-    con = duckdb.connect(str(fresh_db))
-    for table in ("model_scores", "model_responses", "model_runs"):
-        con.execute(f"DELETE FROM {table}")
-    con.close()
+    copy_store(demo_db, fresh_db)
+    with writing(fresh_db) as con:
+        for table in ("model_scores", "model_responses", "model_runs"):
+            con.execute(f"DELETE FROM {table}")
     execute_run(spec, fresh_db, tmp_path / "fresh-runs")
     assert query_rows(fresh_db, "SELECT area, prompt_language, shuffle, theta FROM model_scores "
                            "ORDER BY ALL") == resumed

@@ -5,15 +5,15 @@ such a run. Every command runs as its own process."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from inference.plan import RunSpec
+from store.connection import open_reader
+from store.layout import copy_store
 from workflows.runs.folder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,12 +30,12 @@ def db(tmp_path, pages_demo_db) -> Path:
     """A writable copy of the small demo, which holds the demo's own published runs."""
     target = tmp_path / "store" / "enem.duckdb"
     target.parent.mkdir()
-    shutil.copyfile(pages_demo_db, target)
+    copy_store(pages_demo_db, target)
     return target
 
 
 def stored(db: Path) -> dict[str, tuple]:
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_reader(db) as con:
         rows = con.execute(
             "SELECT r.run_id, r.model_id, r.label, r.backend, r.n_shuffles, "
             "(SELECT count(*) FROM model_scores s WHERE s.run_id = r.run_id) "

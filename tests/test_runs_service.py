@@ -11,13 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from cli.main import build_parser
 from cli.run_commands import add_run_parser, specs_from_args
 from inference.plan import RANDOM_BASELINE, RunSpec
-from store.connection import connected
+from store.connection import connected, open_reader
 from workflows.runs import service
 from workflows.runs.execution import execute_run
 from workflows.runs.folder import RunFolder
@@ -61,7 +60,7 @@ def test_background_run_finishes_and_lands_in_the_store(demo_db, tmp_path):
     assert progress.run_id == spec.run_id and progress.state == "finished"
     assert progress.units_done == progress.units_total == 2 * 45
     assert progress.summary() == f"{spec.run_id}: finished, 90/90 items"
-    con = duckdb.connect(str(demo_db), read_only=True)
+    con = open_reader(demo_db)
     patterns = con.execute("SELECT count(*) FROM model_scores WHERE run_id = ?",
                            [spec.run_id]).fetchone()[0]
     con.close()
@@ -123,7 +122,7 @@ def test_the_command_line_shown_runs_as_printed(demo_db, tmp_path):
                           env={k: v for k, v in os.environ.items() if k != "ENEM_DB"})
     assert done.returncode == 0, done.stderr
     assert f"run {spec.run_id} finished: 45/45 items" in done.stdout
-    with duckdb.connect(str(demo_db), read_only=True) as con:
+    with open_reader(demo_db) as con:
         assert con.execute("SELECT count(*) FROM model_scores WHERE run_id = ?",
                            [spec.run_id]).fetchone()[0] == 2
 
@@ -147,7 +146,7 @@ def test_a_failed_run_is_removed_with_its_unpublished_rows(demo_db, tmp_path):
     assert said == (f"removed run {spec.run_id}: its folder {folder.root} and 2 unpublished "
                     "rows from the database")
     assert not folder.root.exists() and service.list_runs(runs_dir) == []
-    with duckdb.connect(str(demo_db), read_only=True) as con:
+    with open_reader(demo_db) as con:
         for table in ("model_runs", "model_scores", "model_responses"):
             assert con.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?",
                                [spec.run_id]).fetchone()[0] == 0

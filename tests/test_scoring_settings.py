@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 
-import duckdb
 import numpy as np
 
 from cli.main import main
 from enem.areas import OPTION_LETTERS
+from store.connection import open_reader
+from store.layout import copy_store
 
 
 def _brute_force_eap(correct: np.ndarray, a, b, c, grid: np.ndarray) -> float:
@@ -30,7 +30,7 @@ def test_ingest_with_the_papers_grid_scores_stores_and_prints_it(tmp_path, demo_
                  "--grid-points", "121", "--grid-range", "-6", "6"])
     assert code == 0
     assert "scoring: EAP, 121 points on [-6, 6], D = 1, ENEM nota" in capsys.readouterr().out
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     stored = json.loads(con.execute("SELECT scoring FROM ingests").fetchone()[0])
     assert stored == {"method": "eap", "n_quadrature": 121, "theta_range": [-6.0, 6.0],
                       "scaling": 1.0, "scale": "enem"}
@@ -53,14 +53,14 @@ def test_ingest_with_the_papers_grid_scores_stores_and_prints_it(tmp_path, demo_
 def test_items_only_ingest_refuses_a_year_with_candidates(tmp_path, ingested_2023,
                                                           demo_files_2023, capsys):
     db = tmp_path / "with_candidates.duckdb"
-    shutil.copy(ingested_2023[0], db)
-    before = duckdb.connect(str(db), read_only=True).execute(
+    copy_store(ingested_2023[0], db)
+    before = open_reader(db).execute(
         "SELECT count(*) FROM scores").fetchone()[0]
     code = main(["ingest-items", "--db", str(db), "--year", "2023",
                  "--items", str(demo_files_2023.items)])
     assert code != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: year 2023 already holds candidates")
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     assert con.execute("SELECT count(*) FROM scores").fetchone()[0] == before
     con.close()

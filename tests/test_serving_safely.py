@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -30,10 +29,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-import duckdb
 import pytest
 
 from inference.plan import RunSpec
+from store.connection import open_reader
+from store.layout import copy_store
 from tests.browser_support import BROWSER_ARGS, CHROMIUM, running
 from tests.browser_support import free_port as _free_port
 from tests.browser_support import require_browser as _require_browser
@@ -86,8 +86,8 @@ def store(tmp_path_factory, pages_demo_db, attacker) -> Path:
     folder = tmp_path_factory.mktemp("serving")
     db = folder / "store" / "enem.duckdb"
     db.parent.mkdir()
-    shutil.copyfile(pages_demo_db, db)
-    con = duckdb.connect(str(db), read_only=True)
+    copy_store(pages_demo_db, db)
+    con = open_reader(db)
     item_id, area, key, *options = con.execute(
         "SELECT t.item_id, i.area, t.key, option_a, option_b, option_c, option_d, option_e "
         "FROM question_texts t JOIN (SELECT DISTINCT year, item_id, area FROM items) i "

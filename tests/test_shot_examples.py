@@ -6,8 +6,6 @@ says which (``shots_source``); and each sampling default names its source in ``-
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from cli.main import build_parser
@@ -15,6 +13,7 @@ from demo import generate_demo_files
 from enem.areas import AREAS
 from inference.plan import RunSpec, build_plan, shot_exam
 from store.connection import connected
+from store.layout import copy_store
 from store.model_runs import ExamReader
 from store.question_texts import load_question_texts
 from workflows.ingest import ingest_items
@@ -43,7 +42,7 @@ def three_exams_db(tmp_path_factory, ingested_2023, demo_files_2023):
     (another 2021 is what the paper takes its examples from; 2024 is later)."""
     folder = tmp_path_factory.mktemp("three_exams")
     db = folder / "enem.duckdb"
-    shutil.copy(ingested_2023[0], db)
+    copy_store(ingested_2023[0], db)
     texts = [demo_files_2023.questions]
     for year in (2021, 2024):
         files = generate_demo_files(folder / str(year), year=year, n_examinees=10, seed=year,

@@ -5,14 +5,14 @@ prompt type, never under "0-shot" with a caption that says 0-shot."""
 from __future__ import annotations
 
 import json
-import shutil
 
-import duckdb
 import pytest
 
 from cli.main import build_parser
 from cli.report_commands import selection_from
+from store.connection import writing
 from store.dashboard_queries import UNCOUNTED_SHOTS
+from store.layout import copy_store
 from tests.page_support import assert_clean, charts, run_page
 from workflows.report.build import Selection
 
@@ -27,17 +27,16 @@ def few_shot_db(tmp_path_factory, pages_models_db):
     """The test runs plus a copy of one run's 4-shot answers stored as an imported run does
     when its prompt type names no count: shots NULL, prompt type "few-shot"."""
     path = tmp_path_factory.mktemp("few_shot") / "few_shot.duckdb"
-    shutil.copyfile(pages_models_db, path)
-    con = duckdb.connect(str(path))
-    source = "test-odd-base-2023-fixture"
-    con.execute(f"""INSERT INTO model_runs SELECT * REPLACE ('imported-few-shot' AS run_id,
-                        'few-shot' AS prompt_type, '' AS shots, 'paper' AS origin,
-                        '{FEW_SHOT}' AS label) FROM model_runs WHERE run_id = ?""", [source])
-    for table in ("model_scores", "model_responses"):
-        con.execute(f"""INSERT INTO {table} SELECT * REPLACE ('imported-few-shot' AS run_id,
-                            NULL::SMALLINT AS shots) FROM {table}
-                        WHERE run_id = ? AND shots = 4""", [source])
-    con.close()
+    copy_store(pages_models_db, path)
+    with writing(path) as con:
+        source = "test-odd-base-2023-fixture"
+        con.execute(f"""INSERT INTO model_runs SELECT * REPLACE ('imported-few-shot' AS run_id,
+                            'few-shot' AS prompt_type, '' AS shots, 'paper' AS origin,
+                            '{FEW_SHOT}' AS label) FROM model_runs WHERE run_id = ?""", [source])
+        for table in ("model_scores", "model_responses"):
+            con.execute(f"""INSERT INTO {table} SELECT * REPLACE ('imported-few-shot' AS run_id,
+                                NULL::SMALLINT AS shots) FROM {table}
+                            WHERE run_id = ? AND shots = 4""", [source])
     return path
 
 
@@ -92,11 +91,10 @@ def test_shots_picker_names_the_prompt_type_and_hover_says_it(monkeypatch, few_s
 
 def test_a_store_of_few_shot_runs_alone_opens_on_them(monkeypatch, tmp_path, few_shot_db):
     path = tmp_path / "only_few_shot.duckdb"
-    shutil.copyfile(few_shot_db, path)
-    con = duckdb.connect(str(path))
-    for table in ("model_scores", "model_responses", "model_runs"):
-        con.execute(f"DELETE FROM {table} WHERE run_id <> 'imported-few-shot'")
-    con.close()
+    copy_store(few_shot_db, path)
+    with writing(path) as con:
+        for table in ("model_scores", "model_responses", "model_runs"):
+            con.execute(f"DELETE FROM {table} WHERE run_id <> 'imported-few-shot'")
     monkeypatch.setenv("ENEM_DB", str(path))
     app = run_page("pages/Accuracy_vs_ability.py", {"area": "MT"})
     assert_clean(app)

@@ -7,14 +7,14 @@ switch's help and the warning under every page title state it through
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from enem.score_batches import reproduced_share_text
+from store.connection import writing
+from store.layout import copy_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,11 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def flagged_db(monkeypatch, tmp_path, pages_models_db) -> Path:
     """The page tests' database with CN's first booklet reproducing none of its notas."""
     path = tmp_path / "flagged.duckdb"
-    shutil.copyfile(pages_models_db, path)
-    con = duckdb.connect(str(path))
-    con.execute("""UPDATE booklet_audit SET nota_matched = 0 WHERE booklet_id = (
-                       SELECT min(booklet_id) FROM booklet_audit WHERE area = 'CN')""")
-    con.close()
+    copy_store(pages_models_db, path)
+    with writing(path, year=2023) as con:
+        con.execute("""UPDATE booklet_audit SET nota_matched = 0 WHERE booklet_id = (
+                           SELECT min(booklet_id) FROM booklet_audit WHERE area = 'CN')""")
     monkeypatch.setenv("ENEM_DB", str(path))
     return path
 

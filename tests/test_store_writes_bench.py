@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from bench import store_writes as bench
@@ -48,7 +47,7 @@ def test_each_measured_operation_does_what_it_says(stores, real_data):
         bench.measure(db, lambda year=year: bench.store_items(db, year), samples)
     run_id = bench.measure(db, lambda: bench.publish_run(db, 2023, 0), samples)
     assert run_id in bench.stored_run_ids(db)
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_reader(db) as con:
         assert con.execute("SELECT count(DISTINCT item_id), count(*) FROM model_responses "
                            "WHERE run_id = ?", [run_id]).fetchone() == (45, 45 * 30)
     imported = bench.measure(db, lambda: bench.import_results(db), samples)

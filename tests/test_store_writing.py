@@ -112,7 +112,7 @@ def test_a_killed_writer_costs_nothing_and_the_next_one_proceeds(store, tmp_path
 def test_a_nested_write_of_the_same_file_is_refused_not_a_deadlock(store):
     with writing(store), pytest.raises(RuntimeError, match="already writing"), writing(store):
         pass
-    con = duckdb.connect(str(store), read_only=True)
+    con = open_reader(store)
     assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 1
     con.close()
 

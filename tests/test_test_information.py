@@ -9,7 +9,6 @@ import json
 from itertools import pairwise
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +16,7 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from dashboard.information.intervals import theta_intervals
+from store.connection import open_reader
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/Test_information.py"
@@ -26,7 +26,7 @@ AMBIGUITY = ("its text does not settle whether that is the CI of the mean or the
 
 def stored_patterns(db: Path) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(θ, SE) of every pt, 0-shot repetition of 2023 per (series, area), from the store."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_reader(db)
     try:
         rows = con.execute(
             """SELECT coalesce(r.label, r.model_id), m.area, list(m.theta ORDER BY m.run_id,

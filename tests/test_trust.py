@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +16,7 @@ from enem.trust import (
     trust_verdict,
 )
 from store import dashboard_queries as q
+from store.connection import open_reader
 from tests.page_support import assert_clean, run_page
 
 BANK = ItemBank.from_arrays(np.linspace(0.8, 2.5, 45), np.linspace(-1.5, 2.5, 45),
@@ -94,7 +94,7 @@ def test_person_fit_page_does_not_trust_random_runs(monkeypatch, pages_models_db
 
 
 def test_humans_mean_se_per_bin_equals_the_candidates_own(pages_demo_db):
-    con = duckdb.connect(str(pages_demo_db), read_only=True)
+    con = open_reader(pages_demo_db)
     year = q.loaded_years(con)[-1]
     stored = q.human_theta_se(con, year, "MT", None, "all", "all").set_index("theta_bin")
     raw = con.execute(

@@ -8,10 +8,8 @@ the paper's published runs: each run's θ per year is the plain mean of ``IRT_SC
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,8 +17,9 @@ import pytest
 from dashboard.years import data as yd
 from enem.areas import AREAS
 from store import trend_queries as tq
-from store.connection import connected
+from store.connection import connected, open_reader, writing
 from store.dashboard_queries import UNCOUNTED_SHOTS, main_booklet
+from store.layout import copy_store
 from tests.browser_support import (
     ARTIFACTS,
     BROWSER_ARGS,
@@ -45,8 +44,7 @@ def _runs_in_another_year(path: Path, year: int, seed: int) -> None:
     """Synthetic test runs on ``year``, stored as further years of the 2023 test runs (one run
     answering several exams, as the paper's imported runs do): same run id and label."""
     add_test_model_runs(path, year=year, shuffles=4, seed=seed, shots=(0,))
-    con = duckdb.connect(str(path))
-    try:
+    with writing(path) as con:
         for label in TEST_RUNS:
             added, kept = f"{label}-{year}-fixture", f"{label}-2023-fixture"
             for table in ("model_scores", "model_responses"):
@@ -54,8 +52,6 @@ def _runs_in_another_year(path: Path, year: int, seed: int) -> None:
             con.execute("DELETE FROM model_runs WHERE run_id = ?", [added])
             con.execute("UPDATE model_runs SET years = years || ',' || ? WHERE run_id = ?",
                         [str(year), kept])
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +59,7 @@ def two_years_db(tmp_path_factory, pages_models_db, demo_files_2019) -> Path:
     """The page tests' 2023 demo with test runs, plus a 2019 demo year with candidates and the
     test runs' answers to it."""
     path = tmp_path_factory.mktemp("years") / "two_years.duckdb"
-    shutil.copyfile(pages_models_db, path)
+    copy_store(pages_models_db, path)
     ingest_year(path, 2019, demo_files_2019.microdata, demo_files_2019.items, progress=False,
                 source="demo", is_synthetic=True)
     _runs_in_another_year(path, 2019, seed=19)
@@ -74,14 +70,14 @@ def two_years_db(tmp_path_factory, pages_models_db, demo_files_2019) -> Path:
 def items_only_db(tmp_path_factory, two_years_db, demo_files_2024) -> Path:
     """``two_years_db`` plus 2024 stored from its item file alone, answered by the test runs."""
     path = tmp_path_factory.mktemp("years_items_only") / "items_only.duckdb"
-    shutil.copyfile(two_years_db, path)
+    copy_store(two_years_db, path)
     ingest_items(path, 2024, demo_files_2024.items)
     _runs_in_another_year(path, 2024, seed=24)
     return path
 
 
 def _sql(path: Path, query: str, params: dict | list | None = None) -> pd.DataFrame:
-    con = duckdb.connect(str(path), read_only=True)
+    con = open_reader(path)
     try:
         return con.execute(query, params or []).df()
     finally:
@@ -206,7 +202,7 @@ def test_band_numbers_are_the_plain_means_of_the_store(two_years_db):
         for area in AREAS:
             items = _independent_bands(two_years_db, year, area)
             assert len(items) >= 40
-            con = duckdb.connect(str(two_years_db), read_only=True)
+            con = open_reader(two_years_db)
             try:
                 con.register("banded", items)
                 humans = con.execute("""

@@ -52,7 +52,7 @@ from enem.microdata import (
 from enem.score_batches import BookletAudit, unreproduced_lines
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
-from store.connection import insert_rows, writing
+from store.connection import insert_rows, open_reader, writing
 from workflows.area_scoring import AreaScorer
 from workflows.ingest_timing import PhaseTimes
 
@@ -166,9 +166,9 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
     # a file it refuses is refused before the load's rows are used, and the store's copy is
     # thrown away.
     with ThreadPoolExecutor(max_workers=1) as beside, \
-            _writing_year(db_path, f"ingest of {year}") as con:
+            _writing_year(db_path, year, f"ingest of {year}", replace=True) as con:
         scanning = beside.submit(_scan, microdata, layout, year, encoding)
-        previous = year_tables.examinee_count(con, year)
+        previous = _stored_examinees(db_path, year)
         year_tables.configure_bulk_session(con)
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
@@ -289,13 +289,26 @@ def _line_rejects(con, ingest_id: int, year: int, scan: LineScan, inserted: int,
                                 "scan counted as rejects; the reject counts overstate them")
 
 
-@contextmanager
-def _writing_year(db_path: Path, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A write session on the store (``store.connection.writing``): everything done in it
-    appears at once when it ends, and nothing when it raises. Unexpected failures become one
-    IngestError naming ``what`` stopped."""
+def _stored_examinees(db_path: Path, year: int) -> int:
+    """Candidates the live store holds for ``year`` (read before the write replaces them)."""
+    if not Path(db_path).exists():
+        return 0
+    con = open_reader(Path(db_path))
     try:
-        with writing(Path(db_path)) as con:
+        return year_tables.examinee_count(con, year)
+    finally:
+        con.close()
+
+
+@contextmanager
+def _writing_year(db_path: Path, year: int, what: str, replace: bool = False
+                  ) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A write session on the store and its ``year`` (``store.connection.writing``; with
+    ``replace`` the year's tables start empty): everything done in it appears at once when it
+    ends, and nothing when it raises. Unexpected failures become one IngestError naming
+    ``what`` stopped."""
+    try:
+        with writing(Path(db_path), year=year, replace_year=replace) as con:
             yield con
     except (IngestError, UnusableFileError):
         raise
@@ -322,7 +335,7 @@ def ingest_items(
     if not items.forms:
         raise UnusableFileError(f"{items_file}: no booklet can be scored: {_first_problems(items)}")
     summary = IngestSummary(year=year, layout=ITEMS_ONLY_LAYOUT)
-    with _writing_year(db_path, f"items ingest of {year}") as con:
+    with _writing_year(db_path, year, f"items ingest of {year}") as con:
         if year_tables.holds_candidates(con, year):
             raise IngestError(
                 f"year {year} already holds candidates from a microdata ingest; "

@@ -1,0 +1,169 @@
+"""A store of per-year files: the year tables of each ENEM year in a file of their own.
+
+::
+
+    data/enem.duckdb                          runs, metadata, and which file holds each year
+    data/enem.duckdb.years/2023-1f0c….duckdb  every year table's rows of 2023 (YEAR_PART_TABLES)
+    data/enem.duckdb.years/2022-9a4e….duckdb  … of 2022
+
+The main file (the *core*) holds :data:`store.schema.CORE_TABLES` and the table
+``store_parts`` (year, file name). A year's file is never changed once written: a writer that
+changes a year writes a new file under a new name and names it in a copy of the core, and the
+rename of that copy over the core is the one step that makes the new state live
+(``store.connection.writing``). Readers attach the core and the year files it names, read
+only, to a private in-memory database, whose views carry the tables' names: a year table's view
+is the union of its rows in every year's file, so a query that spans years stays one statement.
+
+A store whose core has no ``store_parts`` table is the older single-file layout (every table
+in one file); ``store.migration`` turns it into this one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+
+from store.schema import TABLES, VIEWS, YEAR_PART_TABLES
+
+#: The core's table naming each year's file.
+PARTS_TABLE = "store_parts"
+PARTS_COLUMNS = "year INTEGER PRIMARY KEY, file VARCHAR"
+#: What the core is attached as, in readers and writers.
+CORE_CATALOG = "core"
+#: A year's file name: the year, a dash, a unique token.
+_PART_NAME = re.compile(r"^(\d{4})-[0-9a-f]+\.duckdb(\.wal)?$")
+
+
+def years_folder(store_path: Path) -> Path:
+    """The folder beside the core that holds the year files (``<store>.years``)."""
+    store_path = Path(store_path)
+    return store_path.with_name(store_path.name + ".years")
+
+
+def year_catalog(year: int) -> str:
+    """What a year's file is attached as."""
+    return f"year_{int(year)}"
+
+
+def quoted_path(path: Path) -> str:
+    """A file path as an SQL string literal (ATTACH takes no parameters)."""
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def is_split(con: duckdb.DuckDBPyConnection, catalog: str) -> bool:
+    """True when the database attached as ``catalog`` is the core of a per-year store."""
+    return bool(con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = ?",
+        [catalog, PARTS_TABLE]).fetchone()[0])
+
+
+def part_files(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[int, str]:
+    """{year: file name} as the core attached as ``catalog`` records them."""
+    rows = con.execute(f"SELECT year, file FROM {catalog}.main.{PARTS_TABLE} ORDER BY year")
+    return {int(year): str(name) for year, name in rows.fetchall()}
+
+
+def attach_years(con: duckdb.DuckDBPyConnection, store_path: Path, parts: dict[int, str]
+                 ) -> None:
+    """Attach each year's file, read only, as :func:`year_catalog` of its year.
+
+    Raises duckdb.IOException when a file is gone: a writer replaced that year after the core
+    was read, and the caller reads the core again.
+    """
+    folder = years_folder(store_path)
+    for year, name in parts.items():
+        con.execute(f"ATTACH {quoted_path(folder / name)} AS {year_catalog(year)} (READ_ONLY)")
+
+
+def create_views(con: duckdb.DuckDBPyConnection, years: list[int],
+                 core_catalog: str | None = CORE_CATALOG) -> None:
+    """Views named like the tables in the in-memory database ``memory``.
+
+    A main-file table's view reads the main file (skipped when ``core_catalog`` is None: a writer reaches
+    the core by its search path). A year table's view is the union, by column name, of its rows
+    in the attached year files (``years``) that have it; with no year file at all, an empty
+    table of the schema stands in, so every name exists in an empty store. A year file made
+    before a table existed simply adds no rows (and one made before a column existed, NULLs).
+    """
+    if core_catalog is not None:
+        # Every table of the main file (a test's or a user's own included), not the year
+        # tables: their rows are the year files'.
+        for name in sorted(_tables_of(con, core_catalog) - {PARTS_TABLE, *YEAR_PART_TABLES}):
+            con.execute(f"CREATE VIEW memory.main.{name} AS "
+                            f"SELECT * FROM {core_catalog}.main.{name}")
+    holders = {year: _tables_of(con, year_catalog(year)) for year in years}
+    for name in YEAR_PART_TABLES:
+        sources = [f"SELECT * FROM {year_catalog(year)}.main.{name}"
+                   for year in years if name in holders[year]]
+        if not sources and years:
+            continue  # no year file has it: absent, as in a single file made before it
+        # The empty table of the schema comes first: it fixes the columns' order and types.
+        con.execute(f"CREATE TABLE memory.main._schema_{name} ({TABLES[name]})")
+        union = " UNION ALL BY NAME ".join([f"SELECT * FROM memory.main._schema_{name}", *sources])
+        con.execute(f"CREATE VIEW memory.main.{name} AS {union}")
+    for name, body in VIEWS.items():
+        con.execute(f"CREATE VIEW memory.main.{name} AS {body}")
+
+
+def _tables_of(con: duckdb.DuckDBPyConnection, catalog: str) -> set[str]:
+    return {row[0] for row in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [catalog]).fetchall()}
+
+
+def new_part_name(year: int) -> str:
+    """A file name no earlier state of the store used for ``year``."""
+    return f"{int(year)}-{uuid.uuid4().hex[:12]}.duckdb"
+
+
+def unreferenced_files(store_path: Path, parts: dict[int, str]) -> list[Path]:
+    """Year files (and their WALs) in the folder that the live core does not name: left by a
+    writer killed before its swap, or replaced by a later state. Only a writer holding the
+    writers' turn may remove them (no other writer can be making one)."""
+    folder = years_folder(store_path)
+    if not folder.is_dir():
+        return []
+    kept = set(parts.values())
+    return sorted(path for path in folder.iterdir()
+                  if _PART_NAME.match(path.name) and path.name.removesuffix(".wal") not in kept)
+
+
+def copy_store(source: Path, target: Path) -> None:
+    """Copy the store at ``source`` (its main file and the year files it names) to ``target``.
+
+    Year files are never changed once written, so they are hard-linked where the file system
+    allows (a copy of a large store then costs its main file), else copied. ``source`` may be
+    written meanwhile: the copy is of the main file as it was read, and of the year files it
+    names (a year replaced during the copy is taken again from the newer main file).
+    """
+    source, target = Path(source), Path(target)
+    for _ in range(50):
+        shutil.copyfile(source, target)
+        with duckdb.connect(":memory:") as con:
+            con.execute(f"ATTACH {quoted_path(target)} AS {CORE_CATALOG} (READ_ONLY)")
+            parts = part_files(con, CORE_CATALOG) if is_split(con, CORE_CATALOG) else {}
+        if not parts:
+            return
+        folder = years_folder(target)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            for name in parts.values():
+                _link_or_copy(years_folder(source) / name, folder / name)
+        except FileNotFoundError:
+            continue  # a writer replaced a year meanwhile: copy its newer main file
+        return
+    raise RuntimeError(f"{source}: its year files kept changing while it was being copied")
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        shutil.copyfile(source, target)
