@@ -14,6 +14,7 @@ import duckdb
 
 from enem.csvfiles import UnusableFileError
 from inference.backends import BackendSettingsError, ScoringError
+from store.migration import StoreMigrationError
 from workflows.ingest import IngestError
 from workflows.runs.folder import RunBusyError
 from workflows.runs.service import RunNotRemovable, RunNotRunning
@@ -28,6 +29,7 @@ EXIT_CODES: tuple[tuple[tuple[type[BaseException], ...], int], ...] = (
     ((UsageError, UnusableFileError, BackendSettingsError, FileNotFoundError,
       NotADirectoryError, IsADirectoryError), 2),
     ((IngestError,), 3),
+    ((StoreMigrationError,), 1),
     ((ScoringError, RunBusyError, RunNotRunning, RunNotRemovable, duckdb.Error,
       OSError), 1),
     ((ValueError,), 2),

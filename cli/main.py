@@ -1,6 +1,6 @@
 """The ``enem-llm`` command line: ``enem-llm COMMAND --help`` explains each command.
 
-Commands: demo, ingest-enem, ingest-items, score-patterns, info here; run, runs, remove-run,
+Commands: demo, ingest-enem, ingest-items, score-patterns, info, migrate here; run, runs, remove-run,
 cancel, prompt, import-results, export-run and import-questions in ``cli.run_commands``; items in
 ``cli.item_commands``; fetch in ``cli.fetch_commands``.
 """
@@ -24,6 +24,7 @@ from enem.items import load_items
 from enem.pattern_files import PATTERN_ENCODINGS, score_pattern_file
 from enem.scoring import DEFAULT_OPTIONS, SCALES, ScoringOptions
 from store.connection import connected, database_path, set_writer_name
+from store.migration import migrate_store
 from store.queries import overview, year_booklets
 from workflows.demo_build import build_demo_database
 from workflows.ingest import SHRINK_LIMIT, ingest_items, ingest_year
@@ -117,6 +118,15 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    path = db_path(args)
+    summary = migrate_store(path, on_year=lambda year: print(f"copying {year} …",
+                                                             file=sys.stderr, flush=True))
+    print("\n".join(summary.lines()))
+    print(f"{path} is now a store of per-year files (see docs/store.md)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="enem-llm", description=__doc__.splitlines()[0])
     add_db(parser, global_option=True)
@@ -178,6 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
     info = commands.add_parser("info", help="what the database holds")
     add_db(info)
     info.set_defaults(run=cmd_info)
+
+    migrate = commands.add_parser(
+        "migrate", help="turn a single-file store into a main file plus one file per year",
+        description="A store of one file copies itself whole on every write; migrated, a write "
+                    "copies the main file (runs and metadata) and the year it changes. Needs "
+                    "free disk of about the store's size while it runs; refused, with nothing "
+                    "changed, when there is not.")
+    add_db(migrate)
+    migrate.set_defaults(run=cmd_migrate)
     return parser
 
 

@@ -282,6 +282,8 @@ def _is_split_store(path: Path) -> bool:
 
 @contextmanager
 def _writing_single_file(path: Path, staged: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    for leftover in layout.unreferenced_files(path, {}):
+        leftover.unlink(missing_ok=True)  # year files of a migration that was killed
     con = None
     try:
         shutil.copyfile(path, staged)

@@ -15,6 +15,7 @@ from demo import generate_demo_files
 from store.connection import connected
 from store.layout import copy_store
 from store.question_texts import load_question_texts
+from tests.disk_support import small_disk  # noqa: F401 - a fixture for every test
 from workflows.ingest import ingest_items, ingest_year
 
 SMALL_N = 3000

@@ -167,21 +167,6 @@ def test_an_ingest_never_removes_the_scratch_folder_of_a_live_one(tmp_path, demo
     assert list(live_db.parent.glob(SCRATCH_GLOB)) == []
 
 
-@pytest.fixture
-def small_disk(tmp_path, request):
-    """``mount(size)``: a fresh tmpfs of ``size`` bytes, unmounted when the test ends."""
-    point = tmp_path / "disk"
-    point.mkdir()
-
-    def mount(size: int) -> Path:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
-                       check=True)
-        request.addfinalizer(lambda: subprocess.run(["umount", str(point)], check=True))
-        return point
-
-    return mount
-
-
 def test_a_copy_that_fills_the_disk_leaves_no_partial_copy(tmp_path, small_disk):
     built = tmp_path / "built.duckdb"
     with writing(built) as con:
