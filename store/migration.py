@@ -18,8 +18,8 @@ from pathlib import Path
 import duckdb
 
 from store import layout
-from store.connection import staged_path, writer_turn
-from store.schema import CORE_TABLES, YEAR_PART_TABLES, ensure_schema
+from store.connection import open_reader, staged_path, writer_turn
+from store.schema import CORE_TABLES, TABLES, YEAR_PART_TABLES, ensure_schema
 
 #: Free disk a migration asks for, as a share of the single file's size: the new files hold
 #: the same rows, compressed alike, and DuckDB's blocks are not always full.
@@ -183,3 +183,40 @@ def _copy_year(con: duckdb.DuckDBPyConnection, year: int, part: Path) -> int:
     con.execute(f"INSERT INTO {layout.CORE_CATALOG}.main.{layout.PARTS_TABLE} VALUES (?, ?)",
                 [year, part.name])
     return rows
+
+
+def write_single_file(source: Path, target: Path) -> Path:
+    """Write the store at ``source`` (either layout) as one new file ``target``, every table in
+    it: the layout before per-year files, for handing a store over as one file or measuring
+    the older layout against the newer (``bench.store_writes``). ``target`` must not exist."""
+    source, target = Path(source), Path(target)
+    if target.exists():
+        raise FileExistsError(f"{target} exists; choose a new file")
+    con = open_reader(source)
+    try:
+        # A reader of per-year files names the tables in its own database (views); a reader
+        # of a single file, in the attached file.
+        source_catalog = ("memory" if layout.is_split(con, layout.CORE_CATALOG)
+                          else layout.CORE_CATALOG)
+        present = {row[0] for row in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ?",
+            [source_catalog]).fetchall()}
+        _configure(con, target)
+        con.execute(f"ATTACH {layout.quoted_path(target)} AS single")
+        con.execute("USE single")
+        ensure_schema(con)
+        for name in (name for name in TABLES if name in present):
+            if name == "meta":  # the schema version is the new file's own
+                con.execute("INSERT OR REPLACE INTO single.main.meta SELECT * FROM "
+                            f"{source_catalog}.main.meta WHERE key <> 'schema_version'")
+            else:
+                con.execute(f"INSERT INTO single.main.{name} BY NAME "
+                            f"SELECT * FROM {source_catalog}.main.{name}")
+        con.execute("CHECKPOINT single")
+    except BaseException:
+        con.close()
+        for leftover in (target, target.with_name(target.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        raise
+    con.close()
+    return target

@@ -15,28 +15,15 @@ import pytest
 from cli.main import main
 from store import layout
 from store.connection import open_reader, writing
-from store.migration import DISK_HEADROOM, StoreMigrationError, migrate_store
-from store.schema import TABLES, YEAR_PART_TABLES, ensure_schema
+from store.migration import (
+    DISK_HEADROOM,
+    StoreMigrationError,
+    migrate_store,
+    write_single_file,
+)
+from store.schema import TABLES, YEAR_PART_TABLES
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def single_file_copy(source: Path, target: Path) -> Path:
-    """The store at ``source`` written as one file, every table in it (the older layout)."""
-    con = open_reader(source)
-    try:
-        con.execute(f"ATTACH {layout.quoted_path(target)} AS flat")
-        con.execute("USE flat")
-        ensure_schema(con)
-        for name in TABLES:
-            if name == "meta":
-                con.execute("INSERT OR REPLACE INTO flat.main.meta SELECT * FROM memory.main.meta")
-            else:
-                con.execute(f"INSERT INTO flat.main.{name} BY NAME SELECT * FROM memory.main.{name}")
-        con.execute("CHECKPOINT flat")
-    finally:
-        con.close()
-    return target
 
 
 def _tables(path: Path) -> dict[str, pd.DataFrame]:
@@ -59,7 +46,7 @@ def _is_split(path: Path) -> bool:
 
 @pytest.fixture(scope="module")
 def flat_demo(tmp_path_factory, pages_demo_db) -> Path:
-    return single_file_copy(pages_demo_db, tmp_path_factory.mktemp("flat") / "flat.duckdb")
+    return write_single_file(pages_demo_db, tmp_path_factory.mktemp("flat") / "flat.duckdb")
 
 
 def _assert_same_rows(path: Path, reference: Path) -> None:
@@ -73,6 +60,9 @@ def test_a_single_file_store_is_read_and_written_as_before(tmp_path, flat_demo, 
     path.write_bytes(flat_demo.read_bytes())
     assert not _is_split(path)
     _assert_same_rows(path, pages_demo_db)
+    again = write_single_file(path, tmp_path / "again.duckdb")  # a single file, written anew
+    assert not _is_split(again)
+    _assert_same_rows(again, pages_demo_db)
     with writing(path) as con:
         con.execute("INSERT INTO model_runs (run_id) VALUES ('added')")
     assert not layout.years_folder(path).exists()  # still one file
@@ -97,7 +87,7 @@ def test_migrate_keeps_every_row_and_writes_a_file_per_year(tmp_path, flat_demo,
 
 
 def test_migrate_of_the_real_item_files_keeps_every_year(tmp_path, real_items_db):
-    flat = single_file_copy(real_items_db, tmp_path / "flat.duckdb")
+    flat = write_single_file(real_items_db, tmp_path / "flat.duckdb")
     summary = migrate_store(flat)
     assert sorted(summary.years) == [2019, 2020, 2021, 2022]
     _assert_same_rows(flat, real_items_db)
