@@ -22,7 +22,7 @@ import duckdb
 import streamlit as st
 
 from dashboard.data import Token, shared_reader, version_token
-from store import dashboard_queries, item_queries, queries
+from store import dashboard_queries, item_queries, layout, queries
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -60,6 +60,7 @@ human_groups = cached_query(dashboard_queries.human_groups)
 model_catalogue = cached_query(dashboard_queries.model_catalogue)
 shot_settings = cached_query(dashboard_queries.shot_settings)
 table_counts = cached_query(dashboard_queries.table_counts)
+store_files = cached_query(layout.store_files)
 ingest_history = cached_query(dashboard_queries.ingest_history)
 reject_summary = cached_query(dashboard_queries.reject_summary)
 reject_sample = cached_query(dashboard_queries.reject_sample)

@@ -95,6 +95,20 @@ counts = queries.table_counts(COUNTED_TABLES)
 st.dataframe(counts, hide_index=True, placeholder="—", column_config={
     "rows": st.column_config.NumberColumn("rows", format="localized")})
 
+st.subheader("Files of the store")
+files = queries.store_files()
+files["MB"] = files.pop("bytes") / 1e6
+st.dataframe(files, hide_index=True, placeholder="—", column_config={
+    "MB": st.column_config.NumberColumn("size (MB)", format="%.1f")})
+if (files["holds"] == "every table").any():
+    st.info("This store is one file, as stores were before per-year files: every write (a run's "
+            "publication included) copies it whole. `enem-llm migrate` turns it into a main "
+            "file plus one file per year, so that a write copies only what it changes.")
+else:
+    st.caption("The main file holds the runs and metadata and names each year's file; a write "
+               "copies the main file and, when it changes a year, writes a new file for that "
+               "year (docs/store.md).")
+
 st.subheader("Rejected rows")
 summary = queries.reject_summary()
 if summary.empty:

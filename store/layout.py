@@ -27,6 +27,7 @@ import uuid
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from store.schema import TABLES, VIEWS, YEAR_PART_TABLES
 
@@ -167,3 +168,23 @@ def _link_or_copy(source: Path, target: Path) -> None:
         if isinstance(error, FileNotFoundError):
             raise
         shutil.copyfile(source, target)
+
+
+def store_files(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The files a reader ``con`` (``store.connection.open_reader``) reads: columns ``file``
+    (name only), ``holds`` ("runs and metadata", "year 2023", or "every table" for a store of
+    one file) and ``bytes``; the main file first, then the years in order."""
+    split = is_split(con, CORE_CATALOG)
+    rows = []
+    for name, path in con.execute(
+            "SELECT database_name, path FROM duckdb_databases() "
+            "WHERE NOT internal AND path IS NOT NULL AND path <> ''").fetchall():
+        if name == CORE_CATALOG:
+            holds, order = ("runs and metadata" if split else "every table"), 0
+        elif name.startswith("year_"):
+            holds, order = f"year {name.removeprefix('year_')}", int(name.removeprefix("year_"))
+        else:
+            continue
+        rows.append((order, Path(path).name, holds, Path(path).stat().st_size))
+    rows.sort()
+    return pd.DataFrame([row[1:] for row in rows], columns=["file", "holds", "bytes"])

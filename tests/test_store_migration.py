@@ -22,6 +22,7 @@ from store.migration import (
     write_single_file,
 )
 from store.schema import TABLES, YEAR_PART_TABLES
+from tests.page_support import assert_clean, messages, run_page
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,3 +136,20 @@ def test_a_killed_migration_leaves_the_single_file_and_the_next_one_finishes(tmp
     migrate_store(path)
     assert len(list(layout.years_folder(path).iterdir())) == 1  # … and replaced
     _assert_same_rows(path, flat_demo)
+
+
+def test_the_data_page_lists_the_store_files_and_offers_migrate_for_a_single_file(
+        monkeypatch, tmp_path, flat_demo, pages_demo_db):
+    for path, migrated in ((flat_demo, False), (pages_demo_db, True)):
+        monkeypatch.setenv("ENEM_DB", str(path))
+        app = run_page("pages/Data.py")
+        assert_clean(app)
+        files = next(frame.value for frame in app.dataframe if "holds" in frame.value.columns)
+        assert files["file"].iloc[0] == path.name
+        if migrated:
+            assert list(files["holds"]) == ["runs and metadata", "year 2023"]
+            assert "enem-llm migrate" not in messages(app)
+        else:
+            assert list(files["holds"]) == ["every table"]
+            assert "enem-llm migrate" in messages(app)
+        assert files["MB"].iloc[0] == pytest.approx(path.stat().st_size / 1e6)
