@@ -92,16 +92,25 @@ def _attach_state(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
     reading the main file and attaching that year; the reader then starts again from the new
     main file.
     """
+    missing: set[str] = set()
     for _ in range(_SNAPSHOT_TRIES):
         _detach_all(con)  # what a try that met a lock or a replaced year had attached
         con.execute(f"ATTACH {layout.quoted_path(path)} AS {layout.CORE_CATALOG} (READ_ONLY)")
         if not layout.is_split(con, layout.CORE_CATALOG):
             return layout.CORE_CATALOG
         parts = layout.part_files(con, layout.CORE_CATALOG)
+        if missing & set(parts.values()):
+            # The main file read again still names a file that is gone: no writer replaced
+            # it, it was removed by hand.
+            raise FileNotFoundError(
+                f"{path} names the year file {min(missing)}, which is not in "
+                f"{layout.years_folder(path)}; restore it, or ingest that year again")
         try:
             layout.attach_years(con, path, parts)
         except duckdb.IOException:
-            if all((layout.years_folder(path) / name).exists() for name in parts.values()):
+            missing = {name for name in parts.values()
+                       if not (layout.years_folder(path) / name).exists()}
+            if not missing:
                 raise
             time.sleep(0.05)
             continue

@@ -257,3 +257,10 @@ def test_readers_opening_the_store_while_writers_swap_years_see_whole_states(sto
         assert set(items) == set(YEARS)
         assert all(ITEMS_PER_YEAR <= n <= ITEMS_PER_YEAR + 6 for n in items.values())
     assert _state(store)[0] == {2022: ITEMS_PER_YEAR + 6, 2023: ITEMS_PER_YEAR + 6}
+
+
+def test_a_year_file_removed_by_hand_is_named_not_waited_for(store):
+    name = min(_live_parts(store))
+    (layout.years_folder(store) / name).unlink()
+    with pytest.raises(FileNotFoundError, match=f"names the year file {name}"):
+        open_reader(store)
