@@ -10,6 +10,8 @@ Where the tables live (one file, or a file per year beside one for runs and meta
 
 from __future__ import annotations
 
+import functools
+
 import duckdb
 
 SCHEMA_VERSION = 3
@@ -218,9 +220,22 @@ def ensure_schema(con: duckdb.DuckDBPyConnection,
             f"database schema version {found[0]} is newer than this code ({SCHEMA_VERSION}); "
             "update the project"
         )
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(
+            "SELECT table_name, column_name FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name = current_schema()"
+            ).fetchall():
+        have.setdefault(table, set()).add(column)
     for name in tables:
-        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({TABLES[name]})")
-        _add_missing_columns(con, name, TABLES[name])
+        if name not in have:
+            con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
+            continue
+        # A table made by an older schema: append the columns it lacks. New columns are only
+        # ever added at the end of a definition, so an upgraded file has the same column order
+        # as a new one (``insert_rows`` relies on it).
+        for column, column_type in declared_columns(name):
+            if column not in have[name]:
+                con.execute(f"ALTER TABLE {name} ADD COLUMN {column} {column_type}")
     if views:
         for name, body in VIEWS.items():
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {body}")
@@ -233,16 +248,10 @@ def ensure_schema(con: duckdb.DuckDBPyConnection,
     )
 
 
-def _add_missing_columns(con: duckdb.DuckDBPyConnection, name: str, columns: str) -> None:
-    """Bring a table made by an older schema up to date: append the columns it lacks.
-
-    New columns are only ever added at the end of a table's definition, so an upgraded file
-    has the same column order as a new one (``insert_rows`` relies on it).
-    """
-    have = {row[0] for row in con.execute(f"DESCRIBE {name}").fetchall()}
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _declared_{name} ({columns})")
-    declared = con.execute(f"DESCRIBE _declared_{name}").fetchall()
-    con.execute(f"DROP TABLE _declared_{name}")
-    for column, column_type, *_ in declared:
-        if column not in have:
-            con.execute(f"ALTER TABLE {name} ADD COLUMN {column} {column_type}")
+@functools.cache
+def declared_columns(name: str) -> tuple[tuple[str, str], ...]:
+    """(column, type) of table ``name`` as :data:`TABLES` declares it, in order."""
+    with duckdb.connect(":memory:") as scratch:
+        scratch.execute(f"CREATE TABLE declared ({TABLES[name]})")
+        return tuple((column, column_type) for column, column_type, *_ in
+                     scratch.execute("DESCRIBE declared").fetchall())

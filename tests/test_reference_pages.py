@@ -10,7 +10,7 @@ import pytest
 
 from store.connection import insert_rows, open_reader, writing
 from store.layout import copy_store
-from store.schema import SCHEMA_VERSION, TABLES
+from store.schema import SCHEMA_VERSION, TABLES, ensure_schema
 from tests.model_fixtures import add_test_model_runs
 from tests.page_support import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
 
@@ -127,6 +127,8 @@ def test_a_schema_1_file_is_upgraded_in_place(tmp_path):
                             "scoring", "label"],
              "model_scores": ["sampling_seed", "published_theta", "published_se",
                               "published_lz"]}
+    with duckdb.connect(str(path)) as con:  # one file, as stores were before per-year files
+        ensure_schema(con)
     with writing(path) as con:  # a current file, taken back to what schema 1 made
         for table, columns in added.items():
             for column in columns:
