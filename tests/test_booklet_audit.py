@@ -13,7 +13,7 @@ from cli import main as cli
 from demo.inep_files import microdados_columns
 from enem.score_batches import REPRODUCED_SHARE_FLOOR
 from enem.scoring import ScoringOptions
-from store.connection import connected, open_reader
+from store.connection import connected, open_reader, writing
 from store.dashboard_queries import booklet_audit
 from tests.inep_reference import booklet_items, read_rows, score_candidate
 from workflows.ingest import ingest_year
@@ -266,7 +266,7 @@ def test_an_audit_stored_with_display_settings_is_not_flagged(tmp_path, real_dat
     db = tmp_path / "enem.duckdb"
     ingest_year(db, 2022, real_microdata_2022[0], real_data / "items" / "ITENS_PROVA_2022.csv",
                 options=PAPER_OPTIONS, progress=False)
-    with connected(db) as con:
+    with writing(db, year=2022) as con:
         con.execute("UPDATE booklet_audit SET nota_matched = 1")
         con.execute("UPDATE ingests SET audit_scoring = NULL")
         shown = booklet_audit(con, 2022)

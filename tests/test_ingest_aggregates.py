@@ -14,7 +14,7 @@ import pytest
 
 from enem.score_batches import SCORE_SCHEMA, BookletAudit
 from store import populations
-from store.connection import connected, insert_rows, open_reader
+from store.connection import insert_rows, open_reader, writing
 from store.histograms import build_histograms, histogram_frames
 from store.layout import copy_store
 from store.schema import ensure_schema
@@ -73,7 +73,7 @@ def ingested(tmp_path_factory, demo_files_2023):
     ingest_year(db, 2023, demo_files_2023.microdata, demo_files_2023.items, progress=False,
                 batch_rows=700)
     copy_store(db, rebuilt)
-    with connected(rebuilt) as con:
+    with writing(rebuilt, year=2023) as con:
         for table in AGGREGATES:
             con.execute(f"DELETE FROM {table}")
         build_histograms(con, 2023)

@@ -212,7 +212,7 @@ def test_a_store_made_before_the_table_reads_empty(tmp_path, ingested_2023):
         item_ids, counts, correct = item_queries.score_tables(con, 2023, "MT", booklet)
     assert rows.empty and list(rows.columns) == ["item_id", "position", "score", "n", "correct"]
     assert item_ids.shape == (0,) and counts.shape == (1,) and correct.shape == (0, 1)
-    with connected(path) as con:  # a writer brings the schema up to date
+    with writing(path, year=2023) as con:  # a writer of the year brings its schema up to date
         assert con.execute("SELECT count(*) FROM item_score_counts").fetchone()[0] == 0
 
 
@@ -220,7 +220,7 @@ def test_clearing_a_year_removes_its_rows(tmp_path, ingested_2023):
     path = tmp_path / "cleared.duckdb"
     copy_store(ingested_2023[0], path)
     assert "item_score_counts" in YEAR_TABLES
-    with connected(path) as con:
+    with writing(path, year=2023) as con:
         assert con.execute("SELECT count(*) FROM item_score_counts").fetchone()[0] > 0
         clear_year(con, 2023)
         assert con.execute("SELECT count(*) FROM item_score_counts").fetchone()[0] == 0

@@ -15,6 +15,7 @@ from dashboard.item_explorer.picker import explorer_link
 from dashboard.options.data import answer_table, human_items, theta_cube
 from dashboard.options.pairs import choice_agreement, pair_table
 from store.connection import connected, open_reader, writing
+from store.layout import copy_store
 from store.option_queries import model_option_answers
 from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
 from workflows.ingest import ingest_items
@@ -206,7 +207,7 @@ def test_the_selection_query_reads_one_run_per_series(pages_models_db):
 def test_a_store_made_before_the_per_bin_counts_still_shows_the_page(monkeypatch, tmp_path,
                                                                      pages_models_db):
     path = tmp_path / "older.duckdb"
-    path.write_bytes(pages_models_db.read_bytes())
+    copy_store(pages_models_db, path)
     with writing(path, year=2023) as con:
         con.execute("DROP TABLE option_theta_counts")
     monkeypatch.setenv("ENEM_DB", str(path))

@@ -25,7 +25,7 @@ from dashboard.populations.tables import (
     welch_table,
 )
 from store import population_queries
-from store.connection import connected, open_reader
+from store.connection import open_reader, writing
 from store.layout import copy_store
 from store.populations import build_populations
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
@@ -211,7 +211,7 @@ def test_leaving_flagged_booklets_out_uses_the_reproduced_rows(monkeypatch, tmp_
                                                                pages_models_db):
     db = tmp_path / "flagged.duckdb"
     copy_store(pages_models_db, db)
-    with connected(db) as con:
+    with writing(db, year=2023) as con:
         booklet = con.execute("""SELECT booklet_id FROM booklet_audit WHERE year = 2023
                                  AND area = 'CN' ORDER BY booklet_id LIMIT 1""").fetchall()[0][0]
         con.execute("""UPDATE booklet_audit SET nota_matched = 0, nota_checked = 10
@@ -252,7 +252,7 @@ def test_humans_intervals_with_measurement_error_are_the_stored_plausible_values
     # A store from before plausible values: one line says how to get them.
     old = tmp_path / "old.duckdb"
     copy_store(pages_models_db, old)
-    with connected(old) as con:
+    with writing(old, year=2023) as con:
         con.execute("UPDATE agg_populations SET theta_pv_mean = NULL, theta_pv_sd = NULL, "
                     "theta_pv_se = NULL")
     monkeypatch.setenv("ENEM_DB", str(old))

@@ -10,7 +10,7 @@ from analytics.plausible_means import group_means
 from analytics.populations import QUANTILE_LEVELS
 from enem.scoring import ScoringOptions
 from store import populations
-from store.connection import connected, open_reader
+from store.connection import open_reader, writing
 from store.layout import copy_store
 from workflows.ingest import ingest_year
 
@@ -123,7 +123,7 @@ def test_missing_values_are_their_own_population(stored):
 def test_reproduced_rows_leave_flagged_booklets_out(tmp_path, ingested_2023):
     db = tmp_path / "flagged.duckdb"
     copy_store(ingested_2023[0], db)
-    with connected(db) as con:
+    with writing(db, year=2023) as con:
         booklet = con.execute("""SELECT booklet_id FROM booklet_audit WHERE year = 2023
                                  AND area = 'MT' ORDER BY booklet_id LIMIT 1""").fetchall()[0][0]
         con.execute("""UPDATE booklet_audit SET nota_matched = 0, nota_checked = 10
@@ -166,7 +166,7 @@ def test_ids_that_are_not_numbers_join_as_text(tmp_path, ingested_2023, stored):
     _, expected = stored
     db = tmp_path / "text_ids.duckdb"
     copy_store(ingested_2023[0], db)
-    with connected(db) as con:
+    with writing(db, year=2023) as con:
         for table in ("examinees", "scores"):
             con.execute(f"UPDATE {table} SET examinee_id = 'id-' || examinee_id")
         con.execute("DELETE FROM agg_populations")
