@@ -190,3 +190,18 @@ def store_files(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         rows.append((order, Path(path).name, holds, Path(path).stat().st_size))
     rows.sort()
     return pd.DataFrame([row[1:] for row in rows], columns=["file", "holds", "bytes"])
+
+
+def move_store(source: Path, target: Path) -> None:
+    """Move a store that nobody else uses (one just built beside ``target``) to ``target``,
+    which must not exist yet: its year folder first, its main file last, so ``target`` exists
+    only once it is whole. A year folder found at ``target`` without its main file is what an
+    earlier move left when it was killed, and is replaced."""
+    source, target = Path(source), Path(target)
+    if target.exists():
+        raise FileExistsError(f"{target} exists: a store is never moved over another")
+    if years_folder(source).exists():
+        if years_folder(target).exists():
+            shutil.rmtree(years_folder(target))
+        os.replace(years_folder(source), years_folder(target))
+    os.replace(source, target)

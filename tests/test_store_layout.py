@@ -264,3 +264,17 @@ def test_a_year_file_removed_by_hand_is_named_not_waited_for(store):
     (layout.years_folder(store) / name).unlink()
     with pytest.raises(FileNotFoundError, match=f"names the year file {name}"):
         open_reader(store)
+
+
+def test_a_built_store_moves_into_place_whole_and_replaces_a_killed_moves_leftovers(store,
+                                                                                  tmp_path):
+    target = tmp_path / "moved" / "enem.duckdb"
+    target.parent.mkdir()
+    layout.years_folder(target).mkdir()  # a year folder without its main file: a killed move
+    (layout.years_folder(target) / "2023-0123456789ab.duckdb").write_bytes(b"stale")
+    layout.move_store(store, target)
+    assert not store.exists() and not layout.years_folder(store).exists()
+    assert _state(target) == BEFORE
+    assert _year_files(target) == _live_parts(target)
+    with pytest.raises(FileExistsError):
+        layout.move_store(target, target)

@@ -6,12 +6,12 @@ so the demo exercises every path a researcher's real data will take.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from demo import generate_demo_files
 from inference.plan import RANDOM_BASELINE, RunSpec
 from store.connection import PROJECT_ROOT, connected
+from store.layout import move_store
 from store.question_texts import load_question_texts
 from workflows.ingest import IngestSummary, ingest_year
 from workflows.results_io import import_results
@@ -31,13 +31,13 @@ RANDOM_BASELINE_SHUFFLES = 30
 
 
 def build_fresh_demo_database(db_path: Path, **options) -> IngestSummary:
-    """Build the demo into a new file beside ``db_path`` and move it into place when complete,
+    """Build the demo into a new store beside ``db_path`` and move it into place when complete,
     so an interrupted first start never leaves a half-built database behind."""
     db_path = Path(db_path)
     partial = db_path.with_name(db_path.name + ".building")
     partial.unlink(missing_ok=True)
     summary = build_demo_database(partial, **options)
-    os.replace(partial, db_path)
+    move_store(partial, db_path)
     # Nobody else knows the partial file: its writers' lock file can go with it.
     partial.with_name(partial.name + ".writer-lock").unlink(missing_ok=True)
     return summary
