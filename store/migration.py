@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from store import layout
-from store.connection import open_reader, staged_path, writer_turn
+from store.connection import one_row, open_reader, staged_path, writer_turn
 from store.schema import CORE_TABLES, TABLES, YEAR_PART_TABLES, ensure_schema
 
 #: Free disk a migration asks for, as a share of the single file's size: the new files hold
@@ -152,7 +152,7 @@ def _copy_core(con: duckdb.DuckDBPyConnection) -> int:
                             f"SELECT * FROM old.main.{name}")
         else:  # a table of the user's own: kept as it is
             con.execute(f"CREATE TABLE {core}.main.{name} AS SELECT * FROM old.main.{name}")
-        rows += con.execute(f"SELECT count(*) FROM {core}.main.{name}").fetchone()[0]
+        rows += one_row(con.execute(f"SELECT count(*) FROM {core}.main.{name}"))[0]
     ensure_schema(con, CORE_TABLES, views=False)  # brings copied rows of older files up to date
     return rows
 
@@ -174,9 +174,8 @@ def _copy_year(con: duckdb.DuckDBPyConnection, year: int, part: Path) -> int:
     ensure_schema(con, YEAR_PART_TABLES)
     rows = 0
     for name in sorted(_old_tables(con) & set(YEAR_PART_TABLES)):
-        rows += con.execute(f"INSERT INTO {catalogue}.main.{name} BY NAME "
-                            f"SELECT * FROM old.main.{name} WHERE year = ?",
-                            [year]).fetchone()[0]
+        rows += one_row(con.execute(f"INSERT INTO {catalogue}.main.{name} BY NAME "
+                                    f"SELECT * FROM old.main.{name} WHERE year = ?", [year]))[0]
     con.execute(f"USE {layout.CORE_CATALOG}")
     con.execute(f"CHECKPOINT {catalogue}")
     con.execute(f"DETACH {catalogue}")
