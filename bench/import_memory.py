@@ -37,7 +37,6 @@ Measured (2-core Linux box, 23 GB, DuckDB 2.0.0, 1,000,000 rows, 63.5 MB file; b
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
@@ -50,6 +49,7 @@ from demo import generate_demo_files
 from enem.areas import AREAS
 from enem.items import BookletForm
 from store.connection import connected
+from store.layout import copy_store, remove_store
 from store.model_runs import default_booklet, load_form
 from workflows.ingest import ingest_items
 
@@ -192,9 +192,8 @@ def write_files(db: Path, n_rows: int) -> dict[str, Path]:
 def measure(mode: str, path: Path, db: Path, batch_rows: int | None) -> dict:
     """One measurement in a child process (the import writes into a copy of ``db``)."""
     work = OUT / "work.duckdb"
-    for leftover in OUT.glob("work.duckdb*"):
-        leftover.unlink()
-    shutil.copy(db, work)
+    remove_store(work)
+    copy_store(db, work)
     command = [sys.executable, "-c", _CHILD, mode, str(path), str(work)]
     if batch_rows:
         command.append(str(batch_rows))

@@ -38,6 +38,8 @@ import numpy as np
 
 from demo import generate_demo_files
 from enem.csvfiles import csv_source_sql, read_header
+from store.connection import open_reader
+from store.layout import remove_store
 from workflows.ingest import ingest_year
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,16 +165,16 @@ def dump(folder: Path, rows: int, seed: int) -> None:
                        files.items, year))
     for name, microdata, items, year in inputs:
         db = folder / f"{name}.duckdb"
-        db.unlink(missing_ok=True)
+        remove_store(db)
         summary = ingest_year(db, year, microdata, items, progress=False)
         lines = [line for line in summary.lines() if " ingested in " not in line]
         (folder / f"{name}.summary.txt").write_text("\n".join(lines) + "\n")
-        con = duckdb.connect(str(db), read_only=True)
+        con = open_reader(db)
         for table in DUMPED_TABLES:
             con.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO "
                         f"'{folder / f'{name}.{table}.parquet'}' (FORMAT parquet)")
         con.close()
-        db.unlink()
+        remove_store(db)
         print(f"{name}: dumped", flush=True)
 
 

@@ -27,7 +27,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from demo import generate_demo_files
-from store.connection import connected
+from store.connection import connected, writing
 from store.dashboard_queries import table_counts
 from store.populations import build_populations
 from store.question_texts import load_question_texts
@@ -93,7 +93,7 @@ def ensure_populations(db: Path) -> None:
             return
     print(f"building the populations of {db} (once) …", flush=True)
     started = time.monotonic()
-    with connected(db) as con:
+    with writing(db, year=2023) as con:
         build_populations(con, 2023)
     print(f"  built in {time.monotonic() - started:.1f} s", flush=True)
 

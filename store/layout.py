@@ -205,3 +205,12 @@ def move_store(source: Path, target: Path) -> None:
             shutil.rmtree(years_folder(target))
         os.replace(years_folder(source), years_folder(target))
     os.replace(source, target)
+
+
+def remove_store(path: Path) -> None:
+    """Delete the store at ``path`` (its main file, year folder and what writers keep beside
+    it); nothing happens when there is none. For scratch stores: never a store in use."""
+    path = Path(path)
+    for name in ("", ".wal", ".next", ".next.wal", ".writer-lock"):
+        path.with_name(path.name + name).unlink(missing_ok=True)
+    shutil.rmtree(years_folder(path), ignore_errors=True)

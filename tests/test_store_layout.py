@@ -278,3 +278,10 @@ def test_a_built_store_moves_into_place_whole_and_replaces_a_killed_moves_leftov
     assert _year_files(target) == _live_parts(target)
     with pytest.raises(FileExistsError):
         layout.move_store(target, target)
+
+
+def test_removing_a_scratch_store_takes_its_year_files_with_it(store):
+    layout.remove_store(store)
+    assert not store.exists() and not layout.years_folder(store).exists()
+    assert list(store.parent.iterdir()) == []
+    layout.remove_store(store)  # none there: nothing happens
