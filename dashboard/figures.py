@@ -323,22 +323,36 @@ def reference_line(figure: go.Figure, row: int, col: int, *, line: dict,
     line at its top, under a horizontal one at its left end; at the right end it met the next
     column's axis title on narrow screens). Plotly's ``add_vline``/``add_hline`` look through every trace of the figure for empty
     subplots first, which is slow on figures of many traces."""
+    shape = reference_line_shape(figure, row, col, line=line, x=x, y=y)
+    figure.add_shape(shape)
+    if label:
+        where = ({"x": x, "xref": shape["xref"], "y": 1, "yref": shape["yref"]} if x is not None
+                 else {"x": 0, "xref": shape["xref"], "y": y, "yref": shape["yref"]})
+        figure.add_annotation(text=label, showarrow=False, xanchor="left", yanchor="top",
+                              bgcolor="rgba(255, 255, 255, 0.85)", **where)
+
+
+def reference_line_shape(figure: go.Figure, row: int, col: int, *, line: dict,
+                         x: float | None = None, y: float | None = None) -> dict:
+    """The shape of :func:`reference_line` without a label, as a dict: a figure of many panels
+    adds them all at once (``add_shapes``), since each ``add_shape`` validates every shape
+    the figure already has again."""
     if (x is None) == (y is None):
         raise ValueError("give exactly one of x (vertical line) or y (horizontal line)")
     subplot = figure.get_subplot(row, col)
     x_ref = subplot.xaxis.plotly_name.replace("axis", "")
     y_ref = subplot.yaxis.plotly_name.replace("axis", "")
     if x is not None:
-        figure.add_shape(type="line", x0=x, x1=x, xref=x_ref, y0=0, y1=1,
-                         yref=f"{y_ref} domain", line=line)
-        where = {"x": x, "xref": x_ref, "y": 1, "yref": f"{y_ref} domain"}
-    else:
-        figure.add_shape(type="line", x0=0, x1=1, xref=f"{x_ref} domain", y0=y, y1=y,
-                         yref=y_ref, line=line)
-        where = {"x": 0, "xref": f"{x_ref} domain", "y": y, "yref": y_ref}
-    if label:
-        figure.add_annotation(text=label, showarrow=False, xanchor="left", yanchor="top",
-                              bgcolor="rgba(255, 255, 255, 0.85)", **where)
+        return {"type": "line", "x0": x, "x1": x, "xref": x_ref, "y0": 0, "y1": 1,
+                "yref": f"{y_ref} domain", "line": line}
+    return {"type": "line", "x0": 0, "x1": 1, "xref": f"{x_ref} domain", "y0": y, "y1": y,
+            "yref": y_ref, "line": line}
+
+
+def add_shapes(figure: go.Figure, shapes: list[dict]) -> None:
+    """Append ``shapes`` to the figure's in one assignment (validated once)."""
+    figure.layout.shapes = (*figure.layout.shapes, *shapes)
+
 
 def humans_and_models_grid(
     areas: Sequence[str], densities: dict[str, pd.DataFrame], points: pd.DataFrame,

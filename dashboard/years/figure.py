@@ -11,7 +11,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.figures import ROW_GAP_PX, area_title, empty_panel, legend_above, reference_line
+from dashboard.figures import (
+    ROW_GAP_PX,
+    add_shapes,
+    area_title,
+    empty_panel,
+    legend_above,
+    reference_line,
+    reference_line_shape,
+)
 from dashboard.palette import HUMAN_COLOUR, model_styles
 from dashboard.years.data import BAND_NAMES, HUMANS
 
@@ -135,12 +143,17 @@ def band_figure(bands: pd.DataFrame, areas: list[str], series: list[str], years:
     figure = _grid(len(years), len(areas), titles, BAND_ROW_PX)
     styles = _styles(series, catalogue)
     legend_done: set[str] = set()
+    chance_lines = []
+    # One pass over the rows instead of a filter per panel and series (hundreds of panels ×
+    # series on a store of many years).
+    by_panel = {key: rows for key, rows in bands.sort_values("band").groupby(
+        ["year", "area", "series"], sort=False)}
+    filled = {(year, area) for year, area, _ in by_panel}
     for row, year in enumerate(years, start=1):
         for col, area in enumerate(areas, start=1):
-            shown = bands[(bands["year"] == year) & (bands["area"] == area)]
-            for rank, name in enumerate(series):
-                rows = shown[shown["series"] == name].sort_values("band")
-                if rows.empty:
+            shown = [by_panel.get((year, area, name)) for name in series]
+            for rank, (name, rows) in enumerate(zip(series, shown, strict=True)):
+                if rows is None or rows.empty:
                     continue
                 figure.add_trace(_series_trace(
                     rows, [BAND_NAMES[b] for b in rows["band"]], name, rank, styles[name],
@@ -149,9 +162,11 @@ def band_figure(bands: pd.DataFrame, areas: list[str], series: list[str], years:
                     ["ci_low", "ci_high", "n", "n_of", "b_min", "b_max", "items"]),
                     row=row, col=col)
                 legend_done.add(name)
-            if shown.empty:
+            if (year, area) not in filled:
                 empty_panel(figure, row, col, "no humans or runs in this year and area")
-            reference_line(figure, row, col, y=CHANCE_PERCENT, line=_CHANCE_LINE)
+            chance_lines.append(reference_line_shape(figure, row, col, y=CHANCE_PERCENT,
+                                                     line=_CHANCE_LINE))
+    add_shapes(figure, chance_lines)
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(BAND_NAMES),
                         tickvals=list(BAND_NAMES), ticktext=list(BAND_TICKS))
     figure.update_xaxes(title_text="difficulty third (by b)", row=len(years))
