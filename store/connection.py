@@ -25,6 +25,7 @@ file (runs and metadata) plus the year it writes; in a single file, the whole st
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import shutil
 import sys
@@ -55,11 +56,24 @@ def database_path(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def open_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to the store as it is now (writers use :func:`writing`).
+    """A read-only connection to the store as it is now (writers use :func:`writing`); close it
+    when done.
+
+    Opening a store of per-year files attaches every year file and builds the views (tens of
+    ms), so a process keeps the opened state of its recent stores (:class:`SharedReader`, one
+    per version of the main file: a writer's swap gives the main file a new inode) and hands
+    out connections of its own to it. Do not ATTACH, USE or SET on it: they would reach every
+    connection of the state (:func:`open_private_reader` gives one of its own).
 
     Writers never hold a live file, so a lock conflict only comes from a program outside this
     project; it is retried for ``wait_seconds`` before giving up with DuckDB's error.
     """
+    return _recent_reader(_existing(path), wait_seconds).connection()
+
+
+def open_private_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the store as it is now, on a database of its own (for a reader
+    that attaches other files or changes settings); closing it closes the state."""
     path = _existing(path)
     con = duckdb.connect(":memory:")
     try:
@@ -70,6 +84,41 @@ def open_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnec
         con.close()
         raise
     return con
+
+
+#: The opened states of the stores this process read last: {path: (version, reader)}.
+_RECENT: dict[str, tuple[tuple[int, int, int], SharedReader]] = {}
+_RECENT_LOCK = threading.Lock()
+#: How many stores' states a process keeps open (a test session reads hundreds of stores).
+_RECENT_STORES = 4
+
+
+def forget_recent_readers() -> None:
+    """Drop the process's kept states (:func:`open_reader`), so their files are closed once the
+    connections still open on them are closed (before unmounting a disk, say)."""
+    with _RECENT_LOCK:
+        _RECENT.clear()
+    gc.collect()  # a state is closed when its last reference goes
+
+
+def _recent_reader(path: Path, wait_seconds: float) -> SharedReader:
+    """The process's reader of ``path``'s current version (opened when there is none)."""
+    stat = path.stat()
+    version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    key = str(path.resolve())
+    with _RECENT_LOCK:
+        found = _RECENT.pop(key, None)
+        if found is not None and found[0] == version:
+            _RECENT[key] = found  # most recent last
+            return found[1]
+    # Readers of a replaced version are dropped here; connections still open on one keep it
+    # alive until they are closed.
+    reader = SharedReader(path, wait_seconds)
+    with _RECENT_LOCK:
+        _RECENT[key] = (version, reader)
+        while len(_RECENT) > _RECENT_STORES:
+            _RECENT.pop(next(iter(_RECENT)))
+    return reader
 
 
 def _existing(path: Path) -> Path:
@@ -163,14 +212,19 @@ class SharedReader:
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection of this thread's own, reading the file; closed when the block ends."""
-        with self._lock:  # cursors are made one at a time; each is then used by one thread
-            con = self._base.cursor()
+        con = self.connection()
         try:
-            if self._catalogue:
-                con.execute(f"USE {self._catalogue}")
             yield con
         finally:
             con.close()
+
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own to this state (the caller closes it)."""
+        with self._lock:  # cursors are made one at a time; each is then used by one thread
+            con = self._base.cursor()
+        if self._catalogue:
+            con.execute(f"USE {self._catalogue}")
+        return con
 
 
 def _retry_on_lock(action: Callable[[], object], wait_seconds: float):

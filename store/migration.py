@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from store import layout
-from store.connection import one_row, open_reader, staged_path, writer_turn
+from store.connection import one_row, open_private_reader, staged_path, writer_turn
 from store.schema import CORE_TABLES, TABLES, YEAR_PART_TABLES, ensure_schema
 
 #: Free disk a migration asks for, as a share of the single file's size: the new files hold
@@ -191,7 +191,7 @@ def write_single_file(source: Path, target: Path) -> Path:
     source, target = Path(source), Path(target)
     if target.exists():
         raise FileExistsError(f"{target} exists; choose a new file")
-    con = open_reader(source)
+    con = open_private_reader(source)
     try:
         # A reader of per-year files names the tables in its own database (views); a reader
         # of a single file, in the attached file.

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from store.connection import forget_recent_readers
+
 
 @pytest.fixture
 def small_disk(tmp_path, request):
@@ -17,7 +19,11 @@ def small_disk(tmp_path, request):
     def mount(size: int) -> Path:
         subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
                        check=True)
-        request.addfinalizer(lambda: subprocess.run(["umount", str(point)], check=True))
+        def unmount() -> None:
+            forget_recent_readers()  # the readers this process keeps hold files open there
+            subprocess.run(["umount", str(point)], check=True)
+
+        request.addfinalizer(unmount)
         return point
 
     return mount
