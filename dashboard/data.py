@@ -14,7 +14,7 @@ import duckdb
 import streamlit as st
 
 from store import queries
-from store.connection import SharedReader, connected, database_path
+from store.connection import SharedReader, connected, database_path, recent_reader
 
 #: Tables whose presence tells a usable database (created by ``ensure_schema``).
 _REQUIRED_TABLES = ("ingests", "agg_theta_ctt", "model_scores", "model_runs")
@@ -45,7 +45,7 @@ def version_token(path: Path | None = None) -> Token:
 def shared_reader(token: Token) -> SharedReader:
     """The file of version ``token``, opened once for every session (a new version gets a new
     reader; the previous one is dropped when a second newer one arrives)."""
-    return SharedReader(Path(token[0]))
+    return recent_reader(Path(token[0]))
 
 @dataclass(frozen=True)
 class DatabaseState:

@@ -68,7 +68,7 @@ def open_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnec
     Writers never hold a live file, so a lock conflict only comes from a program outside this
     project; it is retried for ``wait_seconds`` before giving up with DuckDB's error.
     """
-    return _recent_reader(_existing(path), wait_seconds).connection()
+    return recent_reader(path, wait_seconds).connection()
 
 
 def open_private_reader(path: Path, wait_seconds: float = 30.0) -> duckdb.DuckDBPyConnection:
@@ -101,8 +101,10 @@ def forget_recent_readers() -> None:
     gc.collect()  # a state is closed when its last reference goes
 
 
-def _recent_reader(path: Path, wait_seconds: float) -> SharedReader:
-    """The process's reader of ``path``'s current version (opened when there is none)."""
+def recent_reader(path: Path, wait_seconds: float = 30.0) -> SharedReader:
+    """The process's reader of the current version of the store at ``path`` (opened when it
+    has none): what :func:`open_reader` hands connections out of."""
+    path = _existing(path)
     stat = path.stat()
     version = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
     key = str(path.resolve())
