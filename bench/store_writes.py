@@ -81,7 +81,13 @@ import duckdb
 
 from inference.plan import RunSpec
 from store import layout
-from store.connection import connected, open_reader, writing
+from store.connection import (
+    connected,
+    forget_recent_readers,
+    is_per_year_store,
+    open_reader,
+    writing,
+)
 from store.migration import migrate_store, store_bytes, write_single_file
 from store.schema import YEAR_PART_TABLES
 from workflows.harness import import_results_file
@@ -130,17 +136,8 @@ def store_in(folder: Path) -> Path:
     return target
 
 
-def is_per_year(db: Path) -> bool:
-    """True when ``db`` is a store of per-year files (False: a single file)."""
-    con = open_reader(db)
-    try:
-        return layout.is_split(con, layout.CORE_CATALOG)
-    finally:
-        con.close()
-
-
 def layout_of(db: Path) -> str:
-    return "per-year" if is_per_year(db) else "single"
+    return "per-year" if is_per_year_store(db) else "single"
 
 
 def one_year_store(source: Path, folder: Path, store_layout: str) -> Path:
@@ -150,7 +147,7 @@ def one_year_store(source: Path, folder: Path, store_layout: str) -> Path:
     if store_layout == "single":
         return write_single_file(source, target)
     layout.copy_store(source, target)
-    if not is_per_year(target):
+    if not is_per_year_store(target):
         migrate_store(target)
     with writing(target):
         pass  # brings the main file's schema up to date (a cached store may predate tables)
@@ -240,6 +237,9 @@ def add_years_single(db: Path, source_year: int, years: list[int]) -> None:
     each of ``years``, with an ``ingests`` row per year, in one transaction; then checkpoint
     (a fixture, not a user write: DuckDB on the file directly)."""
     listed = ", ".join(str(int(year)) for year in years)
+    # DuckDB refuses to open for writing a file this process still has attached: the
+    # readers it keeps (store.connection.open_reader) let go of it first.
+    forget_recent_readers()
     with duckdb.connect(str(db)) as con:
         con.execute("SET preserve_insertion_order = false")
         con.execute("SET enable_progress_bar = false")

@@ -331,7 +331,7 @@ def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting, year: int
     staged = staged_path(path)
     with writer_turn(path, on_wait):
         _remove_database_file(staged)  # left over by a writer that was killed
-        if path.exists() and not _is_split_store(path):
+        if path.exists() and not is_per_year_store(path):
             with _writing_single_file(path, staged) as con:
                 yield con
         else:
@@ -339,42 +339,61 @@ def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting, year: int
                 yield con
 
 
-def _is_split_store(path: Path) -> bool:
+def is_per_year_store(path: Path) -> bool:
+    """True when the store at ``path`` is a main file plus per-year files (False: one file)."""
     with duckdb.connect(":memory:") as con:
         con.execute(f"ATTACH {layout.quoted_path(path)} AS {layout.CORE_CATALOG} (READ_ONLY)")
         return layout.is_split(con, layout.CORE_CATALOG)
+
+
+class _Swap:
+    """What a write session made: its connection, and its files other than the main file's
+    copy (removed with the copy when the session fails)."""
+
+    def __init__(self) -> None:
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.made: list[Path] = []
+
+
+@contextmanager
+def _swapped_in(path: Path, staged: Path) -> Iterator[_Swap]:
+    """Rename ``staged`` over ``path`` when the block ends without an exception, closing the
+    session's connection first; when it raises, close it and remove ``staged`` and the files
+    the session made."""
+    swap = _Swap()
+    try:
+        yield swap
+        if swap.con is not None:
+            swap.con.close()
+        os.replace(staged, path)
+    except BaseException:
+        if swap.con is not None:
+            swap.con.close()
+        for made in (staged, *swap.made):
+            _remove_database_file(made)
+        raise
 
 
 @contextmanager
 def _writing_single_file(path: Path, staged: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     for leftover in layout.unreferenced_files(path, {}):
         leftover.unlink(missing_ok=True)  # year files of a migration that was killed
-    con = None
-    try:
+    with _swapped_in(path, staged) as swap:
         shutil.copyfile(path, staged)
-        con = duckdb.connect(str(staged))
+        swap.con = con = duckdb.connect(str(staged))
         ensure_schema(con)
         yield con
         con.execute("CHECKPOINT")
-        con.close()
-        os.replace(staged, path)
-    except BaseException:
-        if con is not None:
-            con.close()
-        _remove_database_file(staged)
-        raise
 
 
 @contextmanager
 def _writing_split(path: Path, staged: Path, year: int | None, replace_year: bool
                    ) -> Iterator[duckdb.DuckDBPyConnection]:
     core = layout.CORE_CATALOG
-    con = None
-    new_part: Path | None = None
-    try:
+    with _swapped_in(path, staged) as swap:
         if path.exists():
             shutil.copyfile(path, staged)
-        con = duckdb.connect(":memory:")
+        swap.con = con = duckdb.connect(":memory:")
         # An in-memory database would spill to ./.tmp; keep large sorts beside the store.
         spill = path.with_name(path.name + ".tmp")
         con.execute(f"SET temp_directory = {layout.quoted_path(spill)}")
@@ -391,6 +410,7 @@ def _writing_split(path: Path, staged: Path, year: int | None, replace_year: boo
         if year is not None:
             new_part = layout.years_folder(path) / layout.new_part_name(year)
             new_part.parent.mkdir(parents=True, exist_ok=True)
+            swap.made.append(new_part)
             if year in parts and not replace_year:
                 shutil.copyfile(layout.years_folder(path) / parts[year], new_part)
             catalogue = layout.year_catalog(year)
@@ -402,20 +422,11 @@ def _writing_split(path: Path, staged: Path, year: int | None, replace_year: boo
         layout.create_views(con, list(others), core_catalog=None)
         con.execute(f"SET search_path = '{','.join(search)}'")
         yield con
-        if year is not None and new_part is not None:
+        if year is not None:
             con.execute(f"INSERT OR REPLACE INTO {core}.main.{layout.PARTS_TABLE} VALUES (?, ?)",
                         [year, new_part.name])
             con.execute(f"CHECKPOINT {layout.year_catalog(year)}")
         con.execute(f"CHECKPOINT {core}")
-        con.close()
-        os.replace(staged, path)
-    except BaseException:
-        if con is not None:
-            con.close()
-        _remove_database_file(staged)
-        if new_part is not None:
-            _remove_database_file(new_part)
-        raise
     if year is not None and year in parts:
         # Readers that hold the replaced file keep reading it; new readers never name it.
         _remove_database_file(layout.years_folder(path) / parts[year])

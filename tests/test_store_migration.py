@@ -14,7 +14,7 @@ import pytest
 
 from cli.main import main
 from store import layout
-from store.connection import open_reader, writing
+from store.connection import is_per_year_store, open_reader, writing
 from store.migration import (
     DISK_HEADROOM,
     StoreMigrationError,
@@ -37,14 +37,6 @@ def _tables(path: Path) -> dict[str, pd.DataFrame]:
         con.close()
 
 
-def _is_split(path: Path) -> bool:
-    con = open_reader(path)
-    try:
-        return layout.is_split(con, layout.CORE_CATALOG)
-    finally:
-        con.close()
-
-
 @pytest.fixture(scope="module")
 def flat_demo(tmp_path_factory, pages_demo_db) -> Path:
     return write_single_file(pages_demo_db, tmp_path_factory.mktemp("flat") / "flat.duckdb")
@@ -59,10 +51,10 @@ def _assert_same_rows(path: Path, reference: Path) -> None:
 def test_a_single_file_store_is_read_and_written_as_before(tmp_path, flat_demo, pages_demo_db):
     path = tmp_path / "flat.duckdb"
     path.write_bytes(flat_demo.read_bytes())
-    assert not _is_split(path)
+    assert not is_per_year_store(path)
     _assert_same_rows(path, pages_demo_db)
     again = write_single_file(path, tmp_path / "again.duckdb")  # a single file, written anew
-    assert not _is_split(again)
+    assert not is_per_year_store(again)
     _assert_same_rows(again, pages_demo_db)
     with writing(path) as con:
         con.execute("INSERT INTO model_runs (run_id) VALUES ('added')")
@@ -79,7 +71,7 @@ def test_migrate_keeps_every_row_and_writes_a_file_per_year(tmp_path, flat_demo,
     assert main(["migrate", "--db", str(path)]) == 0
     out = capsys.readouterr().out
     assert "2023 (" in out and "per-year files" in out
-    assert _is_split(path)
+    assert is_per_year_store(path)
     assert [p.name[:4] for p in layout.years_folder(path).iterdir()] == ["2023"]
     _assert_same_rows(path, pages_demo_db)
     _assert_same_rows(path, flat_demo)
