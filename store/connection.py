@@ -341,9 +341,7 @@ def writing(path: Path, on_wait: Callable[[str], None] = _say_waiting, year: int
 
 def is_per_year_store(path: Path) -> bool:
     """True when the store at ``path`` is a main file plus per-year files (False: one file)."""
-    with duckdb.connect(":memory:") as con:
-        con.execute(f"ATTACH {layout.quoted_path(path)} AS {layout.CORE_CATALOG} (READ_ONLY)")
-        return layout.is_split(con, layout.CORE_CATALOG)
+    return layout.stored_parts(path) is not None
 
 
 class _Swap:

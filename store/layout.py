@@ -71,6 +71,14 @@ def part_files(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[int, str]:
     return {int(year): str(name) for year, name in rows.fetchall()}
 
 
+def stored_parts(store_path: Path) -> dict[int, str] | None:
+    """{year: file name} as the main file at ``store_path`` names them now; None for a store
+    of one file."""
+    with duckdb.connect(":memory:") as con:
+        con.execute(f"ATTACH {quoted_path(store_path)} AS {CORE_CATALOG} (READ_ONLY)")
+        return part_files(con, CORE_CATALOG) if is_split(con, CORE_CATALOG) else None
+
+
 def attach_years(con: duckdb.DuckDBPyConnection, store_path: Path, parts: dict[int, str]
                  ) -> None:
     """Attach each year's file, read only, as :func:`year_catalog` of its year.
@@ -146,9 +154,7 @@ def copy_store(source: Path, target: Path) -> None:
     source, target = Path(source), Path(target)
     for _ in range(50):
         shutil.copyfile(source, target)
-        with duckdb.connect(":memory:") as con:
-            con.execute(f"ATTACH {quoted_path(target)} AS {CORE_CATALOG} (READ_ONLY)")
-            parts = part_files(con, CORE_CATALOG) if is_split(con, CORE_CATALOG) else {}
+        parts = stored_parts(target)  # the copy's: the state copied, whatever happens next
         if not parts:
             return
         folder = years_folder(target)
@@ -166,9 +172,9 @@ def _link_or_copy(source: Path, target: Path) -> None:
     target.unlink(missing_ok=True)
     try:
         os.link(source, target)
-    except OSError as error:
-        if isinstance(error, FileNotFoundError):
-            raise
+    except FileNotFoundError:
+        raise
+    except OSError:  # another file system, or links not allowed
         shutil.copyfile(source, target)
 
 

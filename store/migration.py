@@ -52,14 +52,9 @@ class MigrationSummary:
 def store_bytes(path: Path) -> int:
     """The disk a store takes: its main file and the year files it names."""
     path = Path(path)
-    total = path.stat().st_size
     folder = layout.years_folder(path)
-    with duckdb.connect(":memory:") as con:
-        con.execute(f"ATTACH {layout.quoted_path(path)} AS {layout.CORE_CATALOG} (READ_ONLY)")
-        if layout.is_split(con, layout.CORE_CATALOG):
-            for name in layout.part_files(con, layout.CORE_CATALOG).values():
-                total += (folder / name).stat().st_size
-    return total
+    return path.stat().st_size + sum((folder / name).stat().st_size
+                                     for name in (layout.stored_parts(path) or {}).values())
 
 
 def needed_bytes(path: Path) -> int:
