@@ -15,7 +15,6 @@ from threadpoolctl import threadpool_limits
 
 from dashboard.navigation import is_home, navigation
 from dashboard.state.frame import run_page
-from dashboard.warm_start import import_page_modules
 from store.connection import database_path
 from workflows.demo_build import build_fresh_demo_database
 
@@ -42,7 +41,6 @@ def one_blas_thread() -> None:
 
 
 one_blas_thread()
-import_page_modules()
 page = navigation()
 # Only the Home page builds the demo, as before the frame existed: a deep link into another
 # page of a fresh install explains that there is no database and points to Home.

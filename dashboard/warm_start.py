@@ -3,8 +3,9 @@
 A page's first visit used to pay for the modules only it uses (the options analysis, the
 adaptive-testing simulator, …) and for Streamlit's own lazy imports: the first alert whose text
 is not plain ASCII compiles Streamlit's emoji pattern (40 ms alone, 0.2–0.3 s on 2 busy cores).
-Importing all of it in the server's first script run moves that cost to the one page load that
-already pays for importing Streamlit, pandas and Plotly, and every later first visit is spared.
+The frame (``dashboard.state.frame.run_page``) imports all of it in the server's first script
+run, which already pays for importing Streamlit, pandas and Plotly, so that no later first
+visit does.
 """
 
 from __future__ import annotations

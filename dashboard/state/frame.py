@@ -18,11 +18,15 @@ from dashboard.data import DatabaseState, database_state
 from dashboard.navigation import navigation
 from dashboard.state.filters import Filters
 from dashboard.state.sidebar import CURRENT_FILTERS, draw_sidebar
+from dashboard.warm_start import import_page_modules
 from enem.score_batches import reproduced_share_text
 
 
 def run_page(page: StreamlitPage) -> None:
-    """The frame's last steps (``app.py``): draw the shared sidebar once, then run ``page``."""
+    """The frame's last steps (``app.py``, or a deep link's first run): import what every page
+    needs (once per server, :mod:`dashboard.warm_start`), draw the shared sidebar once, then
+    run ``page``."""
+    import_page_modules()
     draw_sidebar()
     page.run()
 
