@@ -23,7 +23,7 @@ from dashboard.years.captions import (
     year_caption,
     year_scorings,
 )
-from dashboard.years.figure import band_figure, year_figure
+from dashboard.years.figure import band_figure, thirds_in_rows, year_figure
 from dashboard.years.queries import band_answers, year_humans, year_items, year_patterns
 
 filters = open_page("Years: models and humans across exam years")
@@ -68,7 +68,8 @@ show_figure(band_figure(bands, areas, series, band_years, filters.series_order),
             key="years.bands", file_stem="years_difficulty_thirds",
             image_format=filters.image_format, data=bands,
             caption=band_caption(bands, filters.prompt_label, filters.year,
-                                 without_humans(band_years, yd.human_years(humans))))
+                                 without_humans(band_years, yd.human_years(humans)),
+                                 thirds_in_rows(band_years)))
 st.dataframe(bands, hide_index=True, placeholder="—", column_config={
     "band": None, "band_name": "difficulty third", "items": "items in third",
     "b_min": number("b from", format="%.2f"), "b_max": number("b to", format="%.2f"),

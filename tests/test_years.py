@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from dashboard.years import data as yd
+from dashboard.years.figure import ROW_PER_YEAR_MAX, band_figure
 from enem.areas import AREAS
 from store import trend_queries as tq
 from store.connection import connected, open_reader, writing
@@ -406,3 +407,62 @@ def test_paper_runs_per_year_are_the_plain_means_of_the_results_files(paper_db, 
             form = forms[(forms["year"] == int(year)) & (forms["area"] == area)]
             assert set(form["booklet_id"]) == {int(booklet)}, (year, area)
     assert compared == (5 + 4) * 4 * 4  # nine runs, four years, four areas
+
+
+# ---------------------------------------------------------------------------------------------
+# The band figure's two layouts
+
+def _synthetic_bands(years: list[int], areas: list[str], series: list[str]) -> pd.DataFrame:
+    """band_means-shaped rows: mean = year − 2000 + 10·band + 100·(series index), so every
+    point says where it belongs; area MT has no rows in the middle third."""
+    rows = []
+    for year in years:
+        for area in areas:
+            for band, name in enumerate(yd.BAND_NAMES):
+                if area == "MT" and band == 1:
+                    continue
+                for index, label in enumerate(series):
+                    mean = year - 2000 + 10 * band + 100 * index
+                    rows.append((year, area, band, name, 15, -1.0, 1.0, label, 5, "repetitions",
+                                 mean, 1.0, mean - 1, mean + 1))
+    return pd.DataFrame(rows, columns=list(yd.BAND_COLUMNS))
+
+
+def _panel_points(figure, title: str) -> dict[str, tuple[list, list]]:
+    """Series → (x, y) of the panel titled ``title`` (a subplot title annotation)."""
+    annotations = [a for a in figure.layout.annotations if a.text == title]
+    assert len(annotations) == 1, title
+    # make_subplots writes titles in panel order, so the title's index is the panel's.
+    index = list(figure.layout.annotations).index(annotations[0])
+    axis = "x" if index == 0 else f"x{index + 1}"
+    return {trace.name: (list(trace.x), list(trace.y)) for trace in figure.data
+            if trace.xaxis == axis}
+
+
+def test_band_figure_draws_a_row_per_year_up_to_three_years():
+    years, areas, series = [2021, 2022, 2023], ["CN", "MT"], [yd.HUMANS, "model-a"]
+    figure = band_figure(_synthetic_bands(years, areas, series), areas, series, years)
+    titles = [a.text for a in figure.layout.annotations][:6]
+    assert titles[0].startswith("2021 · CN") and titles[5].startswith("2023 · MT")
+    x, y = _panel_points(figure, titles[2])["model-a"]  # 2022 · CN
+    assert x == list(yd.BAND_NAMES) and y == [122, 132, 142]
+
+
+def test_band_figure_puts_years_on_x_beyond_three_years():
+    years = list(range(2014, 2024))
+    areas, series = ["CN", "MT"], [yd.HUMANS, "model-a"]
+    assert len(years) > ROW_PER_YEAR_MAX
+    figure = band_figure(_synthetic_bands(years, areas, series), areas, series, years)
+    titles = [a.text for a in figure.layout.annotations]
+    panel_titles = [t for t in titles if " · " in t]
+    assert len(panel_titles) == 3 * len(areas)  # a row per third, not per year
+    hardest_cn = next(t for t in panel_titles if t == "CN · hardest third")
+    x, y = _panel_points(figure, hardest_cn)["model-a"]
+    assert x == [str(year) for year in years]
+    assert y == [year - 2000 + 20 + 100 for year in years]
+    easiest_mt = next(t for t in panel_titles if t == "MT · easiest third")
+    _, y = _panel_points(figure, easiest_mt)[yd.HUMANS]
+    assert y == [year - 2000 for year in years]
+    # MT has no middle third: its panel says so instead of drawing nothing.
+    assert "no humans or runs in this area" in titles
+    assert figure.layout.xaxis.categoryarray == tuple(str(year) for year in years)

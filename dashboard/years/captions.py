@@ -56,10 +56,15 @@ def year_caption(means: pd.DataFrame, prompt: str, sidebar_year: int, missing: s
             f"Dotted line: chance, 20% (one of five options at random).{missing} {scoring}")
 
 
-def band_caption(bands: pd.DataFrame, prompt: str, sidebar_year: int, missing: str) -> str:
-    """Caption of the band figure."""
-    return ("Percent correct per difficulty third (x), a row per exam year and a column per "
-            "area. Within each year and area the usable items (a difficulty b, not abandoned; "
+def band_caption(bands: pd.DataFrame, prompt: str, sidebar_year: int, missing: str,
+                 thirds_in_rows: bool = False) -> str:
+    """Caption of the band figure (``thirds_in_rows``: its layout with a row per third and the
+    years on x, ``dashboard.years.figure.thirds_in_rows``)."""
+    layout = ("Percent correct per exam year (x), a row per difficulty third and a column per "
+              "area." if thirds_in_rows else
+              "Percent correct per difficulty third (x), a row per exam year and a column per "
+              "area.")
+    return (f"{layout} Within each year and area the usable items (a difficulty b, not abandoned; "
             "LC with both foreign-language blocks) of the reference form (the booklet most "
             "candidates took; in a year without candidates, the one the runs answered) are "
             "ranked by b, ties by item id, and cut "

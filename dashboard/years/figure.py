@@ -1,10 +1,12 @@
 """The Years page's figures: each series' mean θ and mean percent correct per exam year (a
-column per area), and percent correct per difficulty band (a row per year, a column per area).
-Humans are a grey dashed line; every model series keeps its colour and marker of every page."""
+column per area), and percent correct per difficulty band, a column per area: up to
+:data:`ROW_PER_YEAR_MAX` years a row per year with the thirds on x, beyond that a row per third
+with the years on x. Humans are a grey dashed line; every model series keeps its colour and
+marker of every page."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,6 +34,11 @@ YEAR_GAP_PX = 50
 CHANCE_PERCENT = 20.0
 #: The band figure's x tick labels (the caption names the bands in full).
 BAND_TICKS: tuple[str, ...] = ("easiest", "middle", "hardest")
+#: Up to this many years the band figure draws a row per year (the thirds on x, so each
+#: year's drop from easy to hard items is one line); beyond it a row per third with the years
+#: on x, three rows whatever the number of years (ten years were 40 panels: slow to draw and
+#: to read).
+ROW_PER_YEAR_MAX = 3
 _CHANCE_LINE = {"color": "#999999", "width": 1, "dash": "dot"}
 #: Percent axes: a little beyond 0–100 so markers at the ends are drawn whole.
 _PERCENT_AXIS = {"range": [-4, 106], "tickvals": [0, 20, 40, 60, 80, 100]}
@@ -136,41 +143,82 @@ def year_figure(means: pd.DataFrame, areas: list[str], series: list[str], years:
 
 def band_figure(bands: pd.DataFrame, areas: list[str], series: list[str], years: list[int],
                 catalogue: Iterable[str] | None = None) -> go.Figure:
-    """Percent correct per difficulty band (x: easiest, middle, hardest third of the year's
-    items), a row per exam year (oldest first) and a column per area, a line per series with
-    its 95% interval. ``bands``: rows of ``dashboard.years.data.band_means``."""
+    """Percent correct per difficulty band (the easiest, middle and hardest third of the year's
+    items), a column per area, a line per series with its 95% interval: a row per exam year
+    (oldest first) with the thirds on x for up to :data:`ROW_PER_YEAR_MAX` years, else a row
+    per third with the years on x. ``bands``: rows of ``dashboard.years.data.band_means``."""
+    if thirds_in_rows(years):
+        return _bands_across_years(bands, areas, series, years, catalogue)
     titles = [f"{year} · {area_title(area)}" for year in years for area in areas]
-    figure = _grid(len(years), len(areas), titles, BAND_ROW_PX)
+    panels = [(year, area) for year in years for area in areas]
+    figure = _band_panels(bands, ["year", "area"], panels, len(areas), titles, series,
+                          catalogue, x_of=lambda rows: [BAND_NAMES[b] for b in rows["band"]],
+                          empty="no humans or runs in this year and area")
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(BAND_NAMES),
+                        tickvals=list(BAND_NAMES), ticktext=list(BAND_TICKS))
+    figure.update_xaxes(title_text="difficulty third (by b)", row=len(years))
+    figure.update_layout(meta={"figure": "year-bands"})
+    return figure
+
+
+def thirds_in_rows(years: Sequence[int]) -> bool:
+    """Whether the band figure of ``years`` draws a row per third (years on x)."""
+    return len(years) > ROW_PER_YEAR_MAX
+
+
+def _bands_across_years(bands: pd.DataFrame, areas: list[str], series: list[str],
+                        years: list[int], catalogue: Iterable[str] | None) -> go.Figure:
+    """:func:`band_figure` with a row per third and the exam years on x."""
+    # Short titles ('CN · easiest third'): the area's full name and the third overflow a
+    # quarter of the width.
+    titles = [f"{area} · {name}" for name in BAND_NAMES for area in areas]
+    panels = [(band, area) for band in range(len(BAND_NAMES)) for area in areas]
+    figure = _band_panels(bands, ["band", "area"], panels, len(areas), titles, series,
+                          catalogue, x_of=lambda rows: rows["year"].astype(str).tolist(),
+                          empty="no humans or runs in this area")
+    figure.update_xaxes(type="category", categoryorder="array",
+                        categoryarray=[str(year) for year in years])
+    figure.update_xaxes(title_text="exam year", row=len(BAND_NAMES))
+    figure.update_layout(meta={"figure": "year-bands", "rows": "difficulty thirds"})
+    return figure
+
+
+def _band_panels(bands: pd.DataFrame, panel_columns: list[str], panels: list[tuple],
+                 columns: int, titles: list[str], series: list[str],
+                 catalogue: Iterable[str] | None,
+                 x_of: Callable[[pd.DataFrame], list[str]], empty: str) -> go.Figure:
+    """The band figure's grid: ``panels`` (values of ``panel_columns``, row by row, ``columns``
+    to a row), in each a line per series through its rows of ``bands`` ordered by year and
+    band, at x ``x_of(rows)``, and the chance line; ``empty`` written across a panel without
+    rows."""
+    rows_count = len(panels) // columns
+    figure = _grid(rows_count, columns, titles, BAND_ROW_PX)
     styles = _styles(series, catalogue)
     legend_done: set[str] = set()
     chance_lines = []
     # One pass over the rows instead of a filter per panel and series (hundreds of panels ×
     # series on a store of many years).
-    by_panel = {key: rows for key, rows in bands.sort_values("band").groupby(
-        ["year", "area", "series"], sort=False)}
-    filled = {(year, area) for year, area, _ in by_panel}
-    for row, year in enumerate(years, start=1):
-        for col, area in enumerate(areas, start=1):
-            shown = [by_panel.get((year, area, name)) for name in series]
-            for rank, (name, rows) in enumerate(zip(series, shown, strict=True)):
-                if rows is None or rows.empty:
-                    continue
-                figure.add_trace(_series_trace(
-                    rows, [BAND_NAMES[b] for b in rows["band"]], name, rank, styles[name],
-                    name not in legend_done,
-                    _HUMAN_BAND_HOVER if name == HUMANS else _BAND_HOVER,
-                    ["ci_low", "ci_high", "n", "n_of", "b_min", "b_max", "items"]),
-                    row=row, col=col)
-                legend_done.add(name)
-            if (year, area) not in filled:
-                empty_panel(figure, row, col, "no humans or runs in this year and area")
-            chance_lines.append(reference_line_shape(figure, row, col, y=CHANCE_PERCENT,
-                                                     line=_CHANCE_LINE))
+    by_panel = {key: rows for key, rows in bands.sort_values(["year", "band"]).groupby(
+        [*panel_columns, "series"], sort=False)}
+    filled = {key[:-1] for key in by_panel}
+    for index, panel in enumerate(panels):
+        row, col = divmod(index, columns)
+        for rank, name in enumerate(series):
+            rows = by_panel.get((*panel, name))
+            if rows is None or rows.empty:
+                continue
+            figure.add_trace(_series_trace(
+                rows, x_of(rows), name, rank, styles[name], name not in legend_done,
+                _HUMAN_BAND_HOVER if name == HUMANS else _BAND_HOVER,
+                ["ci_low", "ci_high", "n", "n_of", "b_min", "b_max", "items"]),
+                row=row + 1, col=col + 1)
+            legend_done.add(name)
+        if panel not in filled:
+            empty_panel(figure, row + 1, col + 1, empty)
+        chance_lines.append(reference_line_shape(figure, row + 1, col + 1, y=CHANCE_PERCENT,
+                                                 line=_CHANCE_LINE))
     add_shapes(figure, chance_lines)
-    figure.update_xaxes(type="category", categoryorder="array", categoryarray=list(BAND_NAMES),
-                        tickvals=list(BAND_NAMES), ticktext=list(BAND_TICKS))
-    figure.update_xaxes(title_text="difficulty third (by b)", row=len(years))
     figure.update_yaxes(_PERCENT_AXIS)
     figure.update_yaxes(title_text="% correct", col=1)
-    figure.update_layout(scattermode="group", scattergap=0.6, meta={"figure": "year-bands"})
+    figure.update_layout(scattermode="group", scattergap=0.6)
     return figure
