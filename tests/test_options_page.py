@@ -14,7 +14,8 @@ from scipy import stats
 from dashboard.item_explorer.picker import explorer_link
 from dashboard.options.data import answer_table, human_items, theta_cube
 from dashboard.options.pairs import choice_agreement, pair_table
-from store.connection import connected, open_reader, writing
+from dashboard.options.queries import RunSelection, all_area_inputs, area_inputs
+from store.connection import connected, open_reader, recent_reader, writing
 from store.layout import copy_store
 from store.option_queries import model_option_answers
 from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
@@ -244,3 +245,24 @@ def test_the_page_compares_two_selected_runs(models_db):
     assert len(pair) == 2 and "unanswered" in pair.columns
     first = app.selectbox(key="options.pair.first").value
     assert pair["series"].iloc[0] == first
+
+
+def test_areas_fetched_two_at_a_time_equal_each_area_read_alone(pages_models_db):
+    reader = recent_reader(pages_models_db)
+    with open_reader(pages_models_db) as con:
+        models = tuple(con.execute("SELECT DISTINCT label FROM model_runs ORDER BY label")
+                       .fetchall()[i][0] for i in range(3))
+    runs = RunSelection("pt", 0, models, False)
+    areas, booklets = ["MT", "CN", "LC", "CH"], [None] * 4
+    together = all_area_inputs(reader, 2023, areas, booklets, runs)
+    assert len(together) == 4
+    for area, fetched in zip(areas, together, strict=True):
+        alone = area_inputs(reader, 2023, area, None, runs)
+        assert len(fetched.answers) and len(fetched.items) and len(fetched.points)
+        for field in ("option_counts", "option_theta_counts", "items", "answers", "points",
+                      "human_lengths", "model_lengths"):
+            pd.testing.assert_frame_equal(getattr(fetched, field), getattr(alone, field))
+    # Each area got its own items, in the order asked.
+    item_sets = [set(inputs.items["item_id"]) for inputs in together]
+    assert sum(len(items) for items in item_sets) == len(set().union(*item_sets))
+    assert [set(inputs.points["area"]) for inputs in together] == [{area} for area in areas]

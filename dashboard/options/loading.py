@@ -11,9 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries
-from dashboard.data import Token, version_token
-from dashboard.options import queries as option_queries
+from dashboard.data import Token, shared_reader, version_token
 from dashboard.options.comparisons import band_accuracy, item_distances, length_tests
 from dashboard.options.data import (
     answer_table,
@@ -29,10 +27,8 @@ from dashboard.options.key_positions import (
     key_position_counts,
     rescored_items,
 )
+from dashboard.options.queries import RunSelection, all_area_inputs
 from dashboard.state.filters import Filters
-
-#: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
-HUMAN_TEXT_LANGUAGE = "pt"
 
 
 @dataclass
@@ -87,26 +83,23 @@ def option_results(filters: Filters) -> OptionResults:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: str, shots: int,
              models: tuple, pooled: bool) -> OptionResults:
-    """``token`` (the store's version) only keys the cache."""
+    """``token``: the store's version, read (its shared reader) and keying the cache."""
     items, answers, lengths_pt, lengths_model = [], [], [], []
     cubes, model_theta, without = {}, {}, []
-    for area, booklet in zip(areas, booklets):
-        theta_counts = option_queries.human_option_theta_counts(year, area)
-        table = human_items(area, queries.area_items(year, area),
-                            option_queries.human_option_counts(year, area), theta_counts)
+    fetched = all_area_inputs(shared_reader(token), year, areas, booklets,
+                              RunSelection(language, shots, models, pooled))
+    for area, inputs in zip(areas, fetched, strict=True):
+        theta_counts = inputs.option_theta_counts
+        table = human_items(area, inputs.items, inputs.option_counts, theta_counts)
         items.append(table)
         cubes[area] = theta_cube(theta_counts, table["item_id"].to_numpy())
         if theta_counts.empty:
             without.append(area)
-        raw = option_queries.model_option_answers(year, area, booklet, language, shots,
-                                                  list(models), pooled)
-        answers.append(answer_table(raw, table))
-        points = queries.model_points(year, area, booklet, language, shots, list(models),
-                                      pooled)
-        for series, theta in points.groupby("model")["theta"].mean().items():
+        answers.append(answer_table(inputs.answers, table))
+        for series, theta in inputs.points.groupby("model")["theta"].mean().items():
             model_theta[series, area] = float(theta)
-        lengths_pt.append(option_queries.question_lengths(year, area, HUMAN_TEXT_LANGUAGE))
-        lengths_model.append(option_queries.question_lengths(year, area, language))
+        lengths_pt.append(inputs.human_lengths)
+        lengths_model.append(inputs.model_lengths)
     items = pd.concat(items, ignore_index=True)
     answers = pd.concat(answers, ignore_index=True)
     human_lengths = pd.concat(lengths_pt, ignore_index=True)
