@@ -466,3 +466,9 @@ def test_band_figure_puts_years_on_x_beyond_three_years():
     # MT has no middle third: its panel says so instead of drawing nothing.
     assert "no humans or runs in this area" in titles
     assert figure.layout.xaxis.categoryarray == tuple(str(year) for year in years)
+    # Hovers: the custom numbers per point (b range, items) and the words of what n counts.
+    model = next(trace for trace in figure.data if trace.name == "model-a")
+    assert "%{customdata[2]} repetitions" in model.hovertemplate
+    assert "{n_of}" not in model.hovertemplate
+    assert model.customdata.shape == (len(years), 6) and set(model.customdata[:, 5]) == {15}
+    assert list(model.customdata[:, 3]) == [-1.0] * len(years)

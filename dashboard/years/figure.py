@@ -72,8 +72,9 @@ def _styles(series: Sequence[str], catalogue: Iterable[str] | None
 def _bars(rows: pd.DataFrame, colour: str) -> dict:
     """Vertical error bars from each mean to its interval's ends (none where there is no
     interval: the humans' bands, a single repetition)."""
-    high = (rows["ci_high"] - rows["mean"]).to_numpy(float)
-    low = (rows["mean"] - rows["ci_low"]).to_numpy(float)
+    mean = rows["mean"].to_numpy(float)
+    high = rows["ci_high"].to_numpy(float) - mean
+    low = mean - rows["ci_low"].to_numpy(float)
     visible = bool(np.isfinite(high).any())
     return {"type": "data", "symmetric": False, "visible": visible, "color": colour,
             "array": np.nan_to_num(high), "arrayminus": np.nan_to_num(low), "thickness": 1.2,
@@ -84,26 +85,33 @@ def _series_trace(rows: pd.DataFrame, x: Sequence[str], name: str, rank: int,
                   style: tuple[str, str, str], shown: bool, hover: str,
                   custom: list[str]) -> go.Scatter:
     """One series' line in one panel; ``rank`` orders the legend as the series are given
-    (traces are added panel by panel, and a series may be missing from the first)."""
+    (traces are added panel by panel, and a series may be missing from the first).
+
+    ``custom``: the numeric columns the ``hover`` template reads as ``customdata``; its
+    ``{n_of}`` is what the series' n counts (one word per series: plain numbers keep the trace
+    cheap to build, a column of words made Plotly check every cell)."""
     colour, symbol, dash = style
     return go.Scatter(
-        x=list(x), y=rows["mean"], mode="lines+markers", name=name, legendgroup=name,
-        legendrank=rank, showlegend=shown, offsetgroup=name,
+        x=list(x), y=rows["mean"].to_numpy(float), mode="lines+markers", name=name,
+        legendgroup=name, legendrank=rank, showlegend=shown, offsetgroup=name,
         line={"color": colour, "dash": dash, "width": 1.5},
         marker={"color": colour, "symbol": symbol, "size": 8}, error_y=_bars(rows, colour),
-        customdata=rows[custom].to_numpy(), hovertemplate=hover)
+        customdata=rows[custom].to_numpy(float),
+        hovertemplate=hover.replace("{n_of}", str(rows["n_of"].iloc[0])))
 
 
 _YEAR_HOVER = ("<b>%{fullData.name}</b><br>%{x}: %{y:.3f} (95% CI %{customdata[0]:.3f} to "
-               "%{customdata[1]:.3f})<br>n = %{customdata[2]} %{customdata[3]}<extra></extra>")
-_BAND_HOVER = ("<b>%{fullData.name}</b><br>%{x} (b %{customdata[4]:.2f} to "
-               "%{customdata[5]:.2f}, %{customdata[6]} items): %{y:.1f}%"
+               "%{customdata[1]:.3f})<br>n = %{customdata[2]} {n_of}<extra></extra>")
+_YEAR_CUSTOM = ["ci_low", "ci_high", "n"]
+_BAND_HOVER = ("<b>%{fullData.name}</b><br>%{x} (b %{customdata[3]:.2f} to "
+               "%{customdata[4]:.2f}, %{customdata[5]} items): %{y:.1f}%"
                "<br>95% CI %{customdata[0]:.1f} to %{customdata[1]:.1f}, n = %{customdata[2]} "
-               "%{customdata[3]}<extra></extra>")
+               "{n_of}<extra></extra>")
 #: The humans' band values have no interval: each item's share is over every candidate.
-_HUMAN_BAND_HOVER = ("<b>%{fullData.name}</b><br>%{x} (b %{customdata[4]:.2f} to "
-                     "%{customdata[5]:.2f}): %{y:.1f}%, mean over %{customdata[2]} items"
+_HUMAN_BAND_HOVER = ("<b>%{fullData.name}</b><br>%{x} (b %{customdata[3]:.2f} to "
+                     "%{customdata[4]:.2f}): %{y:.1f}%, mean over %{customdata[2]} items"
                      "<extra></extra>")
+_BAND_CUSTOM = ["ci_low", "ci_high", "n", "b_min", "b_max", "items"]
 
 
 def year_figure(means: pd.DataFrame, areas: list[str], series: list[str], years: list[int],
@@ -125,8 +133,7 @@ def year_figure(means: pd.DataFrame, areas: list[str], series: list[str], years:
                     continue
                 figure.add_trace(_series_trace(
                     rows, rows["year"].astype(str), name, rank, styles[name],
-                    name not in legend_done, _YEAR_HOVER,
-                    ["ci_low", "ci_high", "n", "n_of"]), row=row, col=col)
+                    name not in legend_done, _YEAR_HOVER, _YEAR_CUSTOM), row=row, col=col)
                 legend_done.add(name)
             if shown.empty:
                 empty_panel(figure, row, col, "no humans or runs in this area")
@@ -209,8 +216,7 @@ def _band_panels(bands: pd.DataFrame, panel_columns: list[str], panels: list[tup
                 continue
             figure.add_trace(_series_trace(
                 rows, x_of(rows), name, rank, styles[name], name not in legend_done,
-                _HUMAN_BAND_HOVER if name == HUMANS else _BAND_HOVER,
-                ["ci_low", "ci_high", "n", "n_of", "b_min", "b_max", "items"]),
+                _HUMAN_BAND_HOVER if name == HUMANS else _BAND_HOVER, _BAND_CUSTOM),
                 row=row + 1, col=col + 1)
             legend_done.add(name)
         if panel not in filled:
