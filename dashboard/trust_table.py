@@ -3,6 +3,8 @@ read through the cached queries."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -39,6 +41,16 @@ def cached_random_theta(year: int, booklet: int, item_language: int | None,
     return random_answer_theta(form_bank(year, booklet, item_language, scoring), options)
 
 
+@dataclass(frozen=True)
+class _FormChecks:
+    """What every model's verdict on one form shares: the booklet, its bank and the random
+    answerers' θ (empty without a booklet)."""
+
+    booklet: int | None
+    bank: ItemBank | None
+    random_theta: np.ndarray
+
+
 def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, float]
                 ) -> pd.DataFrame:
     """One row per (model, area) of ``points`` (``selected_model_points``) with the checks.
@@ -49,21 +61,30 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
     """
     rows = []
     scoring = filters.profile.get("scoring")
+    # Read once per area and form, not once per model: each cached read costs its hashing.
+    forms: dict[tuple[str, int | None], _FormChecks] = {}
+    human_se_tables: dict[str, pd.DataFrame] = {}
     for (model, area), group in points.groupby(["model", "area"], sort=True):
-        booklet = information_booklet(filters, area)
         language = None
         if area == "LC" and group["item_language"].notna().any():
             language = int(group["item_language"].mode().iloc[0])
-        bank = None if booklet is None else form_bank(filters.year, booklet, language, scoring)
-        random_theta: list[float] | np.ndarray = ([] if booklet is None else
-                        cached_random_theta(filters.year, booklet, language, scoring))
+        if (area, language) not in forms:
+            booklet = information_booklet(filters, area)
+            forms[area, language] = _FormChecks(
+                booklet, None if booklet is None else form_bank(filters.year, booklet,
+                                                                language, scoring),
+                np.array([]) if booklet is None else
+                cached_random_theta(filters.year, booklet, language, scoring))
+        form = forms[area, language]
+        if area not in human_se_tables:
+            human_se_tables[area] = queries.human_theta_se(*filters.human_args(area))
         mean_theta = float(group["theta"].mean())
-        human_se = humans_se_at(queries.human_theta_se(*filters.human_args(area)), mean_theta,
-                                THETA_BIN_WIDTH)
+        human_se = humans_se_at(human_se_tables[area], mean_theta, THETA_BIN_WIDTH)
         verdict = trust_verdict(group["theta"], group["theta_se"], group["lz"],
-                                human_p5.get(area, np.nan), human_se, bank, random_theta)
+                                human_p5.get(area, np.nan), human_se, form.bank,
+                                form.random_theta)
         rows.append({
-            "model": model, "area": area, "patterns": len(group), "booklet_id": booklet,
+            "model": model, "area": area, "patterns": len(group), "booklet_id": form.booklet,
             "mean_theta": mean_theta, "mean_se": float(group["theta_se"].mean()),
             "human_se": human_se, "se_ratio": verdict.se_ratio, "exam_se": verdict.exam_se,
             "share_below_p5": verdict.fit.share_below, "random_p": verdict.random_p,
