@@ -272,9 +272,10 @@ def test_response_pattern_rows_fill_their_heatmap(demo_server, page):
     (autorange padded the shared row axis for the l_z column, leaving bands of empty rows)."""
     open_and_settle(page, f"{demo_server}/Response_patterns?area=CN", 1)
     page.get_by_text("One row per repetition").click()
+    # The rerun replaces the chart: until the new one is drawn there may be no plot at all.
     page.wait_for_function(
-        "document.querySelector('.js-plotly-plot')._fullLayout.yaxis._categories.length > 60",
-        timeout=PAGE_TIMEOUT_MS)
+        "(document.querySelector('.js-plotly-plot')?._fullLayout?.yaxis?._categories?.length"
+        " ?? 0) > 60", timeout=PAGE_TIMEOUT_MS)
     page.wait_for_timeout(800)
     page.screenshot(path=str(ARTIFACTS / "first_hour_items_patterns_per_repetition.png"))
     axis = page.evaluate("""() => { const a = document.querySelector('.js-plotly-plot')
