@@ -1,6 +1,6 @@
 """Everything the Options and traps page shows, fetched for the sidebar's selection and put
-together (cached queries in, the tables of :mod:`dashboard.options.data` and
-:mod:`dashboard.options.comparisons` out)."""
+together (each area's store reads in, :mod:`dashboard.options.queries`; the tables of
+:mod:`dashboard.options.data` and :mod:`dashboard.options.comparisons` out), cached as one."""
 
 from __future__ import annotations
 
