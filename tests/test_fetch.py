@@ -42,6 +42,12 @@ YEAR = 2023
 ZIP_PATH = INEP_ZIP.path.format(year=YEAR)
 PAPER_PATH = "BU-UFMG-Research/irt-llms/raw/HEAD"
 ROOT = Path(__file__).resolve().parent.parent
+#: ``python -m cli`` with Python's own Ctrl-C handler whatever the child inherits: a suite started
+#: in the background (a shell's ``cmd &`` ignores SIGINT in what it starts) passed the ignoring
+#: on, and a child told to stop never did.
+CLI_WITH_CTRL_C = [sys.executable, "-c", (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'cli'; runpy.run_module('cli', run_name='__main__', alter_sys=True)")]
 
 
 @pytest.fixture(scope="module")
@@ -181,13 +187,8 @@ def test_an_interrupted_fetch_resumes_where_its_file_stopped(server, places, yea
     served = server.serve(ZIP_PATH, year_zip, stall_after=len(year_zip) // 2)
     part = dest / "inep/2023/microdados_enem_2023.zip.part"
     environment = {k: v for k, v in os.environ.items() if k not in ("ENEM_DB", MIRROR_ENV_VAR)}
-    # The child takes Python's own Ctrl-C handler whatever it inherits: a suite started in the
-    # background (a shell's `cmd &` ignores SIGINT in what it starts) would pass the ignoring on.
     process = subprocess.Popen(
-        [sys.executable, "-c", "import runpy, signal, sys; "
-         "signal.signal(signal.SIGINT, signal.default_int_handler); sys.argv[0] = 'cli'; "
-         "runpy.run_module('cli', run_name='__main__', alter_sys=True)",
-         "fetch", "inep", "--year", str(YEAR), "--items-only",
+        [*CLI_WITH_CTRL_C, "fetch", "inep", "--year", str(YEAR), "--items-only",
          "--keep", "--quiet", "--mirror", server.url, "--dest", str(dest), "--db", str(db)],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True)
@@ -220,13 +221,8 @@ def test_a_killed_fetch_resumes_from_what_reached_the_disk(server, places, year_
     served = server.serve(ZIP_PATH, year_zip, stall_after=len(year_zip) // 2)
     part = dest / "inep/2023/microdados_enem_2023.zip.part"
     environment = {k: v for k, v in os.environ.items() if k not in ("ENEM_DB", MIRROR_ENV_VAR)}
-    # The child takes Python's own Ctrl-C handler whatever it inherits: a suite started in the
-    # background (a shell's `cmd &` ignores SIGINT in what it starts) would pass the ignoring on.
     process = subprocess.Popen(
-        [sys.executable, "-c", "import runpy, signal, sys; "
-         "signal.signal(signal.SIGINT, signal.default_int_handler); sys.argv[0] = 'cli'; "
-         "runpy.run_module('cli', run_name='__main__', alter_sys=True)",
-         "fetch", "inep", "--year", str(YEAR), "--items-only",
+        [*CLI_WITH_CTRL_C, "fetch", "inep", "--year", str(YEAR), "--items-only",
          "--keep", "--quiet", "--mirror", server.url, "--dest", str(dest), "--db", str(db)],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
