@@ -18,13 +18,11 @@ from __future__ import annotations
 import ast
 import gc
 import importlib
-from pathlib import Path
 
 import streamlit as st
 
+from store.connection import PROJECT_ROOT
 from workflows.views import VIEWS
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: Modules Streamlit imports on first use inside its elements, not when it is imported.
 STREAMLIT_LAZY_MODULES = ("streamlit.emojis",)
@@ -47,7 +45,7 @@ def imported_names(source: str) -> list[str]:
 def page_imports() -> list[str]:
     """Every name the page files of :data:`workflows.views.VIEWS` import, each once."""
     names = [name for view in VIEWS
-             for name in imported_names((ROOT / view.file).read_text(encoding="utf-8"))]
+             for name in imported_names((PROJECT_ROOT / view.file).read_text(encoding="utf-8"))]
     return list(dict.fromkeys(names))
 
 
