@@ -36,7 +36,9 @@ st.subheader("Ingests")
 history = queries.ingest_history()
 if not operating:
     for column in ("microdata_file", "items_file"):
-        history[column] = history[column].map(lambda file: file and Path(file).name)
+        # An items-only ingest has no microdata file (NULL, read back as None or NaN).
+        history[column] = history[column].map(
+            lambda file: Path(file).name if isinstance(file, str) else None)
 history["scoring"] = history["scoring"].map(scoring_words)
 history = for_display(history, ["year", "live", "layout", "is_synthetic", "scoring",
                                 "records_present", "nota_checked", "nota_matched"])

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -29,6 +30,7 @@ from tests.page_support import (
     run_via_home,
     series_names,
 )
+from workflows.ingest import ingest_items
 from workflows.runs.service import list_runs
 
 
@@ -255,6 +257,22 @@ def test_data_page_lists_ingests_counts_and_runs(models_db):
     assert int(counts.set_index("table").loc["examinees", "rows"]) == 5000
     assert set(runs["model_id"]) >= {"test-strong-it", "test-odd-base", "test-random-baseline"}
     assert "Nothing was rejected" in messages(app)
+
+
+def test_data_page_shows_a_viewer_the_file_names_of_a_store_with_an_items_only_year(
+        monkeypatch, tmp_path, pages_models_db, demo_files_2023):
+    """A year stored from its item file alone has no microdata file (NULL beside the
+    candidates' year's name): a viewer still sees every ingest, each file by its name only."""
+    db = tmp_path / "enem.duckdb"
+    copy_store(pages_models_db, db)
+    ingest_items(db, 2022, demo_files_2023.items)
+    monkeypatch.setenv("ENEM_DB", str(db))
+    app = run_page("pages/Data.py")
+    assert_clean(app)
+    ingests = next(f.value for f in app.dataframe if "ingest_id" in f.value).set_index("year")
+    assert ingests.loc[2023, "microdata_file"] == demo_files_2023.microdata.name
+    assert ingests.loc[2022, "items_file"] == demo_files_2023.items.name
+    assert pd.isna(ingests.loc[2022, "microdata_file"])
 
 
 def test_home_page_says_it_is_the_synthetic_demo(models_db):
