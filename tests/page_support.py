@@ -36,13 +36,15 @@ DRAWS: dict[str, tuple[int, int]] = {
     "pages/Populations.py": (2, 3),
     "pages/Conditions.py": (2, 2),
     "pages/Years.py": (2, 2),
-    "pages/Options_and_traps.py": (3, 4),
+    "pages/Options_and_traps.py": (1, 2),  # its first tab
     "pages/Item_gaps.py": (2, 2),
     "pages/Paper_tables.py": (1, 2),
     "pages/Item_explorer.py": (2, 0),
     "pages/Data.py": (0, 3),
-    "pages/Adaptive_testing.py": (3, 1),
+    "pages/Adaptive_testing.py": (3, 1),  # its first tab
 }
+#: Pages whose first tab shows no model run: the tab (``section=``) that does.
+MODEL_SECTIONS: dict[str, str] = {"pages/Adaptive_testing.py": "Skills"}
 #: page file → (title start, plotly charts with model runs, dataframes with model runs): every
 #: view of the menu but Runs (tested on its own, tests/test_runs_page.py).
 PAGES: dict[str, tuple[str, int, int]] = {
@@ -72,6 +74,15 @@ def run_via_home(page: str) -> AppTest:
     """Open the home page, then switch to ``page`` like a user clicking the navigation."""
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     return app.switch_page(page).run() if page != HOME else app
+
+
+def open_section(app: AppTest, label: str, key: str = "section") -> AppTest:
+    """Open the tab ``label`` of the page's sections (tabs bound to the URL's ``key``), as a
+    click on it does: only the open tab's section is drawn."""
+    app.session_state[key] = label
+    # The browser's address follows the tab; AppTest's does not, and a stale one would win.
+    app.query_params[key] = label
+    return app.run()
 
 
 def charts(app: AppTest) -> list[dict]:

@@ -29,7 +29,7 @@ PAGES: dict[str, tuple[str, int, str]] = {
     "Response_patterns": ("response_patterns", 4, "Response patterns"),
     "Test_information": ("test_information", 1, "Test information"),
     "Discrimination": ("discrimination", 1, "Discrimination"),
-    "Options_and_traps": ("options_and_traps", 3, "Options and traps"),
+    "Options_and_traps": ("options_and_traps", 1, "Options and traps"),  # its first tab
     "Item_explorer": ("item_explorer", 2, "Item explorer"),
     "Data": ("data", 0, "Data"),
 }

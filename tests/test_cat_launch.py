@@ -43,7 +43,7 @@ def test_page_launches_a_cat_and_draws_its_path(monkeypatch, tmp_path, pages_dem
     db = tmp_path / "launch.duckdb"
     copy_store(pages_demo_db, db)
     monkeypatch.setenv("ENEM_DB", str(db))
-    app = run_page(PAGE)
+    app = run_page(PAGE, {"section": "Live CAT"})
     assert_clean(app)
     assert "No live CAT of a model on CN 2023" in messages(app)
     enem_llm = str(Path(sys.executable).parent / "enem-llm")

@@ -11,7 +11,7 @@ import pytest
 
 from store.connection import connected
 from store.layout import copy_store
-from tests.page_support import assert_clean, charts, decoded, run_page
+from tests.page_support import assert_clean, charts, decoded, open_section, run_page
 from workflows.cat.live import CatRunSpec, execute_live_cat
 
 PAGE = "pages/Adaptive_testing.py"
@@ -32,13 +32,25 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     monkeypatch.setenv("ENEM_DB", str(cat_db))
     app = run_page(PAGE)
     assert_clean(app)
-    # The post-hoc replay runs only when asked: then its figure joins the others (simulation,
-    # variable length, noise, paths, overlap, levels by skill, accuracy by skill).
-    assert len(charts(app)) == 7
-    assert not any("items a CAT needed" in f["layout"]["title"]["text"] for f in charts(app))
-    app.toggle(key="cat.replay").set_value(True).run()
-    assert_clean(app)
-    figures = {f["layout"]["title"]["text"]: f for f in charts(app)}
+    assert [tab.label for tab in app.tabs] == ["Simulation", "Live CAT", "Skills", "Post-hoc"]
+    figures, downloads = {}, 0
+    # Each tab draws its own figures only: the simulation, variable length and noise; the
+    # paths and their overlap; the levels and accuracy by skill; the post-hoc replay, which
+    # runs only when asked.
+    for label, drawn in (("Simulation", 3), ("Live CAT", 2), ("Skills", 2), ("Post-hoc", 0)):
+        app = open_section(app, label)
+        assert_clean(app)
+        assert len(charts(app)) == drawn, label
+        if label == "Simulation":
+            assert "nearest guess" in " ".join(m.value for m in app.markdown)
+        if label == "Live CAT":
+            [table] = [frame.value for frame in app.dataframe if "full-exam θ" in frame.value]
+        if label == "Post-hoc":
+            app.toggle(key="cat.replay").set_value(True).run()
+            assert_clean(app)
+            assert len(charts(app)) == 1
+        figures |= {f["layout"]["title"]["text"]: f for f in charts(app)}
+        downloads += len(app.get("download_button"))
     assert len(figures) == 8, list(figures)
     replayed = next(f for t, f in figures.items() if "items a CAT needed" in t)
     assert decoded(replayed["data"][0]["y"]).sum() == pytest.approx(100.0)
@@ -62,9 +74,7 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     # Two runs share a label: each is its own series, named by the end of its run id.
     names = list(jaccard["data"][0]["x"])
     assert all(" · run " in name for name in names)
-    assert "nearest guess" in " ".join(m.value for m in app.markdown)
     # Against the full exam: each path's last θ̂, the random baseline's full runs (pt, 0-shot).
-    [table] = [frame.value for frame in app.dataframe if "full-exam θ" in frame.value]
     with connected(cat_db, read_only=True) as con:
         full = con.execute("SELECT avg(m.theta), avg(m.theta_se) FROM model_scores m "
                            "JOIN model_runs r USING (run_id) WHERE r.model_id = "
@@ -76,7 +86,7 @@ def test_page_draws_every_section_with_live_runs(monkeypatch, cat_db):
     np.testing.assert_allclose(table["full-exam θ"], full[0])
     np.testing.assert_allclose(table["full-exam SE"], full[1])
     assert sorted(table["CAT θ̂"]) == sorted(theta for (theta,) in last)
-    assert len(app.get("download_button")) == 19
+    assert downloads == 19
     assert json.dumps(figures)  # every figure serialises
 
 
@@ -84,8 +94,12 @@ def test_page_explains_missing_live_runs(monkeypatch, pages_demo_db):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
     app = run_page(PAGE)
     assert_clean(app)
+    assert "No live CAT run for this year and area" in " | ".join(i.value for i in app.info)
+    assert len(charts(app)) == 3  # simulation, variable length, noise
+    app = open_section(app, "Live CAT")
     text = " | ".join(i.value for i in app.info)
     assert "No live CAT of a model" in text and "enem-llm cat-run" in text
-    # The demo's own full runs still get their reports by skill (the replay waits to be asked):
-    # simulation, variable length, noise, levels by skill, accuracy by skill.
-    assert len(charts(app)) == 5
+    assert not charts(app)
+    # The demo's own full runs still get their reports by skill: levels, accuracy by skill.
+    app = open_section(app, "Skills")
+    assert len(charts(app)) == 2

@@ -186,7 +186,7 @@ def test_marked_cells_bold_the_best_model_and_mark_the_human_levels():
 def test_page_draws_the_levels_report(monkeypatch, pages_demo_db, humans_by_hand,
                                       models_by_hand):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
-    app = run_page("pages/Adaptive_testing.py")
+    app = run_page("pages/Adaptive_testing.py", {"section": "Skills"})
     assert_clean(app)
     app.selectbox(key="cat.area").set_value(AREA).run()
     assert_clean(app)
@@ -233,7 +233,8 @@ def test_page_draws_the_models_without_human_levels_on_an_items_only_year(
         monkeypatch, paper_runs_store, capsys):
     capsys.readouterr()
     monkeypatch.setenv("ENEM_DB", str(paper_runs_store))
-    app = run_page("pages/Adaptive_testing.py", {"year": "2022", "area": "CN", "lang": "en"})
+    app = run_page("pages/Adaptive_testing.py", {"year": "2022", "area": "CN", "lang": "en",
+                                                  "section": "Skills"})
     assert_clean(app)
     assert "holds no candidates (item file only): the models are shown without the human " \
            "levels" in " ".join(i.value for i in app.info)

@@ -98,7 +98,7 @@ def test_bins_and_items_without_humans():
 
 def test_page_draws_the_report(monkeypatch, pages_demo_db):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
-    app = run_page("pages/Adaptive_testing.py")
+    app = run_page("pages/Adaptive_testing.py", {"section": "Skills"})
     assert_clean(app)
     [figure] = [f for f in charts(app) if "accuracy by skill" in f["layout"]["title"]["text"]]
     label, _, expected = _by_hand(pages_demo_db, "CN")

@@ -146,7 +146,7 @@ def _assert_headroom(axes: dict, shot: str, page) -> None:
 
 
 def test_the_position_bias_axis_ends_above_the_tallest_bar(demo_server, page):
-    open_and_settle(page, f"{demo_server}/Options_and_traps", 3)
+    open_and_settle(page, f"{demo_server}/Options_and_traps?section=Position+bias", 1)
     chart = page.locator(".js-plotly-plot").filter(has_text="uniform")
     chart.scroll_into_view_if_needed()
     _assert_headroom(_bar_axes(page, "answers choosing the option shown there"),
@@ -223,13 +223,14 @@ def _assert_no_missing_words(grid: dict) -> None:
     assert not MISSING_WORDS & drawn, sorted(MISSING_WORDS & drawn)
 
 
-@pytest.mark.parametrize(("index", "header", "shot"), [
-    (0, "x/y", "trap_table"),
-    (-1, "p", "length_tests"),
+@pytest.mark.parametrize(("section", "charts", "header", "shot"), [
+    ("Traps", 1, "x/y", "trap_table"),
+    ("Lengths", 0, "p", "length_tests"),
 ])
-def test_options_tables_show_their_key_column(demo_server, page, index, header, shot):
-    open_and_settle(page, f"{demo_server}/Options_and_traps", 3)
-    grid = _grid(page, index % _tables(page), shot)
+def test_options_tables_show_their_key_column(demo_server, page, section, charts, header,
+                                              shot):
+    open_and_settle(page, f"{demo_server}/Options_and_traps?section={section}", charts)
+    grid = _grid(page, 0, shot)
     _assert_key_column(grid, header)
     _assert_no_missing_words(grid)
 

@@ -24,10 +24,20 @@ from dashboard.options.key_positions import (
 from enem.areas import AREAS
 from store.connection import connected, open_reader, writing
 from store.layout import copy_store
-from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
+from tests.page_support import (
+    assert_clean,
+    charts,
+    decoded,
+    messages,
+    open_section,
+    run_page,
+    run_via_home,
+)
 from workflows.results_io import import_results_summary
 
 PAGE = "pages/Options_and_traps.py"
+#: The page's tab of these figures.
+SECTION = "Key position"
 LETTERS = "ABCDE"
 SHUFFLE_FILE = "enem-experiments-results-shuffle-processed-with-irt-lz.parquet"
 MAIN_FILE = "enem-experiments-results-processed-with-irt-lz.parquet"
@@ -220,7 +230,7 @@ def _panel_positions(figure: dict) -> dict[int, tuple[float, float]]:
 
 
 def test_the_page_draws_correct_rates_by_key_position_item_by_item(models_db, pages_models_db):
-    app = run_via_home(PAGE)
+    app = open_section(run_via_home(PAGE), SECTION)
     assert_clean(app)
     app.selectbox(key="options.keypos.series").set_value("test-odd-base").run()
     assert_clean(app)
@@ -257,7 +267,7 @@ def _shown_p(text: str) -> float:
     return 0.0 if str(text).startswith("<") else float(text)
 
 def test_the_dependence_on_the_key_position_against_b_equals_scipy(models_db, pages_models_db):
-    app = run_via_home(PAGE)
+    app = open_section(run_via_home(PAGE), SECTION)
     table = next(frame.value for frame in app.dataframe
                  if list(frame.value.columns)[:3] == ["series", "area", "items"])
     con = open_reader(pages_models_db)
@@ -289,7 +299,7 @@ def test_runs_that_never_moved_the_key_are_explained(monkeypatch, tmp_path, page
     with writing(path) as con:
         con.execute("UPDATE model_responses SET permutation = 'ABCDE'")
     monkeypatch.setenv("ENEM_DB", str(path))
-    app = run_page(PAGE)
+    app = run_page(PAGE, {"section": SECTION})
     assert_clean(app)
     assert "showed no item's key at more than one position" in messages(app)
     assert not [f for f in charts(app) if (f["layout"].get("meta") or {}).get("figure")
@@ -297,7 +307,7 @@ def test_runs_that_never_moved_the_key_are_explained(monkeypatch, tmp_path, page
 
 
 def test_without_runs_the_key_position_section_says_so(no_runs_db):
-    app = run_via_home(PAGE)
+    app = open_section(run_via_home(PAGE), SECTION)
     assert_clean(app)
     assert "No model runs for 2023" in messages(app)
     assert not [f for f in charts(app) if (f["layout"].get("meta") or {}).get("figure")
@@ -347,7 +357,8 @@ def _file_dependence(real_data, language: str) -> pd.DataFrame:
 def test_the_paper_shuffle_runs_on_the_real_2022_items_equal_the_file(monkeypatch, paper_store,
                                                                       real_data, language):
     monkeypatch.setenv("ENEM_DB", str(paper_store))
-    app = run_page(PAGE, {"year": "2022", "lang": language, "area": list(AREAS)})
+    app = run_page(PAGE, {"year": "2022", "lang": language, "area": list(AREAS),
+                          "section": "Position bias"})
     assert_clean(app)
     left_out = " ".join(caption.value for caption in app.caption
                         if caption.value.startswith("Left out"))
@@ -355,6 +366,8 @@ def test_the_paper_shuffle_runs_on_the_real_2022_items_equal_the_file(monkeypatc
     positions = next(frame.value for frame in app.dataframe
                      if list(frame.value.columns)[:2] == ["series", "answers"])
     assert (positions["answers"] > 0).all() and len(positions) == 9  # seeds and shuffles
+    app = open_section(app, SECTION)
+    assert_clean(app)
     table = next(frame.value for frame in app.dataframe
                  if list(frame.value.columns)[:3] == ["series", "area", "items"])
     expected = _file_dependence(real_data, "pt-br" if language == "pt" else "en")
@@ -371,7 +384,7 @@ def test_the_item_the_paper_scored_with_its_own_key_is_left_out_and_named(monkey
                                                                          paper_store):
     """2019 MT booklet 522 position 16: the paper's key E, INEP's D (docs/methods.md)."""
     monkeypatch.setenv("ENEM_DB", str(paper_store))
-    app = run_page(PAGE, {"year": "2019", "area": "MT"})
+    app = run_page(PAGE, {"year": "2019", "area": "MT", "section": SECTION})
     assert_clean(app)
     named = " ".join(caption.value for caption in app.caption)
     assert "MT Q16 (item " in named and "4 runs)" in named  # the four shuffle runs

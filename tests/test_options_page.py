@@ -18,10 +18,20 @@ from dashboard.options.queries import RunSelection, all_area_inputs, area_inputs
 from store.connection import connected, open_reader, recent_reader, writing
 from store.layout import copy_store
 from store.option_queries import model_option_answers
-from tests.page_support import assert_clean, charts, decoded, messages, run_page, run_via_home
+from tests.page_support import (
+    assert_clean,
+    charts,
+    decoded,
+    messages,
+    open_section,
+    run_page,
+    run_via_home,
+)
 from workflows.ingest import ingest_items
 
 PAGE = "pages/Options_and_traps.py"
+SECTIONS = ["Traps", "Two runs", "Position bias", "Key position", "Difficulty", "Lengths"]
+SECTION_PARAM = "section"
 LETTERS = "ABCDE"
 
 
@@ -65,25 +75,45 @@ def _lure(counts: Counter, key: str) -> str | None:
     return best if sum(counts[letter] for letter in LETTERS) else None
 
 
+def _figure_names(app) -> list:
+    return [(figure["layout"].get("meta") or {}).get("figure") for figure in charts(app)]
+
+
 def test_page_draws_its_figures_and_tables_with_model_runs(models_db):
     app = run_via_home(PAGE)
     assert_clean(app)
     assert app.title[0].value == "Options and traps"
     assert "a **trap** when" in " ".join(m.value for m in app.markdown)
-    figures = charts(app)
-    named = [(figure["layout"].get("meta") or {}).get("figure") for figure in figures]
-    # distractors, positions, bands; the picked area's key positions item by item; their
-    # dependence (every area)
-    assert len(figures) == 3 + 1 + 1 and all(figure["data"] for figure in figures)
-    assert named.count("key-positions") == 1
-    picker = app.segmented_control(key="options.keypos.area")
-    assert len(picker.options) == 4
-    assert named.count("key-dependence") == 1
+    assert [tab.label for tab in app.tabs] == list(SECTIONS)
+    # The first tab (traps): the trap table and the distractor figure, nothing of the others.
+    assert len(charts(app)) == 1 and charts(app)[0]["data"]
     traps = _table(app, "series", "x/y")
     assert traps["series"].iloc[0] == "humans"
     assert {"test-strong-it", "test-odd-base"} <= set(traps["series"])
-    assert len(app.get("download_button")) >= 9
+    assert len(app.get("download_button")) >= 3
     assert "No model runs" not in messages(app)
+    # Each other tab draws its own figures only: positions; the picked area's key positions
+    # item by item and their dependence (every area); the bands.
+    expected = {"Position bias": 1, "Key position": 2, "Difficulty": 1, "Two runs": 0,
+                "Lengths": 0}
+    for label, figures in expected.items():
+        app = open_section(app, label)
+        assert_clean(app)
+        assert len(charts(app)) == figures, label
+        assert all(figure["data"] for figure in charts(app)), label
+        if label == "Key position":
+            assert _figure_names(app) == ["key-positions", "key-dependence"]
+            assert len(app.segmented_control(key="options.keypos.area").options) == 4
+
+
+def test_a_section_named_in_the_url_is_the_one_drawn(models_db):
+    app = run_page(PAGE, {SECTION_PARAM: "Difficulty"})
+    assert_clean(app)
+    assert len(charts(app)) == 1
+    assert "Each area's items with a b are split into thirds" in " ".join(
+        caption.value for caption in app.caption)
+    assert not any(frame.value.columns[:2].tolist() == ["series", "x/y"]
+                   for frame in app.dataframe)
 
 
 def test_trap_table_and_distractor_agreement_equal_counts_from_the_store(models_db,
@@ -115,7 +145,7 @@ def test_trap_table_and_distractor_agreement_equal_counts_from_the_store(models_
 
 
 def test_position_bias_equals_positions_read_from_each_prompt_order(models_db, pages_models_db):
-    app = run_via_home(PAGE)
+    app = open_section(run_via_home(PAGE), "Position bias")
     *_, answers = _store_rows(pages_models_db)
     smollm = "SmolLM2-135M-Instruct · 0-shot · 30 shuffles"
     shown = Counter(permutation.index(choice) for series, _, permutation, choice in answers
@@ -125,7 +155,7 @@ def test_position_bias_equals_positions_read_from_each_prompt_order(models_db, p
     expected = stats.chisquare(counts)
     assert tests.loc[smollm, "chi2"] == pytest.approx(expected.statistic)
     assert tests.loc[smollm, "answers"] == sum(counts)
-    bars = next(t for t in charts(app)[1]["data"] if t["name"].startswith(smollm))
+    bars = next(t for t in charts(app)[0]["data"] if t["name"].startswith(smollm))
     np.testing.assert_allclose(decoded(bars["y"]), np.array(counts) / sum(counts))
 
 
@@ -146,6 +176,8 @@ def test_without_runs_the_humans_are_still_shown(no_runs_db):
     assert_clean(app)
     assert "No model runs for 2023" in messages(app)
     assert _table(app, "series", "x/y")["series"].tolist() == ["humans"]
+    assert not charts(app)  # no run: no distractor agreement
+    app = open_section(app, "Difficulty")
     assert len(charts(app)) == 1  # accuracy by difficulty, humans only
 
 
@@ -240,7 +272,7 @@ def test_two_runs_are_compared_answer_by_answer():
 
 
 def test_the_page_compares_two_selected_runs(models_db):
-    app = run_via_home(PAGE)
+    app = open_section(run_via_home(PAGE), "Two runs")
     pair = _table(app, "series", "accuracy")
     assert len(pair) == 2 and "unanswered" in pair.columns
     first = app.selectbox(key="options.pair.first").value

@@ -19,6 +19,7 @@ from store.layout import copy_store
 from tests.page_support import (
     HOME,
     MODEL_PAGES,
+    MODEL_SECTIONS,
     PAGES,
     PER_MODEL_PAGES,
     RUNS,
@@ -26,6 +27,7 @@ from tests.page_support import (
     charts,
     decoded,
     messages,
+    open_section,
     run_page,
     run_via_home,
     series_names,
@@ -53,6 +55,9 @@ def test_page_renders_with_model_runs(models_db, page):
     assert all(figure["data"] for figure in figures), "a chart without traces"
     assert len(app.dataframe) >= n_tables
     assert "No model runs" not in messages(app)
+    if page in MODEL_SECTIONS:
+        app = open_section(app, MODEL_SECTIONS[page])
+        assert_clean(app)
     if page in PER_MODEL_PAGES:
         names = series_names(app)
         assert "test-strong-it" in names
@@ -63,13 +68,19 @@ def test_page_explains_missing_model_runs(no_runs_db, page):
     app = run_via_home(page)
     assert_clean(app)
     assert app.title
+    # Conditions and Item gaps compare models: nothing to draw without runs; the first tab
+    # of Options and traps draws the runs' distractor agreement (its trap table shows the
+    # humans; its Difficulty tab draws them, tests/test_options_page.py)
+    if page not in ("pages/Data.py", "pages/Response_patterns.py", "pages/Paper_tables.py",
+                    "pages/Conditions.py", "pages/Item_gaps.py",
+                    "pages/Options_and_traps.py"):
+        assert charts(app), "human views still draw without model runs"
+    if page in MODEL_SECTIONS:
+        app = open_section(app, MODEL_SECTIONS[page])
+        assert_clean(app)
     if page in MODEL_PAGES or page == HOME:
         assert "No model runs for 2023" in messages(app)
         assert "launch one on the Runs page" in messages(app)
-    # Conditions and Item gaps compare models: nothing to draw without runs
-    if page not in ("pages/Data.py", "pages/Response_patterns.py",
-                    "pages/Paper_tables.py", "pages/Conditions.py", "pages/Item_gaps.py"):
-        assert charts(app), "human views still draw without model runs"
 
 
 @pytest.mark.parametrize("page", list(PAGES))

@@ -160,7 +160,9 @@ def open_page(page, url: str, title: str) -> str:
 
 def assert_viewer(page, base: str, db: Path, shot: str) -> None:
     """Every page that can start or write something shows a viewer none of it, nor a path."""
-    for path, title in (("Runs", "Model runs"), ("Adaptive_testing", "Adaptive testing"),
+    # Adaptive testing's launch form is on its "Live CAT" tab.
+    for path, title in (("Runs", "Model runs"),
+                        ("Adaptive_testing?section=Live+CAT", "Adaptive testing"),
                         ("Paper_tables", "Paper tables"), ("Data", "Data")):
         text = open_page(page, f"{base}/{path}", title)
         for label in OPERATOR_BUTTONS:
@@ -171,7 +173,7 @@ def assert_viewer(page, base: str, db: Path, shot: str) -> None:
         if path == "Runs":
             assert "is for this dashboard's operator" in text
             assert "weights.bin is unreadable" in text and "secret-model/" not in text
-        page.screenshot(path=str(SCREENSHOTS / f"viewer_{shot}_{path.lower()}.png"),
+        page.screenshot(path=str(SCREENSHOTS / f"viewer_{shot}_{path.split('?')[0].lower()}.png"),
                         full_page=True)
     # Home's offer to fetch real data, opened: the commands, no button, no path of the server.
     open_page(page, f"{base}/", "When an LLM passes ENEM")

@@ -1,11 +1,12 @@
 """Everything the Options and traps page shows, fetched for the sidebar's selection and put
 together (each area's store reads in, :mod:`dashboard.options.queries`; the tables of
-:mod:`dashboard.options.data` and :mod:`dashboard.options.comparisons` out), cached as one."""
+:mod:`dashboard.options.data` and :mod:`dashboard.options.comparisons` out), each table computed
+when a section first shows it, and kept."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -27,13 +28,14 @@ from dashboard.options.key_positions import (
     key_position_counts,
     rescored_items,
 )
-from dashboard.options.queries import RunSelection, all_area_inputs
+from dashboard.options.queries import AreaInputs, RunSelection, all_area_inputs
 from dashboard.state.filters import Filters
 
 
-@dataclass
 class OptionResults:
-    """Every table of the page for one selection, areas concatenated.
+    """Every table of the page for one selection, areas concatenated, each computed the first
+    time it is asked for (the page draws one section at a time, so a first visit computes only
+    the tables of the section shown).
 
     ``items``: :func:`dashboard.options.data.human_items` rows; ``answers``:
     :func:`dashboard.options.data.answer_table` rows; ``series``: the series answering, in order;
@@ -44,83 +46,108 @@ class OptionResults:
     ``item_distances``; ``positions``/``chi_square`` the two tables of ``position_table``),
     and of :mod:`dashboard.options.key_positions` (``key_counts``: ``key_position_counts``,
     ``key_dependence``, ``key_correlations``: ``dependence_correlations``, ``rescored``: the
-    items left out of those by ``rescored_items``).
+    items left out of those by ``rescored_items``). Shared by every session (never change a
+    table in place).
     """
 
-    items: pd.DataFrame
-    answers: pd.DataFrame
-    series: list
-    model_theta: dict
-    without_theta_counts: list
-    has_lengths: bool
-    traps: pd.DataFrame
-    agreement: pd.DataFrame
-    distances: pd.DataFrame
-    positions: pd.DataFrame
-    chi_square: pd.DataFrame
-    bands: pd.DataFrame
-    lengths: pd.DataFrame
-    key_counts: pd.DataFrame
-    key_dependence: pd.DataFrame
-    key_correlations: pd.DataFrame
-    rescored: pd.DataFrame
+    def __init__(self, areas: Sequence[str], fetched: Sequence[AreaInputs]):
+        items, answers, lengths_pt, lengths_model = [], [], [], []
+        self._cubes: dict = {}
+        self.model_theta: dict = {}
+        self.without_theta_counts: list = []
+        for area, inputs in zip(areas, fetched, strict=True):
+            theta_counts = inputs.option_theta_counts
+            table = human_items(area, inputs.items, inputs.option_counts, theta_counts)
+            items.append(table)
+            self._cubes[area] = theta_cube(theta_counts, table["item_id"].to_numpy())
+            if theta_counts.empty:
+                self.without_theta_counts.append(area)
+            answers.append(answer_table(inputs.answers, table))
+            for series, theta in inputs.points.groupby("model")["theta"].mean().items():
+                self.model_theta[series, area] = float(theta)
+            lengths_pt.append(inputs.human_lengths)
+            lengths_model.append(inputs.model_lengths)
+        self.items = pd.concat(items, ignore_index=True)
+        self.answers = pd.concat(answers, ignore_index=True)
+        self.series = list(dict.fromkeys(self.answers["model"]))
+        self._human_lengths = pd.concat(lengths_pt, ignore_index=True)
+        self._model_lengths = pd.concat(lengths_model, ignore_index=True)
+        self.has_lengths = bool(len(self._human_lengths) or len(self._model_lengths))
 
     @property
     def has_option_counts(self) -> bool:
         """Whether any human chose an option in the selection (False: items-only years)."""
         return bool(len(self.items)) and bool(self.items["humans_with_a_letter"].sum() > 0)
 
+    @cached_property
+    def traps(self) -> pd.DataFrame:
+        return trap_table(self.items, self.answers)
+
+    @cached_property
+    def agreement(self) -> pd.DataFrame:
+        return distractor_table(self.answers)
+
+    @cached_property
+    def distances(self) -> pd.DataFrame:
+        return item_distances(self.items, self.answers, self._cubes, self.model_theta)
+
+    @cached_property
+    def _position_tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        return position_table(self.answers)
+
+    @property
+    def positions(self) -> pd.DataFrame:
+        return self._position_tables[0]
+
+    @property
+    def chi_square(self) -> pd.DataFrame:
+        return self._position_tables[1]
+
+    @cached_property
+    def bands(self) -> pd.DataFrame:
+        if not self.items["band"].notna().any():
+            return pd.DataFrame()
+        return band_accuracy(self.items, self.answers)
+
+    @cached_property
+    def lengths(self) -> pd.DataFrame:
+        return length_tests(self.items, self.answers, self._human_lengths, self._model_lengths)
+
+    @cached_property
+    def key_counts(self) -> pd.DataFrame:
+        return key_position_counts(self.answers, self.items)
+
+    @cached_property
+    def key_dependence(self) -> pd.DataFrame:
+        return key_dependence(self.key_counts)
+
+    @cached_property
+    def key_correlations(self) -> pd.DataFrame:
+        return dependence_correlations(self.key_dependence)
+
+    @cached_property
+    def rescored(self) -> pd.DataFrame:
+        return rescored_items(self.answers)
+
 
 def option_results(filters: Filters) -> OptionResults:
-    """The page's tables for the sidebar's selection, computed once per selection and store
-    version (warm reruns are served from memory, as the queries are)."""
+    """The page's tables for the sidebar's selection, one object per selection and store
+    version (warm reruns, and other sessions, reuse it and the tables it has computed)."""
     areas = tuple(filters.areas)
     return _results(version_token(), filters.year, areas,
                     tuple(filters.booklet_for(area) for area in areas), filters.language,
                     filters.shots, tuple(filters.models), bool(filters.pooled))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+# A resource, not data: st.cache_data would hand out a copy per run, dropping the tables
+# computed since; the object is shared and its tables are never changed in place.
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _results(token: Token, year: int, areas: tuple, booklets: tuple, language: str, shots: int,
              models: tuple, pooled: bool) -> OptionResults:
     """``token``: the store's version, read (its shared reader) and keying the cache."""
-    items, answers, lengths_pt, lengths_model = [], [], [], []
-    cubes, model_theta, without = {}, {}, []
     fetched = all_area_inputs(shared_reader(token), year, areas, booklets,
                               RunSelection(language, shots, models, pooled))
-    for area, inputs in zip(areas, fetched, strict=True):
-        theta_counts = inputs.option_theta_counts
-        table = human_items(area, inputs.items, inputs.option_counts, theta_counts)
-        items.append(table)
-        cubes[area] = theta_cube(theta_counts, table["item_id"].to_numpy())
-        if theta_counts.empty:
-            without.append(area)
-        answers.append(answer_table(inputs.answers, table))
-        for series, theta in inputs.points.groupby("model")["theta"].mean().items():
-            model_theta[series, area] = float(theta)
-        lengths_pt.append(inputs.human_lengths)
-        lengths_model.append(inputs.model_lengths)
-    items = pd.concat(items, ignore_index=True)
-    answers = pd.concat(answers, ignore_index=True)
-    human_lengths = pd.concat(lengths_pt, ignore_index=True)
-    model_lengths = pd.concat(lengths_model, ignore_index=True)
-    positions, chi_square = position_table(answers)
-    key_counts = key_position_counts(answers, items)
-    dependence = key_dependence(key_counts)
-    return OptionResults(
-        items=items, answers=answers, series=list(dict.fromkeys(answers["model"])),
-        model_theta=model_theta,
-        without_theta_counts=without,
-        has_lengths=bool(len(human_lengths) or len(model_lengths)),
-        traps=trap_table(items, answers), agreement=distractor_table(answers),
-        distances=item_distances(items, answers, cubes, model_theta),
-        positions=positions, chi_square=chi_square,
-        bands=(band_accuracy(items, answers) if items["band"].notna().any()
-               else pd.DataFrame()),
-        lengths=length_tests(items, answers, human_lengths, model_lengths),
-        key_counts=key_counts, key_dependence=dependence,
-        key_correlations=dependence_correlations(dependence),
-        rescored=rescored_items(answers))
+    return OptionResults(areas, fetched)
 
 
 def runs_without_order(answers: pd.DataFrame) -> list[str]:
