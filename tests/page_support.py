@@ -35,7 +35,7 @@ DRAWS: dict[str, tuple[int, int]] = {
     "pages/Discrimination.py": (1, 2),
     "pages/Populations.py": (2, 3),
     "pages/Conditions.py": (2, 2),
-    "pages/Years.py": (2, 2),
+    "pages/Years.py": (1, 1),  # its first tab
     "pages/Options_and_traps.py": (1, 2),  # its first tab
     "pages/Item_gaps.py": (2, 2),
     "pages/Paper_tables.py": (1, 2),

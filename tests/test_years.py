@@ -31,7 +31,7 @@ from tests.browser_support import (
     wait_until_rendered,
 )
 from tests.model_fixtures import add_test_model_runs
-from tests.page_support import assert_clean, charts, messages, run_page
+from tests.page_support import assert_clean, charts, messages, open_section, run_page
 from tests.paper_fixtures import RESULT_FILES
 from workflows.ingest import ingest_items, ingest_year
 
@@ -297,7 +297,8 @@ def test_the_page_shows_both_years(monkeypatch, two_years_db):
     app = run_page(PAGE)
     assert_clean(app)
     assert "at least two ingested years" not in messages(app)
-    assert len(charts(app)) == 2 and len(app.dataframe) == 2
+    assert [tab.label for tab in app.tabs] == ["By year", "By difficulty third"]
+    assert len(charts(app)) == 1 and len(app.dataframe) == 1  # the first tab's
     x = _year_figure_x(app)
     assert x[STRONG] == ["2019", "2023"] and x[yd.HUMANS] == ["2019", "2023"]
     means, bands = _page_numbers(two_years_db, [2019, 2023],
@@ -308,10 +309,14 @@ def test_the_page_shows_both_years(monkeypatch, two_years_db):
     merged = shown.merge(means, on=["year", "area", "series", "statistic"])
     assert len(merged) == len(means)
     assert np.allclose(merged["mean_x"], merged["mean_y"])
-    titles = {a["text"] for a in charts(app)[1]["layout"]["annotations"]}
-    assert {"2019 · MT — Mathematics", "2023 · CN — Natural Sciences"} <= titles
-    assert len(app.dataframe[1].value) == len(bands)
     captions = " ".join(c.value for c in app.caption)
+    app = open_section(app, "By difficulty third")
+    assert_clean(app)
+    assert len(charts(app)) == 1 and len(app.dataframe) == 1
+    titles = {a["text"] for a in charts(app)[0]["layout"]["annotations"]}
+    assert {"2019 · MT — Mathematics", "2023 · CN — Natural Sciences"} <= titles
+    assert len(app.dataframe[0].value) == len(bands)
+    captions += " ".join(c.value for c in app.caption)
     assert "No humans in" not in captions
 
 
@@ -320,7 +325,8 @@ def test_the_page_with_one_year_says_years_need_two(models_db):
     assert_clean(app)
     assert "needs at least two ingested years" in messages(app)
     assert "holds only 2023" in messages(app)
-    assert len(charts(app)) == 2
+    assert len(charts(app)) == 1
+    assert len(charts(open_section(run_page(PAGE), "By difficulty third"))) == 1
     assert set(_year_figure_x(app)[STRONG]) == {"2023"}
     assert set(app.dataframe[0].value["year"]) == {2023}
 
@@ -348,8 +354,9 @@ def test_the_page_follows_the_prompt_language(models_db):
 
 
 def test_the_page_in_chromium(two_years_db, items_only_db, pages_models_db):
-    """Screenshots of the page with two years, with a year without humans and with one year
-    (test-artifacts/browser/years_*.png): no exception, both figures drawn."""
+    """Screenshots of both tabs of the page with two years, with a year without humans and
+    with one year (test-artifacts/browser/years_*.png): no exception, each tab's figure
+    drawn."""
     sync_playwright = require_browser()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     stores = {"two_years": two_years_db, "items_only": items_only_db,
@@ -360,13 +367,17 @@ def test_the_page_in_chromium(two_years_db, items_only_db, pages_models_db):
             for name, db in stores.items():
                 with serving(db, f"streamlit-years-{name}.log") as base:
                     page = new_page(browser, {"width": 1440, "height": 3600})
-                    page.goto(f"{base}/Years", timeout=90_000)
-                    wait_until_rendered(page, 2)
-                    page.screenshot(path=str(ARTIFACTS / f"years_{name}.png"), full_page=True)
-                    assert page.locator('[data-testid="stException"]').count() == 0
-                    assert page.locator(".js-plotly-plot").count() == 2
-                    alerts = " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())
-                    assert ("at least two ingested years" in alerts) == (name == "one_year")
+                    for section, shot in (("", "years"), ("?section=By+difficulty+third",
+                                                          "bands")):
+                        page.goto(f"{base}/Years{section}", timeout=90_000)
+                        wait_until_rendered(page, 1)
+                        page.screenshot(path=str(ARTIFACTS / f"years_{name}_{shot}.png"),
+                                        full_page=True)
+                        assert page.locator('[data-testid="stException"]').count() == 0
+                        assert page.locator(".js-plotly-plot").count() == 1
+                        alerts = " ".join(
+                            page.locator('[data-testid="stAlert"]').all_inner_texts())
+                        assert ("at least two ingested years" in alerts) == (name == "one_year")
                     assert not page.errors, page.errors
                     page.close()
         finally:
