@@ -9,6 +9,8 @@ fades to the right (hard items). Data, figure and caption: ``dashboard.patterns`
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from dashboard import queries
@@ -58,7 +60,8 @@ for area in filters.areas:
     event = show_figure(
         pattern_figure(panel), key=f"patterns.{area}",
         file_stem=f"response_patterns_{filters.year}_{area}", image_format=filters.image_format,
-        on_select=True, data=panel_table(panel),
+        # The CSV's long table is built only when its button is clicked.
+        on_select=True, data=partial(panel_table, panel),
         caption=panel_caption(panel, filters.shots_words, shared_tail, filters.provenance,
                               humans_note),
     )
