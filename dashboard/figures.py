@@ -44,14 +44,14 @@ LEGEND_GAP_PX = 34
 REGION_RULE = ("the line encloses the highest-density region holding 90% of the run's "
                "repetitions, from a Gaussian KDE (Scott's bandwidth)")
 
+#: A model point's hover: its words (model, run, prompt language, shots) are the point's
+#: ``text``, its numbers the ``customdata`` of :data:`_POINT_NUMBERS`, in order.
 _POINT_HOVER = (
-    "<b>%{customdata[0]}</b><br>run %{customdata[1]} · %{customdata[2]}, %{customdata[3]}"
-    "<br>shuffle %{customdata[4]}<br>θ = %{customdata[5]:.3f} (SE %{customdata[6]:.3f})"
-    "<br>l_z = %{customdata[7]:.2f} · l_z* = %{customdata[9]:.2f}<br>CTT = %{customdata[8]}"
+    "%{text}<br>shuffle %{customdata[0]}<br>θ = %{customdata[1]:.3f} (SE %{customdata[2]:.3f})"
+    "<br>l_z = %{customdata[3]:.2f} · l_z* = %{customdata[5]:.2f}<br>CTT = %{customdata[4]}"
     "<extra></extra>"
 )
-_POINT_COLUMNS = ("model", "run_id", "prompt_language", "shots", "shuffle", "theta",
-                  "theta_se", "lz", "ctt", "lz_star")
+_POINT_NUMBERS = ("shuffle", "theta", "theta_se", "lz", "ctt", "lz_star")
 
 
 def area_title(area: str) -> str:
@@ -194,13 +194,22 @@ def model_point_traces(points: pd.DataFrame, x: str, y: str, legend_shown: set[s
             x=group[x], y=group[y], mode="markers", name=name,
             legendgroup=name if hollow else model, showlegend=name not in legend_shown,
             marker=marker,
-            # Points read before l_z* was kept lack it: NaN shows as such in the hover.
-            customdata=group.reindex(columns=list(_POINT_COLUMNS)).assign(
-                shots=group["shots"].map(shots_words)).to_numpy(dtype=object),
+            text=_point_words(group),
+            # Numbers only: they travel as one typed array, where a mixed column of words
+            # and numbers made every value a JSON item the browser walked through. Points
+            # read before l_z* was kept lack it: NaN shows as such in the hover.
+            customdata=group.reindex(columns=list(_POINT_NUMBERS)).to_numpy(float),
             hovertemplate=_POINT_HOVER, **rank,
         ))
         legend_shown.add(name)
     return traces
+
+
+def _point_words(points: pd.DataFrame) -> list[str]:
+    """Each model point's words for its hover: '<b>model</b><br>run id · language, shots'."""
+    return [f"<b>{model}</b><br>run {run} · {language}, {shots_words(shots)}"
+            for model, run, language, shots in zip(points["model"], points["run_id"],
+                                                   points["prompt_language"], points["shots"])]
 
 
 def region_trace(region: DensityRegion, model: str, colour: str,

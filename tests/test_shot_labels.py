@@ -83,10 +83,10 @@ def test_shots_picker_names_the_prompt_type_and_hover_says_it(monkeypatch, few_s
     picker.set_value(-1).run()
     assert_clean(app)
     points = [t for t in charts(app)[0]["data"] if t.get("name") == FEW_SHOT
-              and t.get("customdata")]
-    assert points and all(row[3] == "few-shot (no count given)"
-                          for row in points[0]["customdata"])
-    assert "%{customdata[3]}-shot" not in json.dumps(points[0])
+              and t.get("text")]
+    assert points and all(words.endswith(", few-shot (no count given)")
+                          for words in points[0]["text"])
+    assert "}-shot" not in json.dumps(points[0])
 
 
 def test_a_store_of_few_shot_runs_alone_opens_on_them(monkeypatch, tmp_path, few_shot_db):
