@@ -1,15 +1,18 @@
 """Page-render benchmark: every dashboard page on a full-size year, cold and warm.
 
-    .venv/bin/python -m bench.pages [--rows 3900000] [--repeat 3]
+    .venv/bin/python -m bench.pages [--rows 3900000] [--repeat 3] [--db STORE]
 
 Builds once (cached under bench/out/): a synthetic year in INEP's format with ``--rows``
 candidates, ingested like real data, plus synthetic TEST model runs (``tests/model_fixtures.py``:
 six fake models × 4 areas × pt/en × 0/1/4 shots × 30 shuffles — clearly labelled test data).
 Then runs each page with Streamlit's AppTest through the app's frame (``app.py``: navigation,
 the sidebar drawn once, then the page), i.e. the whole server-side script of one request:
-  cold: every st.cache_data cleared first (DuckDB still has the file in the OS page cache);
+  cold: every st.cache_data and st.cache_resource cleared first (DuckDB still has the file in
+  the OS page cache);
   warm: the same page run again with its cached queries.
 Targets: warm ≤ 1 s, cold ≤ 3 s per page. Prints a table and writes bench/out/pages.json.
+``--db`` times another store as it is (e.g. the ten-year store ``bench.store_writes --keep``
+leaves), without building anything.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from streamlit.testing.v1 import AppTest
 from demo import generate_demo_files
 from store.connection import connected, writing
 from store.dashboard_queries import table_counts
+from store.layout import years_folder
 from store.populations import build_populations
 from store.question_texts import load_question_texts
 from tests.model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
@@ -100,7 +104,9 @@ def ensure_populations(db: Path) -> None:
 
 def time_page(page: str, repeat: int) -> tuple[float, float]:
     """(cold seconds, median warm seconds) of one page, opened as a link to it would open it."""
+    # Both caches: some pages keep objects whose tables fill in as they are asked for.
     st.cache_data.clear()
+    st.cache_resource.clear()
     app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).switch_page(page)
     started = time.perf_counter()
     app.run()
@@ -122,15 +128,22 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2023)
     parser.add_argument("--page", action="append", choices=PAGES, metavar="PAGE",
                         help="time only this page file (repeatable; default every page)")
+    parser.add_argument("--db", type=Path,
+                        help="time this store instead (e.g. bench.store_writes' ten-year store; "
+                             "no build)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    db = build_database(args.rows, args.seed)
-    ensure_populations(db)
+    db = args.db or build_database(args.rows, args.seed)
+    if args.db is None:
+        ensure_populations(db)
     os.environ["ENEM_DB"] = str(db)
     with connected(db, read_only=True) as con:
         rows = table_counts(con, ["scores", "model_scores"]).set_index("table")["rows"]
     scored, patterns = int(rows["scores"]), int(rows["model_scores"])
-    print(f"database: {db} ({db.stat().st_size / 1e9:.2f} GB), {scored:,} scored area records, "
+    # A store of per-year files is its main file and the year files beside it.
+    files = [db, *(years_folder(db).glob("*.duckdb") if years_folder(db).is_dir() else [])]
+    size = sum(path.stat().st_size for path in files)
+    print(f"database: {db} ({size / 1e9:.2f} GB), {scored:,} scored area records, "
           f"{patterns:,} model patterns")
     time_page("pages/Data.py", 0)  # imports and first connection, not counted
     results = []
