@@ -19,6 +19,7 @@ from dashboard.patterns.captions import panel_caption
 from dashboard.patterns.data import load_panel, panel_table, short_labels
 from dashboard.patterns.figure import pattern_figure
 from dashboard.state.frame import no_runs_message, open_page
+from dashboard.threads import map_in_threads
 from inference.protocol import PROMPT_LANGUAGE_NAMES
 from workflows.views import ITEM_EXPLORER
 
@@ -40,11 +41,12 @@ words = ({} if catalogue.empty or "repetition" not in catalogue else
 names, shared_tail = short_labels(filters.series)
 clicked: tuple[str, int] | None = None
 drawn = []
-for area in filters.areas:
-    panel = load_panel(
-        filters.year, area, filters.booklet_for(area), filters.shots, filters.models,
-        pooled=filters.pooled, per_repetition=per_repetition, with_humans=filters.has_humans, names=names,
-        repetition_words=words)
+# The areas' panels are read (and their item fit computed) two at a time, then drawn in order.
+panels = map_in_threads(lambda area: load_panel(
+    filters.year, area, filters.booklet_for(area), filters.shots, filters.models,
+    pooled=filters.pooled, per_repetition=per_repetition, with_humans=filters.has_humans,
+    names=names, repetition_words=words), filters.areas)
+for area, panel in zip(filters.areas, panels, strict=True):
     if panel is None:
         st.info(no_runs_message(filters, area, "pt or en"))
         continue

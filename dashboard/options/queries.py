@@ -1,25 +1,22 @@
-"""The Options and traps page's store queries: every area's inputs, fetched two areas at a time.
+"""The Options and traps page's store queries: every area's inputs, fetched two areas at a time
+(:func:`dashboard.threads.map_in_threads`).
 
 The page needs seven queries per area (:mod:`store.option_queries` and two of
-:mod:`store.dashboard_queries`). DuckDB runs a query without holding Python's interpreter lock,
-so two areas' queries overlap: 0.29 → 0.16 s for the four areas on a ten-year store (2 cores;
-four threads were no faster than two). The results are cached with the page's whole table set
+:mod:`store.dashboard_queries`). The results are kept with the page's tables
 (:func:`dashboard.options.loading.option_results`), not query by query.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandas as pd
 
+from dashboard.threads import map_in_threads
 from store import dashboard_queries, option_queries
 from store.connection import SharedReader
 
-#: Areas fetched at once.
-FETCH_THREADS = 2
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
 HUMAN_TEXT_LANGUAGE = "pt"
 
@@ -69,8 +66,6 @@ def area_inputs(reader: SharedReader, year: int, area: str, booklet: int | None,
 
 def all_area_inputs(reader: SharedReader, year: int, areas: Sequence[str],
                     booklets: Sequence[int | None], runs: RunSelection) -> list[AreaInputs]:
-    """:func:`area_inputs` of each area (with its booklet), in order, :data:`FETCH_THREADS`
-    areas at a time."""
-    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
-        return list(pool.map(lambda area, booklet: area_inputs(reader, year, area, booklet, runs),
-                             areas, booklets))
+    """:func:`area_inputs` of each area (with its booklet), in order, two areas at a time."""
+    return map_in_threads(lambda pair: area_inputs(reader, year, pair[0], pair[1], runs),
+                          list(zip(areas, booklets, strict=True)))
