@@ -8,9 +8,8 @@ import streamlit as st
 
 from dashboard.conditions import data as cd
 from dashboard.conditions.captions import consistency_caption, difference_caption
-from dashboard.conditions.consistency import consistency_table, item_table
 from dashboard.conditions.figure import difference_figure
-from dashboard.conditions.queries import condition_choices
+from dashboard.conditions.queries import consistency_tables
 from dashboard.downloads import csv_download
 from dashboard.figures import show_figure
 from dashboard.state.filters import Filters
@@ -59,9 +58,8 @@ def consistency_section(filters: Filters, held: str) -> None:
     """Per run and area, how often its repetitions chose the same option on an item, at the
     sidebar's prompt language and shots."""
     st.subheader("Consistency across repetitions")
-    choices = condition_choices(filters.year, filters.areas, filters.models, filters.language,
-                                filters.shots)
-    table = consistency_table(choices)
+    table, items = consistency_tables(filters.year, filters.areas, filters.models,
+                                      filters.language, filters.shots)
     if table.empty:
         st.info(f"No recorded choice of the selected runs under {held}.")
         return
@@ -75,7 +73,6 @@ def consistency_section(filters: Filters, held: str) -> None:
     st.caption(consistency_caption(held))
     csv_download(table, label="Table (CSV)", file_stem=f"conditions_consistency_{filters.year}",
                  key="conditions.consistency_csv")
-    items = item_table(choices)
     with st.expander(f"Per item: the {min(len(items), ITEMS_SHOWN)} least consistent of "
                      f"{len(items):,}"):
         st.dataframe(items.head(ITEMS_SHOWN), hide_index=True, placeholder="—",
