@@ -2,10 +2,10 @@
 
 DuckDB runs a query without holding Python's interpreter lock, and so do numpy's larger
 array operations, so two areas' reads and sums overlap on two cores: Options and traps' four
-areas' queries 0.29 → 0.16 s on a ten-year store, Response patterns' four panels (queries and
-the humans' item fit) 0.95 → 0.75 s there (four threads were no faster than two). Each worker
-carries the page run's Streamlit context, so the cached queries (``st.cache_data``) it calls
-behave as in the page itself. Workers compute only: elements are drawn by the page, in order.
+areas' queries 0.29 → 0.16 s on a ten-year store; four panels of Response patterns (queries
+and the humans' item fit) 0.95 → 0.75 s there (four threads were no faster than two). Each
+worker carries the page run's Streamlit context, so cached queries (``st.cache_data``) it
+calls behave as in the page itself. Workers compute only: elements are drawn by the page.
 """
 
 from __future__ import annotations

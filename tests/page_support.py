@@ -30,7 +30,7 @@ DRAWS: dict[str, tuple[int, int]] = {
     HOME: (1, 1),
     "pages/Accuracy_vs_ability.py": (1, 1),
     "pages/Person_fit.py": (2, 1),
-    "pages/Response_patterns.py": (4, 0),
+    "pages/Response_patterns.py": (1, 0),  # one area at a time
     "pages/Test_information.py": (1, 1),
     "pages/Discrimination.py": (1, 2),
     "pages/Populations.py": (2, 3),

@@ -26,7 +26,7 @@ PAGES: dict[str, tuple[str, int, str]] = {
     "": ("home", 1, "When an LLM passes ENEM"),
     "Accuracy_vs_ability": ("accuracy_vs_ability", 1, "Accuracy vs ability"),
     "Person_fit": ("person_fit", 2, "Person fit"),
-    "Response_patterns": ("response_patterns", 4, "Response patterns"),
+    "Response_patterns": ("response_patterns", 1, "Response patterns"),  # one area at a time
     "Test_information": ("test_information", 1, "Test information"),
     "Discrimination": ("discrimination", 1, "Discrimination"),
     "Options_and_traps": ("options_and_traps", 1, "Options and traps"),  # its first tab
@@ -114,7 +114,7 @@ def test_shared_url_opens_the_same_view(server, browser_page):
 
 
 def test_clicking_a_heatmap_cell_opens_the_item(server, browser_page):
-    open_and_settle(browser_page, f"{server}/Response_patterns", 4, expect_no_exception=False)
+    open_and_settle(browser_page, f"{server}/Response_patterns", 1, expect_no_exception=False)
     cells = browser_page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
     browser_page.mouse.click(cells["x"] + cells["width"] * 0.3, cells["y"] + cells["height"] * 0.5)
     browser_page.wait_for_function(

@@ -218,8 +218,12 @@ def test_no_runs_says_so_per_area(monkeypatch, pages_no_runs_db):
     app = run_page(PAGE, {"area": ["CN", "MT"]})
     assert_clean(app)
     assert not charts(app)
-    text = messages(app)
-    assert "No model runs for 2023 CN" in text and "No model runs for 2023 MT" in text
+    assert "No model runs for 2023 CN" in messages(app)
+    # The other area, picked (the page shows one area at a time), says the same of itself.
+    app.segmented_control(key="patterns.area").set_value("MT").run()
+    assert_clean(app)
+    assert not charts(app)
+    assert "No model runs for 2023 MT" in messages(app)
 
 
 def test_a_missing_prompt_language_is_said(monkeypatch, tmp_path, pages_models_db):
