@@ -2,8 +2,9 @@
 
 DuckDB runs a query without holding Python's interpreter lock, and so do numpy's larger
 array operations, so two areas' reads and sums overlap on two cores: Options and traps' four
-areas' queries 0.29 → 0.16 s on a ten-year store; four panels of Response patterns (queries
-and the humans' item fit) 0.95 → 0.75 s there (four threads were no faster than two). Each
+areas' queries 0.29 → 0.16 s on a ten-year store, and four areas' Response patterns panels
+(queries and the humans' item fit) 0.95 → 0.75 s there before that page came to show one
+area at a time (four threads were no faster than two). Each
 worker carries the page run's Streamlit context, so cached queries (``st.cache_data``) it
 calls behave as in the page itself. Workers compute only: elements are drawn by the page.
 """

@@ -18,11 +18,11 @@ from dashboard.cat import figures as cat
 from dashboard.cat.queries import cat_paths
 from dashboard.cat.sections import show_live, show_posthoc, show_simulation, show_skills
 from dashboard.state.frame import open_page
+from dashboard.state.url import section_tabs
 
 #: The page's tabs, in order (a label is the URL's ``section=``); only the open one is drawn
 #: and computed.
 SECTIONS = ("Simulation", "Live CAT", "Skills", "Post-hoc")
-SECTION_PARAM = "section"
 
 filters = open_page("Adaptive testing (CAT)")
 settings, simulees, seed = cat.sidebar_settings()
@@ -36,7 +36,7 @@ years = right.multiselect("Item bank: years", queries.loaded_years(), default=[f
                                "an item in several years counts once)")
 paths = cat.with_series(cat_paths(filters.year, area))
 
-simulation, live, by_skill, posthoc = st.tabs(SECTIONS, key=SECTION_PARAM, bind="query-params")
+simulation, live, by_skill, posthoc = section_tabs(SECTIONS)
 with simulation:
     if simulation.open:
         show_simulation(filters, area, years, paths, settings, simulees, seed)

@@ -27,6 +27,7 @@ from dashboard.options.sections import (
     show_traps,
 )
 from dashboard.state.frame import note_missing_runs, open_page
+from dashboard.state.url import section_tabs
 
 #: The page's sections, one tab each (its label is the URL's ``section=``); only the open
 #: tab's section is drawn and computed.
@@ -38,7 +39,6 @@ SECTIONS = {
     "Difficulty": show_bands,
     "Lengths": show_lengths,
 }
-SECTION_PARAM = "section"
 
 filters = open_page("Options and traps")
 st.markdown(
@@ -59,7 +59,7 @@ note_missing_runs(filters, pd.DataFrame({"area": answers["area"].unique() if len
 styles = series_styles(series, filters.series_order) if series else {}
 stem = f"options_{filters.year}_{'_'.join(filters.areas)}"
 
-tabs = st.tabs(list(SECTIONS), key=SECTION_PARAM, bind="query-params")
+tabs = section_tabs(SECTIONS)
 for tab, show in zip(tabs, SECTIONS.values(), strict=True):
     with tab:
         if tab.open:

@@ -15,6 +15,7 @@ import streamlit as st
 from dashboard import queries
 from dashboard.figures import show_figure
 from dashboard.state.frame import no_runs_message, open_page
+from dashboard.state.url import section_tabs
 from dashboard.years import data as yd
 from dashboard.years.captions import (
     band_caption,
@@ -30,7 +31,6 @@ from dashboard.years.queries import band_answers, year_humans, year_items, year_
 
 #: The page's tabs (a label is the URL's ``section=``); only the open one is read and drawn.
 SECTIONS = ("By year", "By difficulty third")
-SECTION_PARAM = "section"
 
 filters = open_page("Years: models and humans across exam years")
 years = queries.loaded_years()
@@ -53,7 +53,7 @@ scoring = scoring_sentence(year_scorings({y: queries.year_profile(y) for y in sh
                            run_scorings(filters.catalogue, filters.models))
 series = yd.series_order(filters.series, list(means["series"]))
 number = st.column_config.NumberColumn
-by_year, by_third = st.tabs(SECTIONS, key=SECTION_PARAM, bind="query-params")
+by_year, by_third = section_tabs(SECTIONS)
 with by_year:
     if by_year.open:
         show_figure(year_figure(means, areas, series, shown_years, filters.series_order),

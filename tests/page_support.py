@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from dashboard.state.url import SECTION_PARAM
 from workflows.views import HOME as HOME_VIEW
 from workflows.views import RUNS as RUNS_VIEW
 from workflows.views import VIEWS
@@ -76,7 +77,7 @@ def run_via_home(page: str) -> AppTest:
     return app.switch_page(page).run() if page != HOME else app
 
 
-def open_section(app: AppTest, label: str, key: str = "section") -> AppTest:
+def open_section(app: AppTest, label: str, key: str = SECTION_PARAM) -> AppTest:
     """Open the tab ``label`` of the page's sections (tabs bound to the URL's ``key``), as a
     click on it does: only the open tab's section is drawn."""
     app.session_state[key] = label

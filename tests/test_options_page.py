@@ -15,6 +15,7 @@ from dashboard.item_explorer.picker import explorer_link
 from dashboard.options.data import answer_table, human_items, theta_cube
 from dashboard.options.pairs import choice_agreement, pair_table
 from dashboard.options.queries import RunSelection, all_area_inputs, area_inputs
+from dashboard.state.url import SECTION_PARAM
 from store.connection import connected, open_reader, recent_reader, writing
 from store.layout import copy_store
 from store.option_queries import model_option_answers
@@ -31,7 +32,6 @@ from workflows.ingest import ingest_items
 
 PAGE = "pages/Options_and_traps.py"
 SECTIONS = ["Traps", "Two runs", "Position bias", "Key position", "Difficulty", "Lengths"]
-SECTION_PARAM = "section"
 LETTERS = "ABCDE"
 
 

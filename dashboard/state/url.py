@@ -241,3 +241,14 @@ def leave_page_choice_out(param: str, key: str) -> None:
     if param in st.query_params:
         del st.query_params[param]
     st.session_state.pop(f"{key}.written", None)
+
+
+#: The query parameter naming the open tab of a page whose parts are tabs.
+SECTION_PARAM = "section"
+
+
+def section_tabs(labels: Sequence[str]) -> Sequence[Any]:
+    """A page's parts as tabs, the open one kept in the URL's :data:`SECTION_PARAM` (its label,
+    so a shared link reopens it). A tab's ``.open`` says whether it is shown: the page draws,
+    and computes, only the open part."""
+    return st.tabs(list(labels), key=SECTION_PARAM, bind="query-params")
