@@ -44,7 +44,8 @@ demo: $(VENV)/.runtime
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
-## Check the type hints of the packages (configured in pyproject.toml; CI runs it).
+## Check the type hints of the packages, app.py and pages/ (configured in pyproject.toml; CI
+## runs it).
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 

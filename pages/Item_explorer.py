@@ -54,7 +54,7 @@ if not_in_year is not None:
     st.warning(f"{missing_item}; showing item {default} instead.")
 picker.keep_or_open(labels, default)
 item_id = right.selectbox("Item (first position in any booklet)", list(labels),
-                          format_func=labels.get, key=picker.ITEM_KEY)
+                          format_func=labels.__getitem__, key=picker.ITEM_KEY)
 picker.write_link(item_id, area)
 
 item = items[items["item_id"] == item_id].iloc[0]

@@ -35,8 +35,9 @@ st.markdown(
     f"is the unit; with fewer than {MIN_SERIES} series, |z| ≥ {MARKED_RESIDUAL:g}). The DIF "
     "tests below compare the machines with humans of the same score.")
 seed_page_choice(GAP_AREA_PARAM, list(filters.areas), "items.area", default=filters.areas[0])
+# Seeded above and required, so never None (the fallback is the seed's default).
 area = st.segmented_control("Area", list(filters.areas), key="items.area",
-                            format_func=area_title, required=True)
+                            format_func=area_title, required=True) or filters.areas[0]
 write_page_choice(GAP_AREA_PARAM, "items.area")
 checks = checks_for(filters, area)
 

@@ -59,7 +59,7 @@ note_missing_runs(filters, pd.DataFrame({"area": answers["area"].unique() if len
 styles = series_styles(series, filters.series_order) if series else {}
 stem = f"options_{filters.year}_{'_'.join(filters.areas)}"
 
-tabs = section_tabs(SECTIONS)
+tabs = section_tabs(list(SECTIONS))
 for tab, show in zip(tabs, SECTIONS.values(), strict=True):
     with tab:
         if tab.open:

@@ -55,7 +55,7 @@ area = top[0].selectbox("Area", list(filters.areas), key="populations.area")
 write_page_choice(AREA_PARAM, "populations.area")
 kinds = pq.population_kinds(filters.year, area)
 offered = [k for k in GROUPING_TITLES if k in set(kinds["group_kind"])] or ["state"]
-kind = top[1].selectbox("Populations", offered, format_func=GROUPING_TITLES.get,
+kind = top[1].selectbox("Populations", offered, format_func=GROUPING_TITLES.__getitem__,
                         key="populations.kind")
 scale = top[2].radio("Scale", SCALES, key="populations.scale")
 estimator = top[3].radio("Model θ", list(ESTIMATORS), format_func=ESTIMATORS.get,

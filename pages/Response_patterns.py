@@ -48,9 +48,10 @@ clicked: tuple[str, int] | None = None
 # hover and clicks), and four of them cost the browser about half a second more to draw.
 seed_page_choice(PATTERN_AREA_PARAM, list(filters.areas), "patterns.area",
                  default=filters.areas[0])
+# Seeded above and required, so never None (the fallback is the seed's default).
 area = st.segmented_control("Area", list(filters.areas), key="patterns.area",
                             format_func=area_title, required=True,
-                            help="The area whose items the figure below shows.")
+                            help="The area whose items the figure below shows.") or filters.areas[0]
 write_page_choice(PATTERN_AREA_PARAM, "patterns.area")
 panel = load_panel(
     filters.year, area, filters.booklet_for(area), filters.shots, filters.models,
@@ -87,7 +88,7 @@ descriptions = {(area, int(row.item_id)): f"{area} · item {row.item_id} · b = 
                 for row in items.itertuples()}
 options = list(descriptions)
 choice = left.selectbox(f"Item of {area} (sorted by b)", options,
-                        format_func=descriptions.get, key="patterns.item")
+                        format_func=descriptions.__getitem__, key="patterns.item")
 if right.button("Open in the item explorer", key="patterns.open", width="stretch"):
     clicked = choice
 if clicked is not None:
