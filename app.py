@@ -1,9 +1,11 @@
 """Streamlit entry point and frame of the dashboard. Run with ``streamlit run app.py``.
 
-Every script run goes through here: on first start with no database the Home page builds the
-synthetic demo year (about half a minute); then the navigation picks the page, the shared
-sidebar filters are drawn once (``dashboard.state.frame``), and the page runs. The views are
-listed in ``dashboard.navigation`` and live one file each under ``pages/``.
+Every script run goes through here: an operator link's token is taken from the URL and the
+session's role settled (``dashboard.access``); on first start with no database the operator's
+Home page builds the synthetic demo year (about half a minute; a viewer is told to wait for the
+operator); then the navigation picks the page, the shared sidebar filters are drawn once
+(``dashboard.state.frame``), and the page runs. The views are listed in
+``dashboard.navigation`` and live one file each under ``pages/``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from pathlib import Path
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
+from dashboard import access
+from dashboard.cache_guard import guard_cache_clearing
 from dashboard.navigation import is_home, navigation
+from dashboard.operator_proof import accept_operator_link
 from dashboard.state.frame import run_page
 from store.connection import database_path
 from workflows.demo_build import build_fresh_demo_database
@@ -41,10 +46,13 @@ def one_blas_thread() -> None:
 
 
 one_blas_thread()
+guard_cache_clearing()
 page = navigation()
-# Only the Home page builds the demo, as before the frame existed: a deep link into another
-# page of a fresh install explains that there is no database and points to Home.
-if is_home(page):
+accept_operator_link()
+role = access.settle_role()
+# Only the operator's Home page builds the demo, as before the frame existed: a deep link into
+# another page of a fresh install explains that there is no database and points to Home.
+if is_home(page) and role.may_operate:
     missing = not database_path().exists()
     ensure_database(database_path())
     if missing and database_path().exists():

@@ -183,6 +183,20 @@ def canvas_page(browser):
         yield page
 
 
+#: The operator's secret of every server :func:`serving` starts (``dashboard.operator_proof``):
+#: a tab proves it with :func:`as_operator`; any other tab is a viewer.
+OPERATOR_TOKEN = "test-operator-token-0123456789"
+TOKEN_ENV_VAR = "ENEM_OPERATOR_TOKEN"
+
+
+def as_operator(page, base: str) -> None:
+    """Give ``page``'s browser context the operator's cookie for the server at ``base``, as
+    opening the operator link that ``make run`` prints does."""
+    port = int(base.rsplit(":", 1)[1].split("/", 1)[0])
+    page.context.add_cookies([{"name": f"enem_llm_operator_{port}", "value": OPERATOR_TOKEN,
+                               "url": base}])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -193,7 +207,7 @@ def free_port() -> int:
 def serving(db: Path, log_name: str) -> Iterator[str]:
     """A real Streamlit server of ``app.py`` on ``db``; yields its base URL."""
     port = free_port()
-    env = {**os.environ, "ENEM_DB": str(db)}
+    env = {**os.environ, "ENEM_DB": str(db), TOKEN_ENV_VAR: OPERATOR_TOKEN}
     log = ARTIFACTS.parent / log_name
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as output:

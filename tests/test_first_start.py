@@ -1,4 +1,5 @@
-"""The README's `make run` path: with no database, the home page builds the demo first."""
+"""The README's `make run` path: with no database, the operator's home page builds the demo
+first; a viewer's builds nothing and reads no path of the server."""
 
 from __future__ import annotations
 
@@ -11,7 +12,20 @@ from store.connection import open_reader
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_home_page_builds_the_demo_database_on_first_start(monkeypatch, tmp_path):
+def test_a_viewer_on_a_store_less_server_builds_nothing_and_sees_no_path(monkeypatch, tmp_path):
+    db = tmp_path / "data" / "enem.duckdb"
+    monkeypatch.setenv("ENEM_DB", str(db))
+    monkeypatch.chdir(ROOT)
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not app.exception
+    assert not db.exists() and not db.parent.exists()
+    shown = "\n".join(element.value for element in [*app.info, *app.warning, *app.markdown])
+    assert "operator builds it" in shown
+    assert str(tmp_path) not in shown and "enem.duckdb" not in shown
+    assert not any("synthetic demo" in info.value for info in app.info)
+
+
+def test_home_page_builds_the_demo_database_on_first_start(monkeypatch, tmp_path, as_operator):
     db = tmp_path / "data" / "enem.duckdb"
     monkeypatch.setenv("ENEM_DB", str(db))
     monkeypatch.chdir(ROOT)

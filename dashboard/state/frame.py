@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from dashboard import queries
+from dashboard import access, queries
 from dashboard.data import DatabaseState, database_state
 from dashboard.navigation import navigation
 from dashboard.state.filters import Filters
@@ -32,10 +32,11 @@ def run_page(page: StreamlitPage) -> None:
 
 
 def require_database() -> DatabaseState:
-    """Stop the page with an explanation when there is no usable database or no year loaded."""
+    """Stop the page with an explanation when there is no usable database or no year loaded
+    (to a viewer without the server's paths, and without telling them to build anything)."""
     state = database_state()
     if not state.usable:
-        st.info(state.problem)
+        st.info(_problem_for_this_session(state))
         st.stop()
     if not state.has_humans:
         st.info(f"The database `{state.path.name}` is empty: nothing has been ingested yet. Build the "
@@ -43,6 +44,16 @@ def require_database() -> DatabaseState:
                 "ingest-enem --year … --microdata … --items …`; the Data page will then list it.")
         st.stop()
     return state
+
+
+def _problem_for_this_session(state: DatabaseState) -> str:
+    """Why the store cannot be shown, in the words this session's role may read."""
+    if access.settle_role().may_operate:
+        return state.problem
+    if not state.path.exists():
+        return ("There is no store to show yet: this dashboard's operator builds it on their "
+                "first visit (through the operator link `make run` prints).")
+    return access.without_paths(state.problem)
 
 
 def open_page(title: str) -> Filters:
