@@ -40,6 +40,7 @@ from demo import generate_demo_files
 from enem.csvfiles import csv_source_sql, read_header
 from store.connection import open_reader
 from store.layout import remove_store
+from store.schema import YEAR_PART_TABLES
 from workflows.ingest import ingest_year
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,13 +108,6 @@ def ingest_seconds(microdata: Path, items: Path, db: Path) -> tuple[float, float
 PHASES_MARK = "-- phases --"
 
 
-#: Tables an ingest writes, compared by --compare (``ingests`` without its timings).
-DUMPED_TABLES = ("examinees", "scores", "rejects", "items", "booklets", "booklet_audit",
-                 "option_counts", "option_theta_counts", "item_stats", "item_icc",
-                 "agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star", "agg_populations",
-                 "item_score_counts")
-
-
 def _damaged_copy(microdata: Path, target: Path, seed: int) -> Path:
     """A copy of a small year with every kind of bad row the ingest counts."""
     lines = microdata.read_bytes().decode("latin-1").rstrip("\n").split("\n")
@@ -170,7 +164,7 @@ def dump(folder: Path, rows: int, seed: int) -> None:
         lines = [line for line in summary.lines() if " ingested in " not in line]
         (folder / f"{name}.summary.txt").write_text("\n".join(lines) + "\n")
         con = open_reader(db)
-        for table in DUMPED_TABLES:
+        for table in YEAR_PART_TABLES:  # every table an ingest writes (not its timings)
             con.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO "
                         f"'{folder / f'{name}.{table}.parquet'}' (FORMAT parquet)")
         con.close()

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.pages [--rows 3900000] [--repeat 3] [--db STORE]
 
 Builds once (cached under bench/out/): a synthetic year in INEP's format with ``--rows``
-candidates, ingested like real data, plus synthetic TEST model runs (``tests/model_fixtures.py``:
+candidates, ingested like real data, plus synthetic TEST model runs (``testbed/fake_runs.py``:
 six fake models × 4 areas × pt/en × 0/1/4 shots × 30 shuffles — clearly labelled test data).
 Then runs each page with Streamlit's AppTest through the app's frame (``app.py``: navigation,
 the sidebar drawn once, then the page), i.e. the whole server-side script of one request:
@@ -35,7 +35,7 @@ from store.dashboard_queries import table_counts
 from store.layout import years_folder
 from store.populations import build_populations
 from store.question_texts import load_question_texts
-from tests.model_fixtures import TEST_MODELS, FakeModel, add_test_model_runs
+from testbed.fake_runs import TEST_MODELS, FakeModel, add_test_model_runs
 from workflows.ingest import ingest_year
 from workflows.views import RUNS, VIEWS
 

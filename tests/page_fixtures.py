@@ -4,7 +4,7 @@
   shipped demo (generator, ingest, the demo's own model runs such as the random baseline).
 - ``pages_no_runs_db``: a copy of it with every model table emptied.
 - ``pages_models_db``: a copy of it with synthetic TEST model runs added
-  (``tests/model_fixtures.py``) next to the demo's own runs.
+  (``testbed/fake_runs.py``) next to the demo's own runs.
 - ``pages_empty_db``: a database with the schema and no rows.
 Treat them as read-only. ``models_db``, ``no_runs_db`` and ``empty_db`` make the dashboard
 (and AppTest) read the matching database for one test (``ENEM_DB``).
@@ -19,7 +19,7 @@ import pytest
 from store.connection import writing
 from store.layout import copy_store
 from store.schema import ensure_schema
-from tests.model_fixtures import copy_with_test_runs
+from testbed.fake_runs import copy_with_test_runs
 from workflows.demo_build import build_demo_database
 
 PAGES_EXAMINEES = 5000

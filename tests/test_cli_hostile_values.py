@@ -14,12 +14,12 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from bench.import_memory import paper_forms, paper_results_table
 from cli.main import main
 from cli.report_commands import check_selection
 from store.connection import connected
 from store.dashboard_queries import human_groups
 from store.layout import copy_store
+from testbed.paper_results import paper_forms, paper_results_table
 from workflows.report.build import Selection
 from workflows.results_io import import_results_summary
 

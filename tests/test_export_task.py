@@ -18,7 +18,7 @@ import yaml
 
 from cli.main import main
 from store.connection import open_reader
-from tests.test_harness_imports import LETTERS, STAMP, lm_eval_line
+from tests.harness_support import LETTERS, STAMP, lm_eval_line
 from workflows.runs.service import prompt_text
 
 

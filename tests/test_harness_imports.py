@@ -21,10 +21,8 @@ The files are written here in the tools' own formats, from their sources (facts,
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,37 +31,9 @@ import pytest
 from cli.main import main
 from store.connection import open_reader
 from store.layout import copy_store
-
-LETTERS = "ABCDE"
-STAMP = "2024-05-01T12-00-00.123456"
-
+from tests.harness_support import LETTERS, STAMP, lm_eval_line
 
 # --- the tools' formats -------------------------------------------------------------------------
-
-def _sanitized(value: Any) -> Any:
-    """lm-eval's ``sanitize_list``: nested lists kept, every leaf made a string."""
-    if isinstance(value, (list, tuple)):
-        return [_sanitized(item) for item in value]
-    return str(value)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def lm_eval_line(doc_id: int, doc: dict, target: str, requests: list[tuple],
-                 resps: list, filtered: list, metrics: dict, filter_name: str) -> str:
-    """One line of a samples file, as ``save_results_samples`` writes it."""
-    arguments = {f"gen_args_{i}": {f"arg_{j}": arg for j, arg in enumerate(request)}
-                 for i, request in enumerate(requests)}
-    sample = {"doc_id": doc_id, "doc": doc, "target": str(target), "arguments": arguments,
-              "resps": _sanitized(resps), "filtered_resps": _sanitized(filtered),
-              "filter": filter_name, "metrics": list(metrics),
-              "doc_hash": _sha(json.dumps(doc, indent=2, ensure_ascii=False)),
-              "prompt_hash": _sha(str(requests[0][0])), "target_hash": _sha(str(target)),
-              **metrics}
-    return json.dumps(sample, ensure_ascii=False) + "\n"
-
 
 def enem_doc(year: int, number: int, key: str, text: str = "Questão") -> dict:
     """An ``enem_challenge`` document (eduagarcia/enem_challenge's fields)."""

@@ -2,7 +2,7 @@
 at a time, its run ids are the whole file's content digest, and a bad value anywhere in the file
 is one clear error (column, value and row) that leaves the store as it was.
 
-Files are generated in the paper's published layout (``bench.import_memory``, the columns of the
+Files are generated in the paper's published layout (``testbed.paper_results``, the columns of the
 real files in ``../shared/data/real/paper-results``) on the small demo year's booklets. Memory
 itself is measured by ``python -m bench.import_memory``, not here.
 """
@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bench.import_memory import paper_forms, paper_results_table
 from cli.main import main
 from store.connection import connected, open_reader
 from store.layout import copy_store
+from testbed.paper_results import paper_forms, paper_results_table
 from workflows import paper_results
 from workflows.results_io import import_results_summary
 

@@ -12,7 +12,6 @@ import pytest
 
 from analytics.ctt import DISCRIMINATION_GROUP_FRACTION as DI_FRACTION
 from analytics.ctt import discrimination_index, item_p_values, point_biserial
-from bench.ingest import DUMPED_TABLES
 from enem.item_statistics import (
     CHUNK_ROWS,
     ICC_BIN_WIDTH,
@@ -21,10 +20,11 @@ from enem.item_statistics import (
 )
 from enem.score_batches import AreaAccumulator
 from store.connection import open_reader
+from store.schema import YEAR_PART_TABLES
 from workflows.ingest import ingest_year
 
 #: Every table an ingest writes (bench.ingest's --dump/--compare reads the same list).
-TABLES = DUMPED_TABLES
+TABLES = YEAR_PART_TABLES
 
 
 def _rows(db, table):

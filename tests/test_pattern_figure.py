@@ -18,7 +18,7 @@ import pytest
 from dashboard.patterns.data import HUMAN_ROW, short_labels
 from store.connection import open_reader, writing
 from store.layout import copy_store
-from tests.model_fixtures import add_test_model_runs
+from testbed.fake_runs import add_test_model_runs
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
 from workflows.ingest import ingest_items
 

@@ -11,7 +11,7 @@ import pytest
 from store.connection import insert_rows, open_reader, writing
 from store.layout import copy_store
 from store.schema import SCHEMA_VERSION, TABLES, ensure_schema
-from tests.model_fixtures import add_test_model_runs
+from testbed.fake_runs import add_test_model_runs
 from tests.page_support import PAGES, RUNS, assert_clean, charts, decoded, messages, run_page
 
 ITEMS_ONLY_NOTE = "holds only its item file"

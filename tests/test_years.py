@@ -21,6 +21,7 @@ from store import trend_queries as tq
 from store.connection import connected, open_reader, writing
 from store.dashboard_queries import UNCOUNTED_SHOTS, main_booklet
 from store.layout import copy_store
+from testbed.fake_runs import add_test_model_runs
 from tests.browser_support import (
     ARTIFACTS,
     BROWSER_ARGS,
@@ -30,14 +31,13 @@ from tests.browser_support import (
     serving,
     wait_until_rendered,
 )
-from tests.model_fixtures import add_test_model_runs
 from tests.page_support import assert_clean, charts, messages, open_section, run_page
 from tests.paper_fixtures import RESULT_FILES
 from workflows.ingest import ingest_items, ingest_year
 
 PAGE = "pages/Years.py"
 STRONG = "test-strong-it"
-#: The test runs' labels (tests/model_fixtures.py labels each run by its model id).
+#: The test runs' labels (testbed/fake_runs.py labels each run by its model id).
 TEST_RUNS = ["test-strong-it", "test-odd-base", "test-random-baseline"]
 
 
@@ -349,7 +349,7 @@ def test_the_page_follows_the_prompt_language(models_db):
     portuguese = app.dataframe[0].value
     strong = [frame[(frame["series"] == STRONG) & (frame["statistic"] == "θ")]
               .set_index("area")["mean"] for frame in (english, portuguese)]
-    # The strong test model is 0.3 logits stronger in English (tests/model_fixtures.py).
+    # The strong test model is 0.3 logits stronger in English (testbed/fake_runs.py).
     assert (strong[0] - strong[1]).mean() > 0.15
 
 

@@ -1,10 +1,11 @@
 """TEST DATA ONLY: synthetic "model runs" inserted into a copy of a demo database.
 
-Until real runs land in the demo, the dashboard tests need rows in ``models``, ``model_runs``,
-``model_responses`` and ``model_scores``. This helper simulates a few fake models from the stored
-item parameters with numpy and scores every simulated pattern with the project's own analytics
-(EAP, l_z, l_z*, CTT, nota), exactly as a real run would be scored. Every model id starts with
-``test-`` and every run is marked ``origin='test-fixture'``; nothing here is shipped in the demo.
+The dashboard tests and ``bench.pages`` need rows in ``models``, ``model_runs``,
+``model_responses`` and ``model_scores`` beyond the demo's own runs. This helper simulates a few
+fake models from the stored item parameters with numpy and scores every simulated pattern with
+the project's own analytics (EAP, l_z, l_z*, CTT, nota), exactly as a real run would be scored.
+Every model id starts with ``test-`` and every run is marked ``origin='test-fixture'``; nothing
+here is shipped in the demo.
 """
 
 from __future__ import annotations
