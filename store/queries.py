@@ -31,32 +31,6 @@ def is_synthetic(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0])
 
 
-def area_summary(con: duckdb.DuckDBPyConnection, year: int) -> pd.DataFrame:
-    """Per area: scored candidates, mean and SD of θ, mean nota and CTT."""
-    return con.execute(
-        """SELECT area, count(*) AS candidates, avg(theta) AS mean_theta,
-                  stddev_samp(theta) AS sd_theta, avg(nota) AS mean_nota, avg(ctt) AS mean_ctt
-           FROM scores WHERE year = ? GROUP BY area ORDER BY area""",
-        [year],
-    ).df()
-
-
-def theta_histogram(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
-    """Human θ distribution of one area from the pre-aggregated table: theta_bin, n."""
-    return con.execute(
-        """SELECT theta_bin, sum(n) AS n FROM agg_theta_ctt
-           WHERE year = ? AND area = ? AND group_kind = 'all'
-           GROUP BY theta_bin ORDER BY theta_bin""",
-        [year, area],
-    ).df()
-
-
-def model_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
-    """(distinct models, runs) in the store."""
-    row = one_row(con.execute("SELECT count(DISTINCT model_id), count(*) FROM model_runs"))
-    return int(row[0]), int(row[1])
-
-
 def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Names of the tables in the open database (to tell a project database from another)."""
     return {row[0] for row in con.execute(

@@ -89,16 +89,6 @@ def store_linked_texts(con: duckdb.DuckDBPyConnection, linked: Iterable[LinkedTe
     return len(rows)
 
 
-def store_questions(con: duckdb.DuckDBPyConnection, questions, booklets: dict[str, int]
-                    ) -> tuple[int, list[str]]:
-    """Link ``Question`` texts to their items (:func:`link_questions`) and store them.
-
-    Returns (rows stored, one message per question that could not be linked).
-    """
-    linked, unlinked = link_questions(con, questions, booklets)
-    return store_linked_texts(con, linked), unlinked
-
-
 def item_texts(con: duckdb.DuckDBPyConnection, items: Iterable[tuple[int, int]]
                ) -> pd.DataFrame:
     """The stored texts of the given (year, item_id) pairs, every language: year, item_id,

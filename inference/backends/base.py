@@ -160,11 +160,6 @@ class ItemScores:
     def n_shuffles(self) -> int:
         return int(self.probs.shape[0])
 
-    @property
-    def choice_letters(self) -> str:
-        """The displayed choices as a string of letters ('.' for no choice)."""
-        return "".join(LETTERS[c] if c >= 0 else "." for c in self.choice.tolist())
-
 
 def displayed_options(req: ScoreRequest) -> tuple[tuple[str, ...], ...]:
     """The five displayed option texts of each shuffle of ``req`` (``meta['options']``, set by
