@@ -184,12 +184,12 @@ def canvas_page(browser):
 
 
 #: The operator's secret of every server :func:`serving` starts (``dashboard.operator_proof``):
-#: a tab proves it with :func:`as_operator`; any other tab is a viewer.
+#: a tab proves it with :func:`grant_operator_cookie`; any other tab is a viewer.
 OPERATOR_TOKEN = "test-operator-token-0123456789"
 TOKEN_ENV_VAR = "ENEM_OPERATOR_TOKEN"
 
 
-def as_operator(page, base: str) -> None:
+def grant_operator_cookie(page, base: str) -> None:
     """Give ``page``'s browser context the operator's cookie for the server at ``base``, as
     opening the operator link that ``make run`` prints does."""
     port = int(base.rsplit(":", 1)[1].split("/", 1)[0])

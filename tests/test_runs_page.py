@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from cli.main import build_parser
 from cli.run_commands import spec_from_args
 from inference.plan import RunSpec
-from tests.browser_support import BROWSER_ARGS, CHROMIUM
+from tests.browser_support import BROWSER_ARGS, CHROMIUM, grant_operator_cookie
 from tests.browser_support import require_browser as _require_browser
 from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean
@@ -125,6 +125,7 @@ def test_in_a_browser_the_runs_table_refreshes_when_a_run_ends(runs_page_db):
             page = browser.new_page(viewport={"width": 1280, "height": 2400})
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            grant_operator_cookie(page, base)
             page.goto(f"{base}/Runs", wait_until="domcontentloaded")
             page.get_by_role("heading", name="Model runs", level=1).wait_for(timeout=60_000)
             expected = RunSpec(model="random-baseline", backend="random", year=2023,
