@@ -14,11 +14,6 @@ from cli.main import build_parser
 from cli.run_commands import spec_from_args
 from inference.answer_methods import parse_letter
 from inference.backends import make_scorer
-from inference.backends.transformers_answers import (
-    FullAnswerScorer,
-    GenerateScorer,
-    LetterProbScorer,
-)
 from inference.plan import RunSpec
 from inference.run_scoring import UNPARSED_MARK
 from tests.db_reading import query_rows
@@ -32,6 +27,12 @@ def tiny(tmp_path_factory):
 
 
 def test_the_registry_builds_the_scorer_of_each_method(tiny):
+    from inference.backends.transformers_answers import (
+        FullAnswerScorer,
+        GenerateScorer,
+        LetterProbScorer,
+    )
+
     assert type(make_scorer("transformers", model=str(tiny))) is LetterProbScorer
     assert isinstance(make_scorer("transformers", model=str(tiny),
                                   answer_method="full-answer-prob"), FullAnswerScorer)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from inference.answer_methods import (
     ANSWER_METHODS,
@@ -20,12 +19,17 @@ from inference.answer_methods import (
     parse_letter,
 )
 from inference.backends import NO_CHOICE
-from inference.backends.transformers_answers import FullAnswerScorer, GenerateScorer
 from inference.prompts import build_request, choose_shot_examples
 from inference.questions import Question
 from inference.shuffles import option_permutations
 from tests.float_support import picks_a_maximum
+from tests.lazy_imports import lazy_module, lazy_names
 from tests.tiny_model import build_tiny_model
+
+# torch and transformers are imported by the first test that uses them, not at collection.
+torch = lazy_module("torch")
+FullAnswerScorer, GenerateScorer = lazy_names("inference.backends.transformers_answers",
+                                              "FullAnswerScorer", "GenerateScorer")
 
 LETTERS = "ABCDE"
 

@@ -9,19 +9,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from inference.backends import ScoreRequest, ScoringError, make_scorer
-from inference.backends.transformers_backend import TransformersScorer
 from inference.min_k import min_k_count
 from inference.prompts import build_request, choose_shot_examples
 from inference.questions import Question
 from inference.shuffles import option_permutations
+from tests.lazy_imports import lazy_module, lazy_names
 from tests.tiny_model import build_tiny_model, build_tokenizer
+
+# torch and transformers are imported by the first test that uses them, not at collection.
+torch = lazy_module("torch")
+(TransformersScorer,) = lazy_names("inference.backends.transformers_backend",
+                                   "TransformersScorer")
 
 ATOL = 1e-5
 # CUDA is exercised where present (float32, same tolerance); CI machines have CPU only.
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+#: The CUDA case is skipped, saying so, where torch sees no CUDA device (asking torch at
+#: collection would import it for every test session).
+DEVICES = ["cpu", "cuda"]
 
 
 def _q(i: int, area: str, language: str = "en", year: int = 2022) -> Question:
@@ -101,6 +107,8 @@ def test_letter_scores_are_valid(llama: TransformersScorer):
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
 @pytest.mark.parametrize(("language", "shots"), [("en", 4), ("pt", 0), ("pt", 1)])
 def test_shared_prefix_equals_plain_full_prompts(tiny_dirs, arch, language, shots, device):
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
     folder = str(tiny_dirs[arch])
     kwargs = {"device": device, "dtype": "float32", "batch_size": 8}
     shared = TransformersScorer(folder, mode="shared", **kwargs)

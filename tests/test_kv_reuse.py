@@ -7,19 +7,15 @@ scorers rely on (boundaries never take a scored token, padding layouts, caches n
 
 from __future__ import annotations
 
-import torch
+from tests.lazy_imports import lazy_module, lazy_names
 
-from inference.backends.kv_reuse import (
-    cache_for_batch,
-    common_prefix_length,
-    common_prefix_length_all,
-    left_pad,
-    prefix_reuse,
-    right_pad,
-    select_rows,
-    slice_kv,
-    stem_end,
-)
+# torch (and transformers, under kv_reuse) are imported by the first test, not at collection.
+torch = lazy_module("torch")
+(cache_for_batch, common_prefix_length, common_prefix_length_all, left_pad, prefix_reuse,
+ right_pad, select_rows, slice_kv, stem_end) = lazy_names(
+    "inference.backends.kv_reuse", "cache_for_batch", "common_prefix_length",
+    "common_prefix_length_all", "left_pad", "prefix_reuse", "right_pad", "select_rows",
+    "slice_kv", "stem_end")
 
 
 def test_common_prefix_lengths():

@@ -10,17 +10,13 @@ tokens. It prepends a BOS token like Llama tokenizers.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import (
-    GPT2Config,
-    GPT2LMHeadModel,
-    LlamaConfig,
-    LlamaForCausalLM,
-    PreTrainedTokenizerFast,
-)
+# torch and transformers are imported by the functions that use them, never at import time:
+# collecting the test suite must not load them (5,000 modules) for the tests that never build
+# a model.
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 _CORPUS = """\
 Here are some questions from a college entrance exam. Choose the correct answer to the best of
@@ -55,6 +51,9 @@ A resposta é A. A resposta é B. A resposta é C. A resposta é D. A resposta �
 
 def build_tokenizer(vocab_size: int = 400) -> PreTrainedTokenizerFast:
     """A byte-level BPE tokenizer trained on the built-in corpus (BOS "<s>", EOS "</s>")."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -91,6 +90,9 @@ def build_tiny_model(
     ``init_scale`` (the initializer range) is large so that next-token distributions are far
     from uniform and differences between scoring paths would show.
     """
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
     folder = Path(folder)
     tokenizer = build_tokenizer()
     torch.manual_seed(seed)
