@@ -1,6 +1,7 @@
 """``enem-llm runs`` lists run folders and the runs in the database, each marked where it
 lives; ``enem-llm remove-run`` removes a run that ended without being published, and only
-such a run. Every command runs as its own process."""
+such a run; ``cancel`` and ``remove-run`` end alike on a run id that names no run. Every command
+runs as its own process."""
 
 from __future__ import annotations
 
@@ -104,3 +105,24 @@ def test_remove_run_removes_a_failed_run_and_refuses_a_published_one(db):
 
     unknown = enem_llm("remove-run", "no-such-run", "--db", db)
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: no run no-such-run")
+
+
+def test_cancel_of_an_unknown_run_is_bad_input_as_for_remove_run(db):
+    """The same mistake ends the same way: a run id that names no run is bad input (exit 2) for
+    both commands; a run that exists but is not running is refused while working (exit 1)."""
+    for command in ("cancel", "remove-run"):
+        unknown = enem_llm(command, "no-such-run", "--db", db)
+        assert unknown.returncode == 2, (command, unknown.stderr)
+        assert unknown.stderr.startswith("error: no run no-such-run"), (command, unknown.stderr)
+        assert len(unknown.stderr.strip().splitlines()) == 1, unknown.stderr
+        not_an_id = enem_llm(command, "..", "--db", db)
+        assert not_an_id.returncode == 2 and "is not a run id" in not_an_id.stderr, command
+
+    stopped = RunSpec(model="random-baseline", backend="random", year=2023, areas=("CN",),
+                      n_shuffles=3)
+    folder = RunFolder(db.parent / "runs" / stopped.run_id)
+    folder.write_json("spec.json", stopped.to_dict())
+    folder.update_status(status="cancelled", units_done=8, units_total=45)
+    idle = enem_llm("cancel", stopped.run_id, "--db", db)
+    assert idle.returncode == 1 and idle.stderr.startswith(
+        f"error: run {stopped.run_id} is not running"), idle.stderr

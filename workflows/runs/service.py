@@ -230,6 +230,12 @@ def list_all_runs(db_path: Path, runs_dir: Path) -> list[ListedRun]:
     return listed
 
 
+def _check_run_id(run_id: str) -> None:
+    """ValueError unless ``run_id`` can name a run folder (one plain name, no path)."""
+    if not run_id or Path(run_id).name != run_id or run_id in (".", ".."):
+        raise ValueError(f"{run_id!r} is not a run id")
+
+
 def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
     """Remove a run that ended without being published: its folder under ``runs_dir`` and any
     of its rows in the database that are not a published run. Returns the sentence to show.
@@ -242,8 +248,7 @@ def remove_run(run_id: str, db_path: Path, runs_dir: Path) -> str:
     it is deleted (``workflows.runs.folder.remove_run_folder``), and the next ``remove_run``
     of the run deletes what such a killed removal left.
     """
-    if not run_id or Path(run_id).name != run_id or run_id in (".", ".."):
-        raise ValueError(f"{run_id!r} is not a run id")
+    _check_run_id(run_id)
     folder = RunFolder(Path(runs_dir) / run_id)
     # A removal of this run killed halfway left the rest of its folder as a tombstone; it had
     # passed the checks below, so finishing it needs none.
@@ -318,9 +323,13 @@ def start_in_background(spec: RunSpec, db_path: Path, runs_dir: Path,
 def cancel(run_id: str, runs_dir: Path) -> str:
     """Ask a live run to stop after its current batch; returns the sentence to show.
 
-    Raises RunNotRunning when no process is working on the run.
+    Raises RunNotRunning when no process is working on the run, FileNotFoundError when
+    ``runs_dir`` holds no run ``run_id`` (bad input, as for :func:`remove_run`).
     """
+    _check_run_id(run_id)
     folder = RunFolder(Path(runs_dir) / run_id)
+    if not (folder.root / "spec.json").is_file():
+        raise FileNotFoundError(f"no run {run_id} in {runs_dir}")
     status = folder.read_json("status.json")
     if not status or not folder.is_locked():
         raise RunNotRunning(f"run {run_id} is not running")
