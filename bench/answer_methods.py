@@ -25,7 +25,7 @@ from bench.inference import default_gguf, make_questions, model_arguments, timed
 from inference.backends.transformers_answers import FullAnswerScorer
 from inference.prompts import build_request, choose_shot_examples
 from inference.shuffles import option_permutations
-from tests.tiny_model import build_tiny_model
+from testbed.tiny_model import build_tiny_model
 
 OUT = Path(__file__).resolve().parent / "out"
 

@@ -28,9 +28,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from bench.pages import OUT, build_database
-
-# The test suite's real server and Debian Chromium settings (the server log lands in test-artifacts/).
-from tests.browser_support import BROWSER_ARGS, CHROMIUM, serving
+from testbed.browser import BROWSER_ARGS, CHROMIUM, serving  # the Chromium tests' own
 from workflows.views import RUNS, VIEWS
 
 #: Seconds without any change before a page counts as finished (not counted in its time).

@@ -51,7 +51,7 @@ from inference.backends import make_scorer
 from inference.backends.hf_loading import split_gguf
 from inference.plan import RunSpec
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
-from tests.tiny_model import build_tiny_model
+from testbed.tiny_model import build_tiny_model
 from workflows.demo_build import build_demo_database
 from workflows.runs.execution import execute_run
 

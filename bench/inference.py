@@ -31,7 +31,7 @@ from inference.prompts import build_request, choose_shot_examples
 from inference.protocol import SHOT_SETTINGS
 from inference.questions import Question
 from inference.shuffles import option_permutations
-from tests.tiny_model import build_tiny_model
+from testbed.tiny_model import build_tiny_model
 
 OUT = Path(__file__).resolve().parent / "out"
 

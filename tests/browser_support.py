@@ -16,32 +16,35 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 - :data:`RECORD_CANVAS_TEXT`, an init script around ``fillText``, and :func:`painted_grids`,
   its reader: per st.dataframe the texts drawn, in page pixels, with the grid's visible box.
 
-- :func:`serving` and :func:`running`: the real Streamlit server of ``app.py`` on a database
-  (a free localhost port, its log under ``test-artifacts/``); the module-scoped ``server``
-  fixture serves the page fixtures' store with test model runs and ``browser_page`` is one tall
-  tab on it (:func:`tall_page`).
+- ``serving`` and ``running`` (``testbed.browser``, shared with ``bench.browser_pages``, as are
+  ``CHROMIUM``, ``BROWSER_ARGS`` and ``ARTIFACTS``): the real Streamlit server of ``app.py`` on
+  a database (a free localhost port, its log under ``test-artifacts/``); the module-scoped
+  ``server`` fixture serves the page fixtures' store with test model runs and ``browser_page``
+  is one tall tab on it (:func:`tall_page`).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update"]
+# The server of app.py and Chromium's settings are testbed.browser's (bench.browser_pages drives
+# the same); the Chromium tests import them from here with the rest.
+from testbed.browser import (  # noqa: F401 - ROOT, TOKEN_ENV_VAR, free_port, running: for tests
+    ARTIFACTS,
+    BROWSER_ARGS,
+    CHROMIUM,
+    OPERATOR_TOKEN,
+    ROOT,
+    TOKEN_ENV_VAR,
+    free_port,
+    running,
+    serving,
+)
+
 PAGE_TIMEOUT_MS = 60_000
 #: The window of the first-hour tests: a common laptop screen.
 FIRST_SCREEN = {"width": 1440, "height": 900}
@@ -183,68 +186,12 @@ def canvas_page(browser):
         yield page
 
 
-#: The operator's secret of every server :func:`serving` starts (``dashboard.operator_proof``):
-#: a tab proves it with :func:`grant_operator_cookie`; any other tab is a viewer.
-OPERATOR_TOKEN = "test-operator-token-0123456789"
-TOKEN_ENV_VAR = "ENEM_OPERATOR_TOKEN"
-
-
 def grant_operator_cookie(page, base: str) -> None:
     """Give ``page``'s browser context the operator's cookie for the server at ``base``, as
     opening the operator link that ``make run`` prints does."""
     port = int(base.rsplit(":", 1)[1].split("/", 1)[0])
     page.context.add_cookies([{"name": f"enem_llm_operator_{port}", "value": OPERATOR_TOKEN,
                                "url": base}])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def serving(db: Path, log_name: str) -> Iterator[str]:
-    """A real Streamlit server of ``app.py`` on ``db``; yields its base URL."""
-    port = free_port()
-    env = {**os.environ, "ENEM_DB": str(db), TOKEN_ENV_VAR: OPERATOR_TOKEN}
-    log = ARTIFACTS.parent / log_name
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-             "--server.headless", "true", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    with running(process, base, log):
-        yield base
-
-
-@contextmanager
-def running(process: subprocess.Popen, base: str, log: Path) -> Iterator[None]:
-    """Wait until the Streamlit ``process`` answers its health check at ``base`` (a test
-    failure naming ``log`` when it does not within a minute); stop it on leaving."""
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Streamlit did not start; see {log}", pytrace=False)
-            time.sleep(0.3)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")

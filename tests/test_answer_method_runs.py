@@ -16,8 +16,8 @@ from inference.answer_methods import parse_letter
 from inference.backends import make_scorer
 from inference.plan import RunSpec
 from inference.run_scoring import UNPARSED_MARK
+from testbed.tiny_model import build_tiny_model
 from tests.db_reading import query_rows
-from tests.tiny_model import build_tiny_model
 from workflows.runs.execution import execute_run
 
 

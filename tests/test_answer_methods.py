@@ -22,9 +22,9 @@ from inference.backends import NO_CHOICE
 from inference.prompts import build_request, choose_shot_examples
 from inference.questions import Question
 from inference.shuffles import option_permutations
+from testbed.tiny_model import build_tiny_model
 from tests.float_support import picks_a_maximum
 from tests.lazy_imports import lazy_module, lazy_names
-from tests.tiny_model import build_tiny_model
 
 # torch and transformers are imported by the first test that uses them, not at collection.
 torch = lazy_module("torch")

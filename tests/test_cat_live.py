@@ -10,7 +10,7 @@ from analytics import EAPEstimator, ItemBank, QuadratureGrid
 from inference.backends import make_scorer
 from store.cat_queries import cat_paths
 from store.connection import connected
-from tests.tiny_model import build_tiny_model
+from testbed.tiny_model import build_tiny_model
 from workflows.cat.live import CatRunSpec, execute_live_cat
 from workflows.runs.folder import RunFolder
 

@@ -18,9 +18,9 @@ from inference.shuffles import option_permutations, to_original_probs
 from store.connection import connected, writing
 from store.layout import copy_store
 from store.model_runs import ExamReader
+from testbed.tiny_model import build_tiny_model
 from tests.db_reading import query_rows
 from tests.inep_reference import slow_eap
-from tests.tiny_model import build_tiny_model
 from workflows.runs.execution import execute_run
 from workflows.runs.folder import RunBusyError, RunFolder
 
