@@ -50,7 +50,11 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
+## The benchmarks (timings, not checks; tests run each one's code on small data): scoring,
+## ingest, pages, and the store writes' costs on a full-size 10-year store (tests/
+## test_store_writes_bench.py runs that command on the demo store).
 bench: $(VENV)/.dev
 	$(BIN)/python -m bench.scoring
 	$(BIN)/python -m bench.ingest
 	$(BIN)/python -m bench.pages
+	$(BIN)/python -m bench.store_writes

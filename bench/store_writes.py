@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.store_writes [--rows 3900000] [--years 10] [--repeat 3] [--keep]
     .venv/bin/python -m bench.store_writes --source STORE.duckdb   # any one-year store
     .venv/bin/python -m bench.store_writes --layouts per-year      # one layout only
+    .venv/bin/python -m bench.store_writes --results FILE.parquet  # import another results file
 
 The source is ``--source`` or the full-size one-year store of ``bench.pages``
 (``bench/out/pages_<rows>.duckdb``, built once by ``bench.pages.build_database`` when missing),
@@ -444,6 +445,18 @@ def store_items(db: Path, year: int) -> None:
     ingest_items(db, year, REAL / "items" / f"ITENS_PROVA_{year}.csv")
 
 
+def results_years(results: Path = RESULTS_FILE) -> tuple[int, ...]:
+    """The exam years of a results file (``EXAM_YEAR``): the years whose items its import
+    needs (the paper's file: :data:`RESULTS_YEARS`)."""
+    con = duckdb.connect()
+    try:
+        return tuple(int(year) for (year,) in con.execute(
+            "SELECT DISTINCT EXAM_YEAR FROM read_parquet(?) ORDER BY 1", [str(results)]
+        ).fetchall())
+    finally:
+        con.close()
+
+
 def import_results(db: Path, results: Path = RESULTS_FILE) -> list[str]:
     """``enem-llm import-results RESULTS``; the imported run ids."""
     with connected(db) as con:
@@ -470,17 +483,17 @@ def stored_run_ids(db: Path) -> set[str]:
         con.close()
 
 
-def measure_store(db: Path, repeat: int) -> dict[str, dict]:
+def measure_store(db: Path, repeat: int, results: Path = RESULTS_FILE) -> dict[str, dict]:
     """Every operation on ``db``, ``repeat`` samples each (ingest items: one per year of the
     results file, which the import needs); runs are of the newest year."""
     year = candidate_years(db)[-1]
     items, publish, imports, removal = Measured(), Measured(), Measured(), Measured()
-    for exam in RESULTS_YEARS:
+    for exam in results_years(results):
         measure(db, partial(store_items, db, exam), items)
     published = [str(measure(db, partial(publish_run, db, year, seed), publish))
                  for seed in range(repeat)]
     for _ in range(repeat):
-        measure(db, partial(import_results, db), imports)
+        measure(db, partial(import_results, db, results), imports)
     for run_id in published:
         unpublish(db, run_id)
         measure(db, partial(remove_run, db, run_id), removal)
@@ -554,8 +567,8 @@ def table_lines(store_layout: str, results: dict[str, dict], sizes: dict[str, in
     return lines
 
 
-def measure_layout(source: Path, scratch: Path, n_years: int, repeat: int, store_layout: str
-                   ) -> dict:
+def measure_layout(source: Path, scratch: Path, n_years: int, repeat: int, store_layout: str,
+                   results_file: Path = RESULTS_FILE) -> dict:
     """Build the two stores of ``store_layout`` and measure each; the layout's record."""
     print(f"{store_layout} layout:", flush=True)
     stores = build_stores(source, scratch, n_years, store_layout)
@@ -563,7 +576,7 @@ def measure_layout(source: Path, scratch: Path, n_years: int, repeat: int, store
     results = {}
     for name, db in stores.items():
         print(f"  measuring {name} ({gigabytes(sizes[name]).strip()}) …", flush=True)
-        results[name] = measure_store(db, repeat)
+        results[name] = measure_store(db, repeat, results_file)
     return {"stores": {name: str(db) for name, db in stores.items()}, "store_bytes": sizes,
             "results": results, "goal": goal(results),
             "table": table_lines(store_layout, results, sizes)}
@@ -583,6 +596,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scratch", type=Path, default=SCRATCH, help="where the stores go")
     parser.add_argument("--output", type=Path, default=OUT / "store_writes.json")
     parser.add_argument("--keep", action="store_true", help="keep the stores afterwards")
+    parser.add_argument("--results", type=Path, default=RESULTS_FILE,
+                        help="the results file imported (default the paper's; its exam years "
+                             "are stored items-only first, and must be among "
+                             f"{', '.join(map(str, RESULTS_YEARS))})")
     args = parser.parse_args(argv)
     if args.years < 2:
         parser.error("--years must be at least 2")
@@ -595,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
         records = {}
         for store_layout in layouts:
             records[store_layout] = measure_layout(source, args.scratch, args.years,
-                                                   args.repeat, store_layout)
+                                                   args.repeat, store_layout, args.results)
             if not args.keep:  # one layout's stores at a time on the disk
                 shutil.rmtree(args.scratch / store_layout, ignore_errors=True)
         print("\n\n".join("\n".join(record["table"]) for record in records.values()))

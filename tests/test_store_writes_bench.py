@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from bench import store_writes as bench
@@ -193,12 +194,35 @@ def test_the_goal_names_what_misses_it():
     assert lines[-1].startswith("per-year layout: the goal does not hold: publish run 1.60×")
 
 
+def test_the_results_years_are_the_exams_of_the_results_file(real_data, tmp_path):
+    assert bench.results_years() == bench.RESULTS_YEARS
+    assert bench.results_years(_results_of_2022(tmp_path)) == (2022,)
+
+
+def _results_of_2022(folder: Path) -> Path:
+    """The paper's results of one model on the 2022 exams (240 of its 4,800 rows): what the
+    command imports in the test (the whole file is ``make bench``'s)."""
+    path = folder / "results_2022.parquet"
+    con = duckdb.connect()
+    try:
+        con.execute(f"""COPY (SELECT * FROM read_parquet('{bench.RESULTS_FILE}')
+                              WHERE EXAM_YEAR = 2022 AND MODEL_NAME = 'gpt-3.5-turbo-0613')
+                        TO '{path}' (FORMAT parquet)""")
+    finally:
+        con.close()
+    return path
+
+
 def test_the_command_prints_a_table_per_layout_and_writes_the_json(tmp_path, demo_db,
                                                                    real_data, capsys):
+    """The whole command on the demo store, importing one model's 2022 results (so one
+    items-only year to store first): ``make bench`` runs it at full size."""
     output = tmp_path / "store_writes.json"
     scratch = tmp_path / "stores"
+    results = _results_of_2022(tmp_path)
     assert bench.main(["--source", str(demo_db), "--years", "2", "--repeat", "1",
-                       "--scratch", str(scratch), "--output", str(output)]) == 0
+                       "--scratch", str(scratch), "--output", str(output),
+                       "--results", str(results)]) == 0
     printed = capsys.readouterr().out
     record = json.loads(output.read_text())
     assert list(record["layouts"]) == ["per-year", "single"]
@@ -211,7 +235,9 @@ def test_the_command_prints_a_table_per_layout_and_writes_the_json(tmp_path, dem
             assert any(line.startswith(operation) for line in table), operation
         assert set(layout_record["results"]) == {"one-year", "2-year"}
         assert layout_record["results"]["2-year"]["publish run"]["samples"] == 1
-        assert layout_record["results"]["one-year"]["ingest items"]["samples"] == 4
+        # one sample per exam year of the results file (the paper's whole file: four)
+        assert layout_record["results"]["one-year"]["ingest items"]["samples"] == 1
+        assert layout_record["results"]["2-year"]["import results"]["samples"] == 1
         sizes = layout_record["store_bytes"]
         assert 0 < sizes["one-year"] < sizes["2-year"]
         assert layout_record["goal"]["holds"] == table[-1].endswith("holds")
