@@ -8,10 +8,12 @@ attacker's URL, driven by a real Chromium.
 - the operator's Runs page offers configured endpoints and allowed models, never a typed URL
   or path, and an imported question's remote image is never fetched: the logging server gets
   no request at all, so none carries the key;
-- served to others (``--server.address 0.0.0.0``) or behind a proxy, every page is a viewer's:
-  no control that starts, cancels, removes or writes anything, and no path of the server;
-  no run starts;
-- behind an authenticating proxy, the operators it names (and only they) may launch.
+- served to others (``--server.address 0.0.0.0``) or behind a proxy, every page is a viewer's,
+  even for a browser holding the operator's cookie: no control that starts, cancels, removes or
+  writes anything, and no path of the server; no run starts;
+- behind an authenticating proxy, the operators it names (and only they) may launch, and only
+  on requests carrying the secret the proxy shares with the server: a local process sending the
+  identity header without it is a viewer.
 """
 
 from __future__ import annotations
@@ -31,10 +33,18 @@ from typing import ClassVar
 
 import pytest
 
+from inference.operator_config import PROXY_SECRET_HEADER
 from inference.plan import RunSpec
 from store.connection import open_reader
 from store.layout import copy_store
-from tests.browser_support import BROWSER_ARGS, CHROMIUM, running
+from tests.browser_support import (
+    BROWSER_ARGS,
+    CHROMIUM,
+    OPERATOR_TOKEN,
+    TOKEN_ENV_VAR,
+    grant_operator_cookie,
+    running,
+)
 from tests.browser_support import free_port as _free_port
 from tests.browser_support import require_browser as _require_browser
 from workflows.question_import import import_questions
@@ -119,7 +129,8 @@ def served(db: Path, name: str, *flags: str, env: dict[str, str] | None = None
     port = _free_port()
     environment = {key: value for key, value in os.environ.items()
                    if key != "ENEM_OPERATOR_CONFIG"}
-    environment.update({"ENEM_DB": str(db), "OPENAI_API_KEY": CANARY, **(env or {})})
+    environment.update({"ENEM_DB": str(db), "OPENAI_API_KEY": CANARY,
+                        TOKEN_ENV_VAR: OPERATOR_TOKEN, **(env or {})})
     log = LOGS / f"streamlit-{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as output:
@@ -179,6 +190,9 @@ def assert_viewer(page, base: str, db: Path, shot: str) -> None:
     open_page(page, f"{base}/", "When an LLM passes ENEM")
     page.get_by_text("Add real data").click()
     page.get_by_text("INEP's microdata of ENEM").wait_for(timeout=PAGE_TIMEOUT_MS)
+    # The command and the viewer's note under it are drawn after the table above them.
+    page.get_by_text("Starting a fetch from this page is for this dashboard's operator").first \
+        .wait_for(timeout=PAGE_TIMEOUT_MS)
     text = page.locator("[data-testid='stMain']").inner_text()
     assert "enem-llm fetch inep --year" in text
     assert page.get_by_role("button", name=re.compile(r"^Fetch ")).count() == 0
@@ -205,7 +219,10 @@ def test_the_readme_server_is_safe_to_serve(store, attacker):
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
             base = f"http://127.0.0.1:{port}"
+            # Without the operator link's cookie, the browser at this machine is a viewer.
+            assert_viewer(page, base, store, "no_link")
             # The operator at this machine: endpoints and models from lists, no typed URL.
+            grant_operator_cookie(page, base)
             open_page(page, f"{base}/Runs", "Model runs")
             page.get_by_role("combobox", name="Backend").click()
             page.get_by_role("option", name="openai", exact=True).click()
@@ -230,9 +247,11 @@ def test_the_readme_server_is_safe_to_serve(store, attacker):
             assert page.locator("[data-testid='stMain'] img[src*='127.0.0.1']").count() == 0
             page.screenshot(path=str(SCREENSHOTS / "planted_text.png"), full_page=True)
 
-            # A proxy in front of the loopback server makes its visitors viewers.
+            # A proxy in front of the loopback server makes its visitors viewers, even one
+            # holding the operator's cookie.
             proxied = browser.new_page(viewport={"width": 1440, "height": 1800},
                                        extra_http_headers={"X-Forwarded-For": "203.0.113.5"})
+            grant_operator_cookie(proxied, base)
             assert_viewer(proxied, base, store, "proxied")
             assert not errors, errors
         finally:
@@ -243,6 +262,7 @@ def test_the_readme_server_is_safe_to_serve(store, attacker):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 1800})
+            grant_operator_cookie(page, f"http://127.0.0.1:{port}")
             assert_viewer(page, f"http://127.0.0.1:{port}", store, "shared")
         finally:
             browser.close()
@@ -252,25 +272,38 @@ def test_the_readme_server_is_safe_to_serve(store, attacker):
 
 def test_behind_an_authenticating_proxy_only_named_operators_launch(store, tmp_path):
     config = tmp_path / "operator.toml"
-    config.write_text("[dashboard]\nlaunch = 'operators'\noperators = ['ana@example.org']\n")
+    config.write_text("[dashboard]\nlaunch = 'operators'\noperators = ['ana@example.org']\n"
+                      "proxy_secret_env = 'LAB_PROXY_SECRET'\n")
+    secret = "proxy-secret-0123456789abcdef"
     sync_playwright = _require_browser()
     with served(store, "safe-operators", "--server.trustedUserHeaders",
                 json.dumps({"X-Forwarded-Email": "email"}),
-                env={"ENEM_OPERATOR_CONFIG": str(config)}) as port, \
+                env={"ENEM_OPERATOR_CONFIG": str(config), "LAB_PROXY_SECRET": secret}) as port, \
             sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         base = f"http://127.0.0.1:{port}"
         try:
             ana = browser.new_page(extra_http_headers={"X-Forwarded-Email": "ana@example.org",
-                                                       "X-Forwarded-For": "203.0.113.5"})
+                                                       "X-Forwarded-For": "203.0.113.5",
+                                                       PROXY_SECRET_HEADER: secret})
             open_page(ana, f"{base}/Runs", "Model runs")
             assert ana.get_by_role("button", name="Launch", exact=True).count() == 1
             bob = browser.new_page(extra_http_headers={"X-Forwarded-Email": "bob@example.org",
-                                                       "X-Forwarded-For": "203.0.113.6"})
+                                                       "X-Forwarded-For": "203.0.113.6",
+                                                       PROXY_SECRET_HEADER: secret})
             assert_viewer(bob, base, store, "not_an_operator")
-            # Nor is the person at the machine an operator under this policy.
+            # A process on this machine naming ana, without the proxy's secret (or a wrong one).
+            for forged in ({}, {PROXY_SECRET_HEADER: "guess-" + secret}):
+                mallory = browser.new_page(extra_http_headers={
+                    "X-Forwarded-Email": "ana@example.org", **forged})
+                text = open_page(mallory, f"{base}/Runs", "Model runs")
+                assert "shared secret is missing" in text
+                assert mallory.get_by_role("button", name="Launch", exact=True).count() == 0
+            # Nor is the person at the machine an operator under this policy, operator link or not.
             local = browser.new_page()
+            grant_operator_cookie(local, base)
             text = open_page(local, f"{base}/Runs", "Model runs")
-            assert "not one of this dashboard's operators" in text
+            assert "did not come through the authenticating proxy" in text
+            assert local.get_by_role("button", name="Launch", exact=True).count() == 0
         finally:
             browser.close()
