@@ -15,6 +15,9 @@ Real files vary by year, and each variant is read here rather than refused:
 A booklet whose form lacks a position that the area's other forms hold (an item row lost from
 the file) is not scored, and its problem names the missing CO_POSICAO, e.g. ``44 items, not 45
 (CO_POSICAO 136–180 without 152)``; so is a form spanning ITEMS_PER_AREA positions with holes.
+So is a booklet with an item whose parameters lie outside their possible range
+(:data:`PARAMETER_RANGES`: a = −3.5 or inf, c = 1). A file whose last line has no line end is
+refused whole (:func:`refuse_cut_short`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import pandas as pd
 
 from analytics.irt import ItemBank
 from enem.areas import AREAS, ITEMS_PER_AREA, OPTION_LETTERS
-from enem.csvfiles import check_readable, read_small_csv
+from enem.csvfiles import UnusableFileError, check_readable, read_small_csv
 
 REQUIRED_ITEM_COLUMNS: tuple[str, ...] = (
     "CO_POSICAO", "SG_AREA", "CO_ITEM", "TX_GABARITO",
@@ -45,6 +48,18 @@ INTEGER_MAX = 2**31 - 1
 ITEM_ID_MAX = 2**53
 #: Multiplier of the booklet in the stand-in id of an item without CO_ITEM (positions < 1000).
 _MISSING_ID_BOOKLET_FACTOR = 1000
+#: The values a scored item's 3PL parameter can take, as (lowest, whether the lowest itself is
+#: allowed, the bound it stays under; always excluded), with the words an error shows. A
+#: discrimination a ≤ 0 would make a right answer lower θ (or say nothing), an infinite one
+#: drops the item out of every likelihood unseen, and a guessing probability c must be a
+#: probability below 1 (``ItemBank``'s rule): such a file is broken, and its booklet is not
+#: scored rather than scored into nonsense (a file with a = −3.5 or inf everywhere once gave
+#: every candidate θ ≈ 0).
+PARAMETER_RANGES: dict[str, tuple[float, bool, float, str]] = {
+    "a": (0.0, False, float("inf"), "a finite number above 0"),
+    "b": (-float("inf"), False, float("inf"), "a finite number"),
+    "c": (0.0, True, 1.0, "from 0 up to, not including, 1"),
+}
 
 
 def missing_item_id(booklet_id: int, co_posicao: int) -> int:
@@ -183,7 +198,27 @@ def _abandoned_counts(rows: pd.DataFrame) -> pd.Series:
 def load_items(path: Path, encoding: str = "latin-1") -> ItemsTable:
     """Read and validate an ITENS_PROVA file. Raises UnusableFileError if it cannot be used."""
     check_readable(Path(path), REQUIRED_ITEM_COLUMNS, encoding)
+    refuse_cut_short(Path(path))
     return parse_items(read_small_csv(Path(path), encoding))
+
+
+def refuse_cut_short(path: Path) -> None:
+    """UnusableFileError when the file's last line has no line end.
+
+    INEP ends every line of its item files with one. A file without it was most likely cut
+    during a download or copy, and a cut can fall anywhere in a row: inside CO_PROVA (the row
+    then joins another booklet), inside a parameter (``2.64336`` read as ``2.6``), or after
+    the last ``;`` (a field silently empty). None of that can be told from a complete row, so
+    the whole file is refused; the file is small, so counting its lines costs nothing.
+    """
+    data = path.read_bytes()
+    if not data or data.endswith((b"\n", b"\r")):
+        return
+    line = data.count(b"\n") + 1
+    raise UnusableFileError(
+        f"{path}: the last line (line {line:,}) has no line end, so the file looks cut short "
+        "(INEP's item files end every line with one); fetch it again, or add a line end if "
+        "it is complete")
 
 
 def parse_items(raw: pd.DataFrame) -> ItemsTable:
@@ -204,6 +239,14 @@ def parse_items(raw: pd.DataFrame) -> ItemsTable:
             forms[(int(booklet_id), language)] = build_form(int(booklet_id), language, ordered)
     rows["position"] = rows["position"].astype("Int16")
     return ItemsTable(rows=rows, forms=forms, invalid=invalid, notes=notes)
+
+
+def parameter_in_range(name: str, values: pd.Series) -> pd.Series:
+    """Bool mask, (n,) like ``values`` (parsed floats): True where a value of 3PL parameter
+    ``name`` ("a", "b" or "c") lies in its :data:`PARAMETER_RANGES` (NaN is never in range)."""
+    lowest, lowest_allowed, above, _ = PARAMETER_RANGES[name]
+    above_lowest = values >= lowest if lowest_allowed else values > lowest
+    return above_lowest & (values < above)
 
 
 def _whole_numbers(values: pd.Series, limit: int = INTEGER_MAX) -> tuple[pd.Series, pd.Series]:
@@ -281,6 +324,11 @@ def _typed_rows(raw: pd.DataFrame) -> pd.DataFrame:
     rows["abandoned"] = (flagged | ~present.all(axis=1) | annulled).astype(bool)
     for name in "abc":
         rows[name] = params[name].where(~rows["abandoned"])
+        # Only the parameters that score are checked: an abandoned or annulled item's are unused.
+        column = f"NU_PARAM_{name.upper()}"
+        outside = rows[name].notna() & ~parameter_in_range(name, rows[name])
+        flag(outside, f"{column} " + text(column).astype(str).str.slice(0, 24)
+             + f" is outside its possible range ({PARAMETER_RANGES[name][3]})")
     flag(~rows["key"].isin(list(OPTION_LETTERS)) & ~annulled, "answer key not in A-E/X")
     # An abandoned item drops out of the likelihood, so it needs no CO_ITEM (2009 LC lists some
     # without one); a scored item does, to be told apart from the others.
