@@ -44,6 +44,17 @@ def _add_scoring(parser: argparse.ArgumentParser) -> None:
                        help="NOTA scale: enem = round(k·θ+d, 1) per area; paper = 100·θ+500")
 
 
+def _add_allow_shrink(parser: argparse.ArgumentParser, also: str) -> None:
+    """``--allow-shrink``: the consent to replace a year with a worse one; ``also`` names the
+    command's own cases before the shared one (an item file with fewer valid booklets)."""
+    scoring = ("" if not also else
+               f", or scoring under {100 * SHRINK_LIMIT:.0f}%% of the area records per "
+               "candidate it scores now, or reproducing the official notas of fewer booklets")
+    parser.add_argument("--allow-shrink", action="store_true",
+                        help=f"replace the year even with {also}an item file with fewer valid "
+                             f"booklets than it holds now{scoring} (refused otherwise, exit 3)")
+
+
 def _options(args: argparse.Namespace) -> ScoringOptions:
     low, high = args.grid_range
     if args.grid_points < 2 or not low < high:
@@ -77,7 +88,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_ingest_items(args: argparse.Namespace) -> int:
     options = _options(args)
     ingest_items(database_path(args.db), args.year, Path(args.items), encoding=args.encoding,
-                 options=options)
+                 options=options, allow_shrink=args.allow_shrink)
     with connected(database_path(args.db), read_only=True) as con:
         booklets = year_booklets(con, args.year)
     valid = booklets[booklets["valid"]]
@@ -148,10 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
     ingest.add_argument("--encoding", default="latin-1", help="file encoding (INEP: latin-1)")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
-    ingest.add_argument("--allow-shrink", action="store_true",
-                        help=f"replace the year even with under {100 * SHRINK_LIMIT:.0f}%% of the "
-                             "candidates it holds now, or from a file that ends mid-line "
-                             "(refused otherwise)")
+    _add_allow_shrink(ingest, f"under {100 * SHRINK_LIMIT:.0f}%% of the candidates it holds "
+                              "now, from a microdata file that ends mid-line, ")
     _add_scoring(ingest)
     ingest.set_defaults(run=cmd_ingest)
 
@@ -161,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     items_only.add_argument("--year", type=int, required=True, help="exam year, e.g. 2022")
     items_only.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
     items_only.add_argument("--encoding", default="latin-1", help="file encoding (INEP: latin-1)")
+    _add_allow_shrink(items_only, "")
     _add_scoring(items_only)
     items_only.set_defaults(run=cmd_ingest_items)
 

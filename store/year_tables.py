@@ -6,6 +6,7 @@ a few) against the open connection, every value a bound parameter.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -16,7 +17,7 @@ from enem.areas import AREAS
 from enem.csvfiles import REJECT_SAMPLES, csv_source_sql
 from enem.items import ItemsTable
 from enem.microdata import MicrodataLayout
-from enem.score_batches import BookletAudit
+from enem.score_batches import BookletAudit, booklet_flagged
 from store.connection import insert_rows, one_row
 from store.examinee_sql import examinee_select_sql, year_filter_sql
 from store.populations import GROUPINGS
@@ -102,9 +103,33 @@ def write_booklet_audit(con: duckdb.DuckDBPyConnection, year: int,
     ]))
 
 
-def examinee_count(con: duckdb.DuckDBPyConnection, year: int) -> int:
-    """Examinees ``year`` holds."""
-    return one_row(con.execute("SELECT count(*) FROM examinees WHERE year = ?", [year]))[0]
+@dataclass(frozen=True)
+class YearStanding:
+    """What a stored year holds that an ingest must not lose unasked (``workflows.ingest``):
+    candidates, scored area records, booklets the item file lets score (``booklets.valid``)
+    and booklets whose official notas INEP's recipe reproduces (audited and not flagged:
+    ``enem.score_batches.booklet_flagged``). All 0 for a year not stored."""
+
+    examinees: int = 0
+    scored: int = 0
+    valid_booklets: int = 0
+    reproduced_booklets: int = 0
+
+
+def year_standing(con: duckdb.DuckDBPyConnection, year: int) -> YearStanding:
+    """The :class:`YearStanding` of ``year`` (on a reader, or inside a write session on the
+    year's new tables)."""
+    examinees, scored, valid = one_row(con.execute(
+        """SELECT (SELECT count(*) FROM examinees WHERE year = $year),
+                  (SELECT count(*) FROM scores WHERE year = $year),
+                  (SELECT count(*) FROM booklets WHERE year = $year AND valid)""",
+        {"year": int(year)}))
+    # A year's few booklets, counted by the flagging rule itself (its SQL twin is tested equal).
+    audited = con.execute("""SELECT nota_matched, nota_checked FROM booklet_audit
+                             WHERE year = ? AND nota_checked > 0""", [int(year)]).fetchall()
+    reproduced = sum(not booklet_flagged(int(matched), int(checked))
+                     for matched, checked in audited)
+    return YearStanding(int(examinees), int(scored), int(valid), reproduced)
 
 
 def load_examinees(con: duckdb.DuckDBPyConnection, year: int, microdata: Path,

@@ -17,8 +17,14 @@ Nothing that fails validation replaces a year:
   SHRINK_LIMIT (90%) of them, nor by a file that ends mid-line (its last line has no line end
   and too few fields) with fewer rows than the year holds, unless ``allow_shrink`` (the
   ``--allow-shrink`` flag) is given. The check runs on the line scan before the loaded rows
-  are used and again on the rows actually stored. The synthetic demo, rebuilt
-  at whatever size is asked, is exempt;
+  are used and again on the rows actually stored;
+* nor is a year replaced by one that is worse in what it can score, unless ``allow_shrink``:
+  an item file with fewer valid booklets (``ItemsTable.booklets``: every item usable, its
+  parameters in range) than the year holds (checked before anything is loaded, for
+  ``ingest_items`` too), or an ingest that scores under SHRINK_LIMIT of the area records per
+  candidate that the year scores now, or reproduces the official notas of fewer booklets (the
+  booklet audit: audited and not flagged). The synthetic demo, rebuilt at whatever size is asked, is exempt
+  from these checks;
 * bad lines are all counted by reason (malformed lines, rows of another NU_ANO, later
   repetitions of an examinee id, of which the first line is kept) and the first REJECT_SAMPLES
   of each reason are stored in ``rejects`` with their line numbers.
@@ -49,10 +55,11 @@ from enem.microdata import (
     year_reason,
     year_values,
 )
-from enem.score_batches import BookletAudit, unreproduced_lines
+from enem.score_batches import BookletAudit, reproduced_share_text, unreproduced_lines
 from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from store import year_tables
 from store.connection import insert_rows, open_reader, writing
+from store.year_tables import YearStanding
 from workflows.area_scoring import AreaScorer
 from workflows.ingest_timing import PhaseTimes
 
@@ -64,8 +71,11 @@ SCORING_WORKERS = max(1, min(len(AREAS), os.cpu_count() or 1))
 PARALLEL_FROM_BYTES = 50_000_000
 #: The ``ingests.layout`` of a year stored from its item file alone.
 ITEMS_ONLY_LAYOUT = "items-only"
-#: Replacing a year with fewer than this share of the candidates it holds needs allow_shrink.
+#: Replacing a year with fewer than this share of the candidates it holds, or of the area
+#: records it scores, needs allow_shrink.
 SHRINK_LIMIT = 0.9
+#: How every refusal to make a year worse ends: the consent that overrides it.
+SHRINK_CONSENT = "pass --allow-shrink to replace it anyway; the database is unchanged"
 #: Reason of the lines the CSV reader skipped beyond those the line scan found: bytes that are
 #: not UTF-8 in a column read (with --encoding utf-8), or a line within a byte or two of the
 #: maximum line size.
@@ -139,7 +149,8 @@ def ingest_year(
     Raises UnusableFileError (file refused, nothing written) or IngestError (refused or stopped
     midway; the database is unchanged). Rows that cannot be used are counted by reason and a
     sample of each reason is kept in ``rejects``. ``allow_shrink`` lets the ingest replace a
-    year with far fewer candidates than it holds (see the module's docstring). ``workers``
+    year with far fewer candidates than it holds, or with one that scores fewer booklets or
+    candidates (see the module's docstring). ``workers``
     processes score the areas (default: one per core for a large year, none for a small one);
     the stored rows are the same whatever their number.
     """
@@ -167,8 +178,10 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
     # thrown away.
     with ThreadPoolExecutor(max_workers=1) as beside, \
             _writing_year(db_path, year, f"ingest of {year}", replace=True) as con:
+        previous = _stored_standing(db_path, year)
+        if not allow_shrink:  # before the scan starts: a refusal then waits for nothing
+            _refuse_fewer_booklets(year, previous, items)
         scanning = beside.submit(_scan, microdata, layout, year, encoding)
-        previous = _stored_examinees(db_path, year)
         year_tables.configure_bulk_session(con)
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
@@ -188,7 +201,7 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
             summary.warnings.append(_cut_short(scan) + ": the file may be cut short")
         usable = scan.well_formed - scan.off_value.count
         if not allow_shrink:
-            _refuse_shrink(year, previous, usable, scan)
+            _refuse_shrink(year, previous.examinees, usable, scan)
         _line_rejects(con, ingest_id, year, scan, inserted, summary)
         with times.phase("repeated ids"):
             dropped, samples = year_tables.drop_duplicate_examinees(
@@ -202,7 +215,7 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
         if stored == 0:
             raise IngestError(f"{microdata}: no row could be stored; the year is unchanged")
         if not allow_shrink:
-            _refuse_shrink(year, previous, stored, scan, dropped)
+            _refuse_shrink(year, previous.examinees, stored, scan, dropped)
         _score_areas(con, year, items, options, batch_rows, progress, ingest_id, summary,
                      scorer)
         if summary.records_present and not summary.patterns_scored:
@@ -210,6 +223,8 @@ def _ingest_year(started, db_path, year, microdata, items_file, encoding, source
                 "no candidate could be scored; most common problems: "
                 + "; ".join(f"{r} ({n:,})" for r, n in summary.reject_reasons.most_common(3))
             )
+        if not allow_shrink:
+            _refuse_worse_scoring(year, previous, year_tables.year_standing(con, year))
         summary.seconds = time.monotonic() - started
         year_tables.record_ingest(con, ingest_id, {
             "year": summary.year, "source": source, "layout": summary.layout,
@@ -263,8 +278,43 @@ def _refuse_shrink(year: int, previous: int, rows: int, scan: LineScan, dropped:
         why.append(_cut_short(scan) + ", so the file looks cut short")
     if scan.malformed_count:
         why.append(f"{scan.malformed_count:,} lines are malformed")
-    why.append("pass --allow-shrink to replace it anyway; the database is unchanged")
+    why.append(SHRINK_CONSENT)
     raise IngestError("; ".join(why))
+
+
+def _refuse_fewer_booklets(year: int, previous: YearStanding, items: ItemsTable) -> None:
+    """IngestError when ``items`` has fewer valid booklets than the year holds now."""
+    valid = int(items.booklets()["valid"].sum())
+    if valid >= previous.valid_booklets:
+        return
+    raise IngestError(
+        f"refusing to replace year {year}: the new item file has {valid:,} valid booklets, "
+        f"fewer than the {previous.valid_booklets:,} the year holds now "
+        f"({_first_problems(items)}); {SHRINK_CONSENT}")
+
+
+def _refuse_worse_scoring(year: int, previous: YearStanding, new: YearStanding) -> None:
+    """IngestError when the ingest in progress (``new``, read in its write session) scores
+    under SHRINK_LIMIT of the area records the year's candidates are scored in now, per
+    candidate (the count of candidates has its own check, ``_refuse_shrink``; a file of 90%
+    of them scores about 90% of the records), or reproduces the official notas of fewer
+    booklets (see the module's docstring)."""
+    why = []
+    # What the year's present rate, scored records per candidate, gives the new candidates.
+    expected = previous.scored * new.examinees / previous.examinees if previous.examinees else 0
+    if new.scored < SHRINK_LIMIT * expected:
+        why.append(f"it would score {new.scored:,} area records of its {new.examinees:,} "
+                   f"candidates, {new.scored / expected:.0%} of the {expected:,.0f} they would "
+                   f"have at the rate the year scores now ({previous.scored:,} records of "
+                   f"{previous.examinees:,} candidates; the limit is {SHRINK_LIMIT:.0%})")
+    if new.reproduced_booklets < previous.reproduced_booklets:
+        why.append(f"INEP's recipe would reproduce the official NU_NOTA of "
+                   f"{new.reproduced_booklets:,} booklets (at least "
+                   f"{reproduced_share_text()} of their candidates), fewer than the "
+                   f"{previous.reproduced_booklets:,} it reproduces now")
+    if why:
+        raise IngestError(f"refusing to replace year {year}: " + "; ".join(why)
+                          + f"; {SHRINK_CONSENT}")
 
 
 def _line_rejects(con, ingest_id: int, year: int, scan: LineScan, inserted: int,
@@ -289,13 +339,13 @@ def _line_rejects(con, ingest_id: int, year: int, scan: LineScan, inserted: int,
                                 "scan counted as rejects; the reject counts overstate them")
 
 
-def _stored_examinees(db_path: Path, year: int) -> int:
-    """Candidates the live store holds for ``year`` (read before the write replaces them)."""
+def _stored_standing(db_path: Path, year: int) -> YearStanding:
+    """What the live store holds for ``year`` (read before the write replaces it)."""
     if not Path(db_path).exists():
-        return 0
+        return YearStanding()
     con = open_reader(Path(db_path))
     try:
-        return year_tables.examinee_count(con, year)
+        return year_tables.year_standing(con, year)
     finally:
         con.close()
 
@@ -323,12 +373,14 @@ def ingest_items(
     encoding: str = "latin-1",
     source: str = "inep",
     options: ScoringOptions = DEFAULT_OPTIONS,
+    allow_shrink: bool = False,
 ) -> IngestSummary:
     """Store one year's booklets and item parameters without candidates (no microdata).
 
     Enough to import published model results or run a model on that year; pages then show the
     models without the human background. Refuses (IngestError, nothing written) a year that
-    already holds candidates: replacing their items alone would leave their scores orphaned.
+    already holds candidates: replacing their items alone would leave their scores orphaned;
+    and, unless ``allow_shrink``, an item file with fewer valid booklets than the year holds.
     """
     started = time.monotonic()
     items = load_items(Path(items_file), encoding)
@@ -340,6 +392,8 @@ def ingest_items(
             raise IngestError(
                 f"year {year} already holds candidates from a microdata ingest; "
                 "`ingest-enem` replaces its items and candidates together")
+        if not allow_shrink:
+            _refuse_fewer_booklets(year, year_tables.year_standing(con, year), items)
         ingest_id = year_tables.clear_year(con, year)
         year_tables.write_items(con, year, items, ingest_id)
         summary.seconds = time.monotonic() - started
