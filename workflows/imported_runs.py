@@ -17,7 +17,12 @@ import pandas as pd
 
 from enem.scoring import ScoringOptions
 from inference.plan import RunPlan
-from inference.run_scoring import score_patterns
+from inference.run_scoring import (
+    NoLetterError,
+    check_answer_letters,
+    no_letter_share,
+    score_patterns,
+)
 from store.model_runs import load_form, year_scoring_options
 
 #: The paper's published scores and the ``model_scores`` columns that keep them.
@@ -87,6 +92,23 @@ class ImportSummary:
 
 def _format_diff(value: float | None) -> str:
     return "n/a" if value is None or np.isnan(value) else f"{value:.2e}"
+
+
+def refuse_without_letters(source: object, missing: int, answers: int) -> None:
+    """ResultsFormatError when more than ``NO_LETTER_LIMIT`` of an imported run's ``answers``
+    have no letter A–E (``missing``; ``source`` names the file in the message).
+
+    The rule a run of the project must pass to be published
+    (``inference.run_scoring.check_answer_letters``) holds for a run made elsewhere: a file of
+    unreadable answers would otherwise publish a run of blanks.
+    """
+    try:
+        check_answer_letters(missing, answers)  # the one rule; its message speaks of a run
+    except NoLetterError:
+        raise ResultsFormatError(
+            f"{source}: {no_letter_share(missing, answers)}; not imported, as a run of the "
+            "project with as many is not published: too few of the answers can be read for "
+            "its patterns to measure the model") from None
 
 
 def run_scoring_options(con, years, overrides: dict) -> ScoringOptions:

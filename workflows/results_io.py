@@ -6,13 +6,17 @@ formats ``import-results`` reads, a run export and the paper's published parquet
 from __future__ import annotations
 
 import json
+import os
+import uuid
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from enem.scoring import ScoringOptions
+from inference.run_scoring import NO_LETTER, UNPARSED_MARK
 from store.model_runs import (
     RESPONSE_COLUMNS,
     append_run_rows,
@@ -32,6 +36,7 @@ from workflows.imported_runs import (
     ImportSummary,
     ResultsFormatError,
     fold_published,
+    refuse_without_letters,
     run_scoring_options,
     score_imported,
 )
@@ -43,7 +48,8 @@ EXPORT_METADATA_KEY = b"enem_llm_run"
 def export_run(con, run_id: str, path: Path) -> int:
     """Write one run's answers (and how it was made) to a Parquet file; returns rows written.
 
-    An imported run's published scores and sampling seeds travel in the file's metadata.
+    An imported run's published scores and sampling seeds travel in the file's metadata. The
+    file is written beside ``path`` and renamed over it (:func:`write_beside`).
     """
     run, model, responses = stored_run(con, run_id)
     meta = {"run": json.loads(run.to_json(orient="records", date_format="iso"))[0],
@@ -52,8 +58,26 @@ def export_run(con, run_id: str, path: Path) -> int:
                 published_scores(con, run_id).to_json(orient="records"))}
     table = pa.Table.from_pandas(responses, preserve_index=False)
     table = table.replace_schema_metadata({EXPORT_METADATA_KEY: json.dumps(meta).encode()})
-    pq.write_table(table, path)
+    write_beside(Path(path), table)
     return table.num_rows
+
+
+def write_beside(path: Path, table: pa.Table) -> None:
+    """Write ``table`` as Parquet to a new file beside ``path``, then rename it over ``path``.
+
+    A write that fails partway (a full disk) removes the new file and leaves a file already at
+    ``path`` exactly as it was: writing over it in place would have cost the old export
+    before the new one existed. The new file is hidden (``.NAME.…partial``) until it is whole.
+    """
+    partial = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
+    try:
+        pq.write_table(table, str(partial))
+        with open(partial, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def import_results(con, path: Path, scoring: ScoringOptions | dict | None = None,
@@ -129,6 +153,7 @@ def _import_export(con, path: Path, parquet: pq.ParquetFile, meta: dict,
     if missing:
         raise ResultsFormatError(f"{path}: a run export without the column(s) "
                                  f"{', '.join(missing)}")
+    refuse_without_letters(path, *_no_letter_counts(parquet))
     run, model = meta["run"], meta.get("model") or {"model_id": meta["run"]["model_id"]}
     others = export_run_ids(con, path, run["run_id"])
     if others:
@@ -156,6 +181,18 @@ def _import_export(con, path: Path, parquet: pq.ParquetFile, meta: dict,
     summary.runs.append(ImportedRun(run["run_id"], run.get("label") or run["model_id"],
                                     run.get("repetition") or "shuffle", rows))
     return summary
+
+
+def _no_letter_counts(parquet: pq.ParquetFile) -> tuple[int, int]:
+    """(answers without a letter A–E, answers) of a run export, from its ``choice`` column read
+    a batch at a time (as ``inference.run_scoring.no_letter_counts`` counts a run's)."""
+    marks = pa.array([NO_LETTER, UNPARSED_MARK])
+    missing = 0
+    for batch in parquet.iter_batches(columns=["choice"]):
+        # Cast: a run without any choice (the paper's 0/1 patterns) exports a null column.
+        marked = pc.is_in(batch.column(0).cast(pa.string()), value_set=marks)
+        missing += int(pc.sum(marked).as_py() or 0)
+    return missing, parquet.metadata.num_rows
 
 
 def _exported_published(meta: dict) -> pd.DataFrame:

@@ -47,6 +47,10 @@ NESTED_COLUMNS = ("doc", "model_response")
 FLAT_COLUMNS = ("choices", "predictions")
 #: An option line of an MCF or Hybrid query: `` A. text``.
 OPTION_LINE = re.compile(r"^\s*([A-E])\.\s?(.*)$")
+#: A number in a task name, with its decimal part when it has one (``2023.5`` is one number).
+TASK_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+#: The numbers among them that are exam years.
+YEAR_NUMBER = re.compile(r"(?:19|20)\d{2}")
 
 
 @dataclass(frozen=True)
@@ -135,9 +139,11 @@ def _strings(path: Path, where: str, name: str, value: Any) -> tuple[str, ...]:
 
 
 def task_year(task: str) -> int | None:
-    """The exam year a task name carries (``lighteval|enem_por_mcf:2022|0`` → 2022)."""
-    found = re.search(r"(?<!\d)((?:19|20)\d{2})(?!\d)", task)
-    return int(found.group(1)) if found else None
+    """The exam year a task name carries (``lighteval|enem_por_mcf:2022|0`` → 2022): its one
+    number that is a whole year 19xx or 20xx. None when none is, or when several different
+    ones are: a number such as ``2023.5`` is read whole, and is no year (never 2023)."""
+    years = {int(number) for number in TASK_NUMBER.findall(task) if YEAR_NUMBER.fullmatch(number)}
+    return years.pop() if len(years) == 1 else None
 
 
 def task_fewshot(task: str) -> int | None:

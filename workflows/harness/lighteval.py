@@ -52,8 +52,8 @@ def import_lighteval(con, path: Path, overrides: dict,
     year = task_year(details.task)
     if year is None:
         raise ResultsFormatError(f"{path}: the task name {details.task!r} names no exam year "
-                                 "(lighteval writes details_<suite|task:year|shots>_<date>"
-                                 ".parquet)")
+                                 "(one whole year, such as 2023; lighteval writes "
+                                 "details_<suite|task:year|shots>_<date>.parquet)")
     shots = task_fewshot(details.task)
     if shots is None:
         shots = fewshot_count(details.answers[0])

@@ -21,13 +21,14 @@ import pandas as pd
 from enem.areas import OPTION_LETTERS
 from inference.harness.choices import CHOICE_RULES, ReadAnswer
 from inference.plan import model_slug
-from inference.run_scoring import UNPARSED_MARK
+from inference.run_scoring import UNPARSED_MARK, no_letter_counts
 from store.model_runs import append_run_rows, begin_run, bulk_import
 from workflows.harness.linking import LinkCounts, Linker, Placement
 from workflows.harness.summary import HarnessImportSummary
 from workflows.imported_runs import (
     ImportedRun,
     ResultsFormatError,
+    refuse_without_letters,
     run_scoring_options,
     score_imported,
 )
@@ -73,13 +74,15 @@ class HarnessRun:
 def store_harness_run(con, run: HarnessRun, answers: list[LinkedAnswer], counts: LinkCounts,
                       linker: Linker, overrides: dict) -> HarnessImportSummary:
     """Store ``answers`` as one run and return the import's summary; ResultsFormatError when
-    no answer was linked (nothing is stored)."""
+    no answer was linked, or when more of them have no letter than a run may have to be
+    published (``refuse_without_letters``; nothing is stored)."""
     answers = unique_answers(answers, counts)
     if not answers:
         raise ResultsFormatError(f"{run.source}: none of its answers could be linked to an item "
                                  f"of the store ({_top_reasons(counts)})")
     run_id = harness_run_id(run)
     responses = response_rows(run_id, answers)
+    refuse_without_letters(run.source, *no_letter_counts(responses))
     years = sorted(int(y) for y in responses["year"].unique())
     options = run_scoring_options(con, years, overrides)
     scores = score_imported(con, responses, options)
