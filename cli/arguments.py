@@ -13,6 +13,7 @@ from cli.errors import UsageError
 from enem.csvfiles import UnusableFileError
 from enem.pattern_files import check_output
 from enem.scoring import SCALES
+from inference.plan import SEED_MAX, check_seed, check_temperature
 from store.connection import DB_ENV_VAR, database_path
 
 
@@ -57,6 +58,34 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
     return value
+
+
+def run_seed(text: str) -> int:
+    """An argparse type: a run's seed, a whole number from 0 to ``SEED_MAX`` (the store keeps
+    it as a BIGINT), checked before any work (``inference.plan.check_seed``)."""
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 0 to {SEED_MAX:,} (2**63 - 1), got {text!r}") from None
+
+
+def temperature(text: str) -> float:
+    """An argparse type: a sampling temperature, a finite number ≥ 0 (``1e309`` is infinity;
+    ``inference.plan.check_temperature``)."""
+    try:
+        return check_temperature(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of at least 0, got {text!r}") from None
+
+
+def named_path(text: str) -> Path:
+    """An argparse type: a path that names something. An empty one would silently mean the
+    current folder; ``.`` says so when that is meant."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; name a folder (. for the current one)")
+    return Path(text)
 
 
 def output_file(path: str | os.PathLike) -> Path:

@@ -17,10 +17,13 @@ from cli.arguments import (
     add_runs_dir,
     add_scoring_overrides,
     db_path,
+    named_path,
     output_file,
     positive_int,
     positive_seconds,
+    run_seed,
     scoring_overrides,
+    temperature,
 )
 from cli.errors import UsageError
 from enem.areas import AREAS
@@ -80,7 +83,8 @@ def add_run_parser(commands) -> None:
                           "(the run records which as its shots_source)")
     run.add_argument("--shuffles", type=int, default=30,
                      help="option permutations per item (default 30, the paper's)")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=run_seed, default=0,
+                     help="seed of the option orders and sampling (0 to 2**63 - 1; default 0)")
     run.add_argument("--lc-language", type=int, choices=(0, 1), default=1,
                      help="foreign language of the LC form (1 Spanish, as in the paper)")
     run.add_argument("--booklet", action="append", default=[], metavar="AREA=CO_PROVA",
@@ -95,7 +99,7 @@ def add_run_parser(commands) -> None:
                           "full-answer-prob: the mean log-probability of each option's text "
                           "(openai: a server that returns prompt log-probabilities); "
                           "generate: a sampled completion, its letter parsed)")
-    run.add_argument("--temperature", type=non_negative_float, nargs="+",
+    run.add_argument("--temperature", type=temperature, nargs="+",
                      help="sampling temperature of --answer-method generate ("
                           + TEMPERATURE_SOURCES + "; 0 = greedy); several values make one "
                           "run per temperature (a sweep: how often the answers change). "
@@ -178,9 +182,10 @@ def add_run_parser(commands) -> None:
     task.add_argument("--shots", type=int, default=0, choices=SHOT_SETTINGS)
     task.add_argument("--shuffles", type=positive_int, default=30,
                       help="option orders per item (default 30, as a run)")
-    task.add_argument("--seed", type=int, default=0)
+    task.add_argument("--seed", type=run_seed, default=0,
+                      help="seed of the option orders, as a run's (0 to 2**63 - 1; default 0)")
     task.add_argument("--lc-language", type=int, choices=(0, 1), default=1)
-    task.add_argument("--output", default=str(DEFAULT_OUTPUT),
+    task.add_argument("--output", type=named_path, default=str(DEFAULT_OUTPUT),
                       help=f"folder for the task's YAML and documents (default {DEFAULT_OUTPUT})")
     task.set_defaults(run=cmd_export_task)
 
@@ -217,7 +222,7 @@ def add_run_parser(commands) -> None:
     prompt.add_argument("--shots", type=int, default=0, choices=SHOT_SETTINGS)
     prompt.add_argument("--shuffle", type=int, default=0)
     prompt.add_argument("--shuffles", type=int, default=30)
-    prompt.add_argument("--seed", type=int, default=0)
+    prompt.add_argument("--seed", type=run_seed, default=0)
     prompt.add_argument("--lc-language", type=int, choices=(0, 1), default=1)
     prompt.add_argument("--booklet", type=int, help="CO_PROVA (default: the lowest valid one)")
     prompt.add_argument("--prompt-variant", default=BASE_VARIANT, choices=list(VARIANTS),
@@ -414,14 +419,3 @@ def cmd_import_questions(args: argparse.Namespace) -> int:
         print(f"error: no question text of {args.path} was stored", file=sys.stderr)
         return 1
     return 0
-
-
-def non_negative_float(text: str) -> float:
-    """A number ≥ 0 (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value

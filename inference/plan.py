@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
+import numbers
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,29 @@ RANDOM_BASELINE = "random-baseline"
 PAPER_SHOT_YEAR = 2021
 #: ``shots_source`` when no other exam in the store has the texts the examples need.
 SAME_EXAM_SOURCE = "same exam (no other exam with question texts in the store)"
+#: The largest seed a run takes: the store keeps it as a BIGINT (``model_runs.seed``), and
+#: numpy's seed sequences take no negative one, so seeds run from 0 to this.
+SEED_MAX = 2**63 - 1
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as a run's seed: ValueError unless it is a whole number from 0 to SEED_MAX
+    (a larger one used to pass every check and fail only when the finished run was stored)."""
+    if (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+            or not 0 <= int(seed) <= SEED_MAX):
+        raise ValueError(f"the seed must be a whole number from 0 to {SEED_MAX:,} (2**63 - 1), "
+                         f"got {seed!r}")
+    return int(seed)
+
+
+def check_temperature(temperature: object) -> float:
+    """``temperature`` as a sampling temperature: ValueError unless it is a finite number ≥ 0
+    (``1e309`` is read as infinity, which no sampler can use)."""
+    if (isinstance(temperature, bool) or not isinstance(temperature, numbers.Real)
+            or not math.isfinite(temperature) or temperature < 0):
+        raise ValueError(f"the temperature must be a finite number of at least 0, "
+                         f"got {temperature!r}")
+    return float(temperature)
 
 
 def model_or_default(backend: str, model: str | None) -> str:
@@ -93,6 +118,9 @@ class RunSpec:
             raise ValueError("n_shuffles must be between 1 and 120")
         if self.lc_language not in (0, 1):
             raise ValueError("lc_language must be 0 (English) or 1 (Spanish)")
+        check_seed(self.seed)
+        if "temperature" in self.backend_options:
+            check_temperature(self.backend_options["temperature"])
         if (variant(self.prompt_variant).reasoning
                 and self.backend_options.get("answer_method") != "generate"):
             raise ValueError(f"the {self.prompt_variant} prompt asks the model to reason before "
