@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from store.connection import open_reader
+from store.layout import copy_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,3 +47,32 @@ def test_home_page_builds_the_demo_database_on_first_start(monkeypatch, tmp_path
     assert candidates == 100_000
     assert "random-baseline" in models
     assert texts == 370
+
+
+def _broken_stores(tmp_path, demo_store):
+    """A store whose year file is gone, and a file that is no DuckDB database at all."""
+    no_year = tmp_path / "no_year" / "enem.duckdb"
+    no_year.parent.mkdir()
+    copy_store(demo_store, no_year)
+    for year_file in (no_year.parent / f"{no_year.name}.years").iterdir():
+        year_file.unlink()
+    garbage = tmp_path / "garbage" / "enem.duckdb"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"not a database" * 100)
+    return {"missing year file": no_year, "unreadable": garbage}
+
+
+@pytest.mark.parametrize("page", ["app.py", "pages/Data.py"])
+def test_a_viewer_of_a_broken_store_reads_no_path(monkeypatch, tmp_path, pages_demo_db, page):
+    monkeypatch.chdir(ROOT)
+    for case, db in _broken_stores(tmp_path, pages_demo_db).items():
+        monkeypatch.setenv("ENEM_DB", str(db))
+        app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        if page != "app.py":
+            app.switch_page(page)
+        app.run()
+        shown = "\n".join(element.value for element in [*app.info, *app.warning, *app.error,
+                                                        *app.markdown])
+        assert shown, case
+        assert str(tmp_path) not in shown, (case, shown)
+        assert "/work" not in shown and str(ROOT) not in shown, (case, shown)
