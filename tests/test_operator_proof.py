@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -33,6 +34,8 @@ from dashboard.operator_proof import (
     proxy_proof,
     secrets_match,
 )
+from dashboard.serve import flag_value
+from dashboard.serve import free_port as launcher_free_port
 from inference.operator_config import PROXY_SECRET_HEADER
 from tests.browser_support import (
     ARTIFACTS,
@@ -235,3 +238,13 @@ def test_only_an_operators_session_clears_the_caches():
                         ("operator", {OPERATOR_STATE: True})):
         guarded(SimpleNamespace(name=name, _session_state=state))
     assert cleared == ["operator"]
+
+
+def test_the_launcher_reads_streamlits_flags_and_skips_busy_ports():
+    flags = ["--server.port", "9000", "--server.headless=true", "--server.port=9001"]
+    assert flag_value(flags, "server.port") == "9001"  # the last one wins, as in Streamlit
+    assert flag_value(flags, "server.headless") == "true"
+    assert flag_value(flags, "server.address") is None
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        taken = busy.getsockname()[1]
+        assert launcher_free_port(taken, tries=5) != taken
