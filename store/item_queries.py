@@ -200,13 +200,28 @@ class ThetaMoments(NamedTuple):
 
 
 def booklet_theta_moments(con: duckdb.DuckDBPyConnection, year: int, area: str,
-                          booklet_id: int) -> ThetaMoments:
-    """The θ moments of a booklet's scored candidates (NaN without candidates)."""
+                          booklet_id: int, item_language: int | None) -> ThetaMoments:
+    """The θ moments of one form's scored candidates (NaN without candidates): the booklet's
+    and, in LC, those of one foreign language (``item_language`` 0 English, 1 Spanish; ignored
+    outside LC). The English and Spanish takers of an LC booklet answer different items and
+    are different groups, so their moments are never pooled.
+
+    Raises
+    ------
+    ValueError
+        If the booklet has one form per language and ``item_language`` is None.
+    """
+    params = {"year": int(year), "area": area, "booklet": int(booklet_id),
+              "language": None if item_language is None else int(item_language)}
+    if area == "LC" and item_language is None and _has_scored_languages(con, params):
+        raise ValueError(f"booklet {booklet_id} of {year} {area} has one form per language: "
+                         "give item_language 0 (English) or 1 (Spanish)")
     n, mean, variance, error = one_row(con.execute(
         """SELECT count(*), avg(theta), var_samp(theta), avg(theta_se * theta_se) FROM scores
            WHERE year = $year AND area = $area AND booklet_id = $booklet
+             AND (item_language IS NULL OR item_language = $language)
              AND NOT coalesce(blank, false) AND isfinite(theta)""",
-        {"year": int(year), "area": area, "booklet": int(booklet_id)},
+        params,
     ))
     nan = float("nan")
     return ThetaMoments(int(n or 0), nan if mean is None else float(mean),
@@ -238,5 +253,103 @@ def item_option_theta_counts(con: duckdb.DuckDBPyConnection, year: int,
         """SELECT theta_bin, option, sum(n)::BIGINT AS n FROM option_theta_counts
            WHERE year = $year AND item_id = $item
            GROUP BY theta_bin, option ORDER BY theta_bin, option""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+# ---------------------------------------------------------------------------------------------
+# A year's items and booklet forms, and one item in full (the Item explorer)
+
+
+def main_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str) -> int | None:
+    """The valid booklet of an area taken by the most candidates (ties: lowest id)."""
+    row = con.execute(
+        """SELECT b.booklet_id FROM booklets b
+           LEFT JOIN (SELECT booklet_id, sum(n) AS n FROM agg_theta_ctt
+                      WHERE year = $year AND area = $area AND group_kind = 'all'
+                      GROUP BY booklet_id) c USING (booklet_id)
+           WHERE b.year = $year AND b.area = $area AND b.valid
+           ORDER BY coalesce(c.n, 0) DESC, b.booklet_id LIMIT 1""",
+        {"year": int(year), "area": area},
+    ).fetchall()
+    return int(row[0][0]) if row else None
+
+
+def form_items(
+    con: duckdb.DuckDBPyConnection, year: int, booklet: int, item_language: int | None
+) -> pd.DataFrame:
+    """The items of one booklet form in string order (LC: common items plus one language; a
+    2020 digital LC booklet: the version of that language; unscored second listings left out).
+
+    Columns: position, co_posicao, item_id, item_language, key, skill, a, b, c, abandoned.
+    """
+    return con.execute(
+        """SELECT row_number() OVER (ORDER BY co_posicao)::INTEGER AS position, co_posicao,
+                  item_id, item_language, key, skill, a, b, c, abandoned
+           FROM items
+           WHERE year = $year AND booklet_id = $booklet AND position IS NOT NULL
+             AND (item_language IS NULL OR item_language = $language)
+             AND (version IS NULL OR version = $language)
+           ORDER BY co_posicao""",
+        {"year": int(year), "booklet": int(booklet), "language": item_language},
+    ).df()
+
+
+def area_items(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
+    """Every distinct item of an area with parameters and human statistics.
+
+    Columns: item_id, item_language, key, skill, a, b, c, abandoned, adapted, first_position
+    (its lowest position in any booklet), p_value, point_biserial, di, n (humans who saw it).
+    """
+    return con.execute(
+        """WITH distinct_items AS (
+               SELECT item_id, any_value(item_language) AS item_language, any_value(key) AS key,
+                      any_value(skill) AS skill, any_value(a) AS a, any_value(b) AS b,
+                      any_value(c) AS c, bool_or(abandoned) AS abandoned,
+                      bool_or(adapted) AS adapted, min(co_posicao) AS first_position
+               FROM items WHERE year = $year AND area = $area GROUP BY item_id)
+           SELECT d.*, s.p_value, s.point_biserial, s.di, s.n
+           FROM distinct_items d
+           LEFT JOIN item_stats s ON s.year = $year AND s.area = $area AND s.item_id = d.item_id
+           ORDER BY d.first_position, d.item_id""",
+        {"year": int(year), "area": area},
+    ).df()
+
+
+def item_record(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """The rows of ``items`` for one item (one per booklet): booklet, position, parameters."""
+    return con.execute(
+        """SELECT booklet_id, area, item_language, co_posicao, colour, key, skill, a, b, c,
+                  abandoned, abandon_reason, adapted
+           FROM items WHERE year = $year AND item_id = $item ORDER BY booklet_id""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+def item_texts(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """Stored question texts of one item, one row per language."""
+    return con.execute(
+        """SELECT language, stem, option_a, option_b, option_c, option_d, option_e, key,
+                  annulled, source
+           FROM question_texts WHERE year = $year AND item_id = $item ORDER BY language""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+def item_icc(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """Human empirical proportion correct per θ bin: theta_bin (lower edge), n, n_correct."""
+    return con.execute(
+        """SELECT theta_bin, sum(n)::BIGINT AS n, sum(n_correct)::BIGINT AS n_correct
+           FROM item_icc WHERE year = $year AND item_id = $item
+           GROUP BY theta_bin ORDER BY theta_bin""",
+        {"year": int(year), "item": int(item_id)},
+    ).df()
+
+
+def item_option_counts(con: duckdb.DuckDBPyConnection, year: int, item_id: int) -> pd.DataFrame:
+    """How many humans marked each option (A–E, '.' blank, '*' multiple): option, n."""
+    return con.execute(
+        """SELECT option, sum(n)::BIGINT AS n FROM option_counts
+           WHERE year = $year AND item_id = $item GROUP BY option ORDER BY option""",
         {"year": int(year), "item": int(item_id)},
     ).df()

@@ -32,12 +32,13 @@ def test_marginal_and_empirical_reliability_of_the_booklets(models_db):
     con = open_reader(models_db)
     try:
         for row in table.sort_values("area").itertuples():
-            theta, se = np.array(con.execute(
-                "SELECT theta, theta_se FROM scores WHERE year = 2023 AND area = ? AND "
-                "booklet_id = ? AND NOT coalesce(blank, false) AND isfinite(theta)",
-                [row.area, row.booklet_id]).fetchall()).T
+            # In LC the form is the booklet in the page's language: its takers only.
             language = (f"AND (item_language IS NULL OR item_language = {lc_language})"
                         if row.area == "LC" else "")
+            theta, se = np.array(con.execute(
+                "SELECT theta, theta_se FROM scores WHERE year = 2023 AND area = ? AND "
+                f"booklet_id = ? AND NOT coalesce(blank, false) AND isfinite(theta) {language}",
+                [row.area, row.booklet_id]).fetchall()).T
             items = con.execute(
                 f"SELECT a, b, c FROM items WHERE year = 2023 AND booklet_id = ? AND position "
                 f"IS NOT NULL AND a IS NOT NULL AND b IS NOT NULL AND c IS NOT NULL {language}",
@@ -57,3 +58,29 @@ def test_marginal_and_empirical_reliability_of_the_booklets(models_db):
                                                  rel=1e-5)
     finally:
         con.close()
+
+
+def test_each_lc_language_form_counts_its_own_takers(models_db):
+    """The English and Spanish takers of an LC booklet are two forms: each row counts one
+    language's candidates, and the two add up to the booklet's."""
+    app = run_page(PAGE)
+    counted = {}
+    for language in (0, 1):
+        app.radio(key="information.lc").set_value(language).run()
+        assert_clean(app)
+        table = next(frame.value for frame in app.dataframe if "marginal" in frame.value.columns)
+        row = table.set_index("area").loc["LC"]
+        counted[language] = (int(row["booklet_id"]), int(row["candidates"]),
+                             float(row["empirical"]))
+    booklet = counted[0][0]
+    assert counted[1][0] == booklet
+    con = open_reader(models_db)
+    try:
+        by_language = dict(con.execute(
+            "SELECT item_language, count(*) FROM scores WHERE year = 2023 AND area = 'LC' AND "
+            "booklet_id = ? AND NOT coalesce(blank, false) AND isfinite(theta) "
+            "GROUP BY item_language", [booklet]).fetchall())
+    finally:
+        con.close()
+    assert {language: count for language, (_, count, _) in counted.items()} == by_language
+    assert counted[0][2] != pytest.approx(counted[1][2], abs=1e-6)

@@ -4,8 +4,9 @@ Item explorer, Response patterns) without running every item-level check of
 :mod:`workflows.items.checks`.
 
 The inputs are the ones ``item_checks`` gives the fit: the form's stored score tables, its
-items' a, b, c in booklet order, the booklet's candidates' θ moments as the prior and the
-year's scaling D, so both produce the same table for the same form.
+items' a, b, c in booklet order, the form's candidates' θ moments as the prior (in LC, those
+of the form's language only) and the year's scaling D, so both produce the same table for the
+same form.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.irt import ItemBank
-from store import dashboard_queries, item_queries
+from store import item_queries
 from store.model_runs import year_scoring_options
 from workflows.items.fit import FIT_COLUMNS, human_item_fit
 
@@ -39,9 +40,10 @@ def form_item_fit(con: duckdb.DuckDBPyConnection, year: int, area: str, booklet:
         return pd.DataFrame({column: [] for column in FIT_COLUMNS})
     if scaling is None:
         scaling = year_scoring_options(con, year).scaling
-    form = dashboard_queries.form_items(con, year, booklet, item_language)
+    form = item_queries.form_items(con, year, booklet, item_language)
     params = form.drop_duplicates("item_id").set_index("item_id").reindex(ids)
-    moments = item_queries.booklet_theta_moments(con, year, area, booklet)
+    moments = item_queries.booklet_theta_moments(con, year, area, booklet,
+                                                 item_language if area == "LC" else None)
     mean, sd = moments.mean, moments.latent_sd
     bank = ItemBank(params["a"], params["b"], params["c"], scaling=scaling)
     # A booklet without scored candidates has NaN moments: the standard normal prior then, as
