@@ -113,12 +113,18 @@ def group_means(theta: ArrayLike, se: ArrayLike, codes: ArrayLike, n_groups: int
     within = (total((a - mu[codes]) ** 2) / np.maximum(n - 1, 1) + mean_b) / counted
     mean_w = total(b / variance[codes]) / counted
     information = total(precision / (1.0 + precision * variance[codes]))
-    with np.errstate(divide="ignore"):
-        model_variance = np.where(information > 0, 1.0 / information, np.inf)
-    between = mean_b / counted + mean_w ** 2 * model_variance
+    between = mean_b / counted + _model_term(mean_w, information)
     se_mean = np.where(n >= 2, np.sqrt(within + between), np.nan)
     return GroupMeans(n, np.where(n > 0, mu, np.nan), np.where(n > 0, np.sqrt(variance), np.nan),
                       se_mean)
+
+
+def _model_term(mean_weight: np.ndarray, information: np.ndarray) -> np.ndarray:
+    """The latent mean's share of a group mean's variance, w̄² / I per group (shapes
+    (n_groups,)); infinite for a group without information (an empty one). Dividing, rather
+    than multiplying by an infinite 1/I, keeps 0 × inf (a NaN and its warning) out."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(information > 0, mean_weight ** 2 / information, np.inf)
 
 
 #: Bins of the likelihood precision λ for :func:`precision_table` (on log(1 + λ)).
@@ -201,8 +207,6 @@ def table_group_means(table: PrecisionTable) -> GroupMeans:
     spread = sum_aa - 2 * mu * sum_a + n * mu ** 2
     within = (spread / np.maximum(n - 1, 1) + sum_b / counted) / counted
     information = (n_cell * lam / (1.0 + lam * variance[:, None])).sum(axis=1)
-    with np.errstate(divide="ignore"):
-        model_variance = np.where(information > 0, 1.0 / information, np.inf)
-    between = sum_b / counted / counted + (sum_w / counted) ** 2 * model_variance
+    between = sum_b / counted / counted + _model_term(sum_w / counted, information)
     return GroupMeans(n, np.where(n > 0, mu, np.nan), np.where(n > 0, np.sqrt(variance), np.nan),
                       np.where(n >= 2, np.sqrt(within + between), np.nan))
