@@ -31,7 +31,7 @@ from streamlit.testing.v1 import AppTest
 
 from demo import generate_demo_files
 from store.connection import connected, writing
-from store.dashboard_queries import table_counts
+from store.data_queries import table_counts
 from store.layout import years_folder
 from store.populations import build_populations
 from store.question_texts import load_question_texts

@@ -12,17 +12,15 @@ from cli.arguments import add_db, db_path, output_file
 from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
+from store.catalogue_queries import model_catalogue
 from store.connection import connected
-from store.dashboard_queries import (
-    UNCOUNTED_SHOTS,
-    area_items,
-    model_catalogue,
-    shots_from_url,
-)
+from store.item_queries import area_items
+from store.model_sql import UNCOUNTED_SHOTS
 from workflows.items.checks import default_booklet, item_checks, runs_item_language
 from workflows.items.gaps import ALL_RUNS, ranked
 from workflows.items.group_dif import GROUPINGS, GroupDIF, human_group_dif
 from workflows.items.selection import ItemSelection
+from workflows.views import shots_from_url
 
 #: What the command can print: each a table of ``ItemChecks``, and the DIF between two groups
 #: of the booklet's candidates.

@@ -13,18 +13,14 @@ from cli.arguments import add_db, db_path
 from cli.errors import UsageError
 from enem.areas import AREAS
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
+from store.catalogue_queries import human_groups, loaded_years
 from store.connection import connected
-from store.dashboard_queries import (
-    UNCOUNTED_SHOTS,
-    UNCOUNTED_SHOTS_URL,
-    human_groups,
-    loaded_years,
-    model_run_table,
-    shots_from_url,
-)
+from store.data_queries import model_run_table
+from store.model_sql import UNCOUNTED_SHOTS
 from store.queries import year_booklets
 from workflows.report.build import Selection, build_report
 from workflows.report.capture import report_pages
+from workflows.views import UNCOUNTED_SHOTS_URL, shots_from_url
 
 
 def add_report_parser(commands) -> None:

@@ -11,8 +11,8 @@ statistic from :mod:`dashboard.summaries`, which calls :mod:`analytics` for the 
 Where new things go:
 
 - a new page: a file under ``pages/`` plus one line in ``workflows.views.VIEWS``;
-- a new query: a function in ``store/dashboard_queries.py`` (SQL lives only in ``store``), then
-  its cached twin of the same name in ``dashboard/queries.py``;
+- a new query: a function in the ``store/*_queries.py`` module of its feature (SQL lives only
+  in ``store``), then its cached twin of the same name in ``dashboard/queries.py``;
 - a new statistic: the formula in ``analytics``, its on-screen summary in
   ``dashboard/summaries.py``.
 """

@@ -31,7 +31,8 @@ from dashboard.state.url import (
 )
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES
 from store import overlay_queries
-from store.dashboard_queries import UNCOUNTED_SHOTS, shots_from_url, shots_to_url
+from store.model_sql import UNCOUNTED_SHOTS
+from workflows.views import shots_from_url, shots_to_url
 
 overlay_levels = cached_query(overlay_queries.overlay_levels)
 

@@ -22,7 +22,16 @@ import duckdb
 import streamlit as st
 
 from dashboard.data import Token, shared_reader, version_token
-from store import dashboard_queries, item_queries, layout, queries
+from store import (
+    audit_queries,
+    catalogue_queries,
+    data_queries,
+    human_queries,
+    item_queries,
+    layout,
+    model_queries,
+    queries,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,45 +63,45 @@ def cached_query(query: Callable[Concatenate[duckdb.DuckDBPyConnection, P], R]
 # What is loaded
 overview = cached_query(queries.overview)
 is_synthetic = cached_query(queries.is_synthetic)
-loaded_years = cached_query(dashboard_queries.loaded_years)
-booklet_catalogue = cached_query(dashboard_queries.booklet_catalogue)
-human_groups = cached_query(dashboard_queries.human_groups)
-model_catalogue = cached_query(dashboard_queries.model_catalogue)
-shot_settings = cached_query(dashboard_queries.shot_settings)
-table_counts = cached_query(dashboard_queries.table_counts)
+loaded_years = cached_query(catalogue_queries.loaded_years)
+booklet_catalogue = cached_query(catalogue_queries.booklet_catalogue)
+human_groups = cached_query(catalogue_queries.human_groups)
+model_catalogue = cached_query(catalogue_queries.model_catalogue)
+shot_settings = cached_query(catalogue_queries.shot_settings)
+table_counts = cached_query(data_queries.table_counts)
 store_files = cached_query(layout.store_files)
-ingest_history = cached_query(dashboard_queries.ingest_history)
-reject_summary = cached_query(dashboard_queries.reject_summary)
-reject_sample = cached_query(dashboard_queries.reject_sample)
-model_run_table = cached_query(dashboard_queries.model_run_table)
-year_profile = cached_query(dashboard_queries.year_profile)
-booklet_audit = cached_query(dashboard_queries.booklet_audit)
+ingest_history = cached_query(data_queries.ingest_history)
+reject_summary = cached_query(data_queries.reject_summary)
+reject_sample = cached_query(data_queries.reject_sample)
+model_run_table = cached_query(data_queries.model_run_table)
+year_profile = cached_query(catalogue_queries.year_profile)
+booklet_audit = cached_query(audit_queries.booklet_audit)
 
 # Humans (pre-aggregated)
-human_theta_ctt = cached_query(dashboard_queries.human_theta_ctt)
-human_theta_lz = cached_query(dashboard_queries.human_theta_lz)
-lz_star_missing = cached_query(dashboard_queries.lz_star_missing)
-human_theta_histogram = cached_query(dashboard_queries.human_theta_histogram)
-blank_tests = cached_query(dashboard_queries.blank_tests)
-human_theta_se = cached_query(dashboard_queries.human_theta_se)
-human_count = cached_query(dashboard_queries.human_count)
+human_theta_ctt = cached_query(human_queries.human_theta_ctt)
+human_theta_lz = cached_query(human_queries.human_theta_lz)
+lz_star_missing = cached_query(human_queries.lz_star_missing)
+human_theta_histogram = cached_query(human_queries.human_theta_histogram)
+blank_tests = cached_query(human_queries.blank_tests)
+human_theta_se = cached_query(human_queries.human_theta_se)
+human_count = cached_query(human_queries.human_count)
 
 # Items
-main_booklet = cached_query(dashboard_queries.main_booklet)
-model_booklet = cached_query(dashboard_queries.model_booklet)
-form_items = cached_query(dashboard_queries.form_items)
-area_items = cached_query(dashboard_queries.area_items)
-item_record = cached_query(dashboard_queries.item_record)
-item_texts = cached_query(dashboard_queries.item_texts)
-item_icc = cached_query(dashboard_queries.item_icc)
-item_option_counts = cached_query(dashboard_queries.item_option_counts)
+main_booklet = cached_query(item_queries.main_booklet)
+model_booklet = cached_query(model_queries.model_booklet)
+form_items = cached_query(item_queries.form_items)
+area_items = cached_query(item_queries.area_items)
+item_record = cached_query(item_queries.item_record)
+item_texts = cached_query(item_queries.item_texts)
+item_icc = cached_query(item_queries.item_icc)
+item_option_counts = cached_query(item_queries.item_option_counts)
 area_stems = cached_query(item_queries.area_stems)
 booklet_theta_moments = cached_query(item_queries.booklet_theta_moments)
 item_option_theta_counts = cached_query(item_queries.item_option_theta_counts)
 
 # Models
-model_points = cached_query(dashboard_queries.model_points)
-model_item_correct = cached_query(dashboard_queries.model_item_correct)
-model_pattern_matrix = cached_query(dashboard_queries.model_pattern_matrix)
-model_item_choices = cached_query(dashboard_queries.model_item_choices)
-model_item_theta = cached_query(dashboard_queries.model_item_theta)
+model_points = cached_query(model_queries.model_points)
+model_item_correct = cached_query(model_queries.model_item_correct)
+model_pattern_matrix = cached_query(model_queries.model_pattern_matrix)
+model_item_choices = cached_query(model_queries.model_item_choices)
+model_item_theta = cached_query(model_queries.model_item_theta)

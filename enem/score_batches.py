@@ -74,7 +74,7 @@ def booklet_flagged(nota_matched: int, nota_checked: int,
 
     ``nota_matched`` and ``nota_checked`` are candidate counts (:class:`BookletAudit`). The
     test is ``nota_matched < floor · nota_checked`` in float64, exactly the comparison the
-    store's SQL makes (``store.dashboard_queries.FLAGGED_BOOKLET``), so the ingest's list and
+    store's SQL makes (``store.audit_queries.FLAGGED_BOOKLET``), so the ingest's list and
     the pages' flags never disagree at the edge. (For the default floor it also agrees with
     ``nota_matched / nota_checked < floor`` for every count up to 20 million candidates.)
     """

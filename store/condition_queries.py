@@ -8,12 +8,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import (
-    PROMPT_VARIANT,
-    RUN_LABEL,
-    SAME_ITEMS_BOOKLETS,
-    UNCOUNTED_SHOTS,
-)
+from store.model_sql import PROMPT_VARIANT, RUN_LABEL, SAME_ITEMS_BOOKLETS, UNCOUNTED_SHOTS
 
 
 def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
@@ -21,9 +16,9 @@ def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
                        booklet: tuple[int, str, int] | None = None) -> pd.DataFrame:
     """One row per response pattern of the runs labelled ``runs`` in ``years`` and ``areas``
     (with ``booklet`` = (year, area, CO_PROVA): in that year and area, only the booklets
-    holding that booklet's items, :data:`~store.dashboard_queries.SAME_ITEMS_BOOKLETS`):
+    holding that booklet's items, :data:`~store.model_sql.SAME_ITEMS_BOOKLETS`):
     run (its label), model_id, year, area, booklet_id, the pattern's conditions
-    (prompt_language, shots, with :data:`~store.dashboard_queries.UNCOUNTED_SHOTS` for a prompt
+    (prompt_language, shots, with :data:`~store.model_sql.UNCOUNTED_SHOTS` for a prompt
     type that names no count), the run's (repetition: 'seed' or 'shuffle'; temperature;
     prompt_type; answer_method and prompt_variant, NULL where the run did not record one),
     shuffle (the repetition's number), theta and theta_se (the stored EAP), published_theta (the results

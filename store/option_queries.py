@@ -1,7 +1,7 @@
 """Queries of the Options and traps page: humans' option counts (in total and per θ bin, both
 pre-aggregated at ingest), the options model runs chose and the lengths of question texts.
 
-Model runs are selected with ``store.dashboard_queries.MODEL_FILTER`` (see that module for the
+Model runs are selected with ``store.model_sql.MODEL_FILTER`` (see that module for the
 meaning of the filter arguments); every user choice is a bound parameter.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import MODEL_FILTER, SERIES, model_params
+from store.model_sql import MODEL_FILTER, SERIES, model_params
 from store.queries import table_names
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import RUN_LABEL, UNCOUNTED_SHOTS
+from store.model_sql import RUN_LABEL, UNCOUNTED_SHOTS
 
 
 def overlay_levels(con: duckdb.DuckDBPyConnection, year: int, areas: Sequence[str],

@@ -1,6 +1,6 @@
 """SQL of the paper's appendix tables: random-baseline patterns, item attributes (and their
 corrections), and Min-K% Prob beside each item's accuracy. Model runs are selected like every
-other model query (``store.dashboard_queries.MODEL_FILTER``, series labels)."""
+other model query (``store.model_sql.MODEL_FILTER``, series labels)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import MODEL_FILTER, RUN_LABEL, SERIES, model_params
+from store.model_sql import MODEL_FILTER, RUN_LABEL, SERIES, model_params
 
 #: The backend of the random-choice baseline's runs (``inference/backends``).
 RANDOM_BACKEND = "random"

@@ -5,7 +5,7 @@ booklets of an area hold the same items (``CO_ITEM`` = ``item_id``) in another o
 model's answers to the booklet it took are mapped onto any booklet of its area and year through
 the item ids. Both prompt languages are read at once (rows are model × prompt language).
 
-Rows are chosen with :data:`store.dashboard_queries.MODEL_FILTER` (no booklet, both languages):
+Rows are chosen with :data:`store.model_sql.MODEL_FILTER` (no booklet, both languages):
 ``models`` lists the selected runs' labels
 (``coalesce(model_runs.label, model_id)``, an empty list selects none), ``pooled`` True names
 each row by its model instead of its run; ``shots`` None means
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import MODEL_FILTER, SERIES, model_params
+from store.model_sql import MODEL_FILTER, SERIES, model_params
 
 
 def _params(year: int, area: str, shots: int | None, models: Sequence[str],

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import MODEL_FILTER, PROMPT_VARIANT, SERIES, model_params
+from store.model_sql import MODEL_FILTER, PROMPT_VARIANT, SERIES, model_params
 
 
 def population_kinds(con: duckdb.DuckDBPyConnection, year: int, area: str) -> pd.DataFrame:
@@ -48,7 +48,7 @@ def model_patterns(
     language: str | None, shots: int | None, models: Sequence[str], pooled: bool = False,
 ) -> pd.DataFrame:
     """Every response pattern of the selected runs in one area (filters as in
-    ``store.dashboard_queries``; ``pooled``: one series per model instead of per run): model
+    ``store.model_sql``; ``pooled``: one series per model instead of per run): model
     (the series), run_id, booklet_id, item_language, prompt_language,
     shots, shuffle, response_pattern ('0'/'1'/'.' per item of the form), theta, theta_se (the
     stored EAP), ctt, n_scored, scoring (the run's scoring settings, JSON), prompt_variant (the

@@ -51,8 +51,8 @@ from analytics.populations import (
 from enem.areas import AREAS
 from enem.score_batches import booklet_flagged
 from enem.scoring import ScoringOptions
+from store.audit_queries import flagged_booklets
 from store.connection import insert_rows
-from store.dashboard_queries import flagged_booklets
 from store.model_runs import year_scoring_options
 
 #: Grouping kind → its ``examinees`` column.

@@ -3,8 +3,8 @@ the humans' share correct, and the selected runs' patterns and answers. Read-onl
 is a bound parameter. (Named *trend* queries: ``store.year_tables`` is the SQL of ingesting a
 year, another matter.)
 
-Conventions as in ``store.dashboard_queries``: ``runs`` are run labels, ``language`` the prompt
-language, ``shots`` a shots setting (:data:`~store.dashboard_queries.UNCOUNTED_SHOTS` for the
+Conventions as in ``store.model_sql``: ``runs`` are run labels, ``language`` the prompt
+language, ``shots`` a shots setting (:data:`~store.model_sql.UNCOUNTED_SHOTS` for the
 runs whose prompt type names no count), ``pooled`` names each series by its model instead of
 its run.
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.dashboard_queries import RUN_LABEL, SERIES, UNCOUNTED_SHOTS
+from store.model_sql import RUN_LABEL, SERIES, UNCOUNTED_SHOTS
 
 #: The selected runs' rows (alias m, joined to model_runs r) in the chosen years and areas,
 #: under one prompt language and one shots setting.

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from store import dashboard_queries as q
+from store.catalogue_queries import loaded_years
 from store.connection import open_reader
+from store.human_queries import blank_tests, human_theta_ctt, human_theta_lz
 from tests.page_support import assert_clean, charts, decoded, run_page
 
 
@@ -26,14 +27,14 @@ def _raw_counts(path) -> dict[str, tuple[int, int]]:
 def test_histograms_hold_the_blank_tests_apart(pages_demo_db):
     raw = _raw_counts(pages_demo_db)
     con = open_reader(pages_demo_db)
-    year = q.loaded_years(con)[-1]
-    counted = q.blank_tests(con, year).set_index("area")
+    year = loaded_years(con)[-1]
+    counted = blank_tests(con, year).set_index("area")
     assert all(raw[area][0] > 0 for area in raw), "the demo should hold some blank tests"
     for area, (blank, total) in raw.items():
         assert int(counted.loc[area, "blank"]) == blank
         assert int(counted.loc[area, "candidates"]) == total
-        everyone = q.human_theta_ctt(con, year, area, None, "all", "all")
-        answered = q.human_theta_ctt(con, year, area, None, "all", "all", (), False)
+        everyone = human_theta_ctt(con, year, area, None, "all", "all")
+        answered = human_theta_ctt(con, year, area, None, "all", "all", (), False)
         assert int(everyone["n"].sum()) == total
         assert int(answered["n"].sum()) == total - blank
         # Every left-out test has no correct answer: the difference sits at CTT 0 only.
@@ -41,8 +42,8 @@ def test_histograms_hold_the_blank_tests_apart(pages_demo_db):
                                 suffixes=("", "_answered")).fillna(0)
         gone = merged[merged["n"] != merged["n_answered"]]
         assert set(gone["ctt"]) == {0}
-        lz = q.human_theta_lz(con, year, area, None, "state", "SP", (), False)
-        lz_all = q.human_theta_lz(con, year, area, None, "state", "SP")
+        lz = human_theta_lz(con, year, area, None, "state", "SP", (), False)
+        lz_all = human_theta_lz(con, year, area, None, "state", "SP")
         assert int(lz["n"].sum()) <= int(lz_all["n"].sum())
     con.close()
 

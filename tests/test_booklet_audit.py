@@ -13,8 +13,8 @@ from cli import main as cli
 from demo.inep_files import microdados_columns
 from enem.score_batches import REPRODUCED_SHARE_FLOOR
 from enem.scoring import ScoringOptions
+from store.audit_queries import booklet_audit
 from store.connection import connected, open_reader, writing
-from store.dashboard_queries import booklet_audit
 from tests.inep_reference import booklet_items, read_rows, score_candidate
 from workflows.ingest import ingest_year
 

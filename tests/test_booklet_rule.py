@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from store import dashboard_queries
 from store.connection import open_reader, writing
 from store.layout import copy_store
+from store.model_queries import model_points
 from tests.browser_support import BROWSER_ARGS, CHROMIUM, PAGE_TIMEOUT_MS
 from tests.browser_support import require_browser as _require_browser
 from tests.browser_support import serving as _serving
@@ -36,7 +36,7 @@ def _taken_and_other(db) -> tuple[str, int, int, list[str]]:
 def _points(db, area, booklet, series):
     con = open_reader(db)
     try:
-        return dashboard_queries.model_points(con, 2023, area, booklet, None, None, series)
+        return model_points(con, 2023, area, booklet, None, None, series)
     finally:
         con.close()
 

@@ -14,8 +14,9 @@ import pytest
 from cli.main import main
 from store.cat_queries import candidate_sample
 from store.connection import connected
-from store.dashboard_queries import area_items, model_pattern_matrix
+from store.item_queries import area_items
 from store.layout import copy_store
+from store.model_queries import model_pattern_matrix
 from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.skills import (
     COMPETENCIES,

@@ -11,7 +11,8 @@ import pytest
 
 from store.cat_queries import area_item_icc
 from store.connection import connected
-from store.dashboard_queries import area_items, model_item_correct, model_points
+from store.item_queries import area_items
+from store.model_queries import model_item_correct, model_points
 from tests.page_support import assert_clean, charts, decoded, run_page
 from workflows.cat.skills import bin_index, mean_theta, skill_diagnostics
 

@@ -16,8 +16,8 @@ import pytest
 
 from cli.main import main
 from cli.report_commands import check_selection
+from store.catalogue_queries import human_groups
 from store.connection import connected
-from store.dashboard_queries import human_groups
 from store.layout import copy_store
 from testbed.paper_results import paper_forms, paper_results_table
 from workflows.report.build import Selection

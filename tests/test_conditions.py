@@ -17,7 +17,7 @@ from analytics.consistency import item_consistency, run_consistency
 from dashboard.conditions import data as cd
 from store.condition_queries import condition_choices, condition_patterns
 from store.connection import connected
-from store.dashboard_queries import UNCOUNTED_SHOTS
+from store.model_sql import UNCOUNTED_SHOTS
 from store.schema import ensure_schema
 from tests.page_support import run_page
 

@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from store import dashboard_queries as q
+from store.catalogue_queries import loaded_years, model_catalogue
 from store.connection import open_reader
+from store.model_queries import model_pattern_matrix
 from tests.page_support import assert_clean, run_page
 
 PAGE = "pages/Discrimination.py"
@@ -41,9 +42,9 @@ def test_each_run_gets_its_own_discrimination_index(monkeypatch, pages_models_db
     assert_clean(app)
     table = app.dataframe[1].value.set_index("item_id")
     con = open_reader(pages_models_db)
-    year = q.loaded_years(con)[-1]
-    labels = q.model_catalogue(con)["model"].tolist()
-    long = q.model_pattern_matrix(con, year, "MT", None, "pt", 0, labels)
+    year = loaded_years(con)[-1]
+    labels = model_catalogue(con)["model"].tolist()
+    long = model_pattern_matrix(con, year, "MT", None, "pt", 0, labels)
     con.close()
     series = "test-strong-it"
     expected = _brute_force_di(long[long["model"] == series])
@@ -75,11 +76,11 @@ def test_random_baseline_is_its_own_population_not_a_model(monkeypatch, pages_mo
     assert_clean(app)
     table = app.dataframe[1].value.set_index("item_id")
     con = open_reader(pages_models_db)
-    year = q.loaded_years(con)[-1]
-    labels = q.model_catalogue(con)["model"].tolist()
+    year = loaded_years(con)[-1]
+    labels = model_catalogue(con)["model"].tolist()
     random = [row[0] for row in con.execute(
         "SELECT coalesce(label, model_id) FROM model_runs WHERE backend = 'random'").fetchall()]
-    long = q.model_pattern_matrix(con, year, "MT", None, "pt", 0, labels)
+    long = model_pattern_matrix(con, year, "MT", None, "pt", 0, labels)
     con.close()
     assert random and set(random) < set(long["model"])
     models = _brute_force_di(long[~long["model"].isin(random)])

@@ -22,7 +22,7 @@ from dashboard import palette
 from dashboard.palette import MODEL_COLOURS, model_styles
 from dashboard.runs.picker import run_choice_labels
 from inference.plan import RunSpec
-from store import dashboard_queries as q
+from store.catalogue_queries import model_catalogue
 from store.connection import open_reader
 from store.layout import copy_store
 from tests.browser_support import (
@@ -57,7 +57,7 @@ def ui_run_db(tmp_path_factory, pages_demo_db) -> Path:
 def _catalogue(db: Path) -> pd.DataFrame:
     con = open_reader(db)
     try:
-        return q.model_catalogue(con)
+        return model_catalogue(con)
     finally:
         con.close()
 

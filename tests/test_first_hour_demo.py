@@ -26,7 +26,7 @@ import pytest
 
 from demo.items import AREAS
 from store.connection import open_reader
-from store.dashboard_queries import human_theta_ctt, human_theta_histogram
+from store.human_queries import human_theta_ctt, human_theta_histogram
 from tests.browser_support import (
     ARTIFACTS,
     PAGE_TIMEOUT_MS,

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from store import dashboard_queries as q
 from store.connection import open_reader
+from store.human_queries import blank_tests
 from tests.browser_support import (
     ARTIFACTS,
     canvas_page,  # noqa: F401  (the page fixture: a tab recording canvas texts)
@@ -162,7 +162,7 @@ def test_person_fit_names_the_5th_percentile_outside_the_plot_areas(server, page
 def test_person_fit_explains_the_all_blank_cells(server, page, pages_models_db: Path):
     con = open_reader(pages_models_db)
     try:
-        blank = int(q.blank_tests(con, 2023)["blank"].sum())
+        blank = int(blank_tests(con, 2023)["blank"].sum())
     finally:
         con.close()
     assert blank > 0

@@ -1,5 +1,5 @@
 """The flagged-booklet rule has one Python predicate (``enem.score_batches.booklet_flagged``)
-and one SQL expression (``store.dashboard_queries.FLAGGED_BOOKLET``); every reader of it (the
+and one SQL expression (``store.audit_queries.FLAGGED_BOOKLET``); every reader of it (the
 ingest's summary lines, the population rows built at ingest, the ones rebuilt from the store,
 the Data page's audit table) must flag the same booklets, also right at the 99% edge."""
 
@@ -15,7 +15,8 @@ from enem.score_batches import (
     reproduced_share_text,
     unreproduced_lines,
 )
-from store import dashboard_queries, populations
+from store import populations
+from store.audit_queries import booklet_audit, flagged_booklets
 from store.schema import ensure_schema
 from store.year_tables import write_booklet_audit
 
@@ -58,9 +59,9 @@ def test_shares_at_the_floor_are_flagged_only_below_it():
 
 def test_sql_and_python_flag_the_same_booklets(con):
     python = [a.booklet_id for a in _audits() if booklet_flagged(a.nota_matched, a.nota_checked)]
-    table = dashboard_queries.booklet_audit(con, YEAR)
+    table = booklet_audit(con, YEAR)
     shown = sorted(int(b) for b in table.loc[table["flagged"], "booklet_id"])
-    assert dashboard_queries.flagged_booklets(con, YEAR) == python
+    assert flagged_booklets(con, YEAR) == python
     assert populations.flagged_booklets(con, YEAR) == python
     assert populations.reproduced_below_share(_audits()) == python
     assert shown == python

@@ -14,7 +14,7 @@ import pytest
 
 from dashboard.item_fit import MARK, MARK_LEGEND
 from store.connection import open_reader, writing
-from store.dashboard_queries import main_booklet
+from store.item_queries import main_booklet
 from store.layout import copy_store
 from tests.page_support import assert_clean, charts, run_page
 from workflows.items.checks import item_checks

@@ -20,7 +20,7 @@ from enem.items import DOUBLE_LISTING_NOTE, load_items, missing_item_id
 from enem.pattern_files import score_pattern_frame
 from enem.score_batches import AreaAccumulator, score_batch
 from store.connection import open_reader
-from store.dashboard_queries import form_items
+from store.item_queries import form_items
 from store.model_runs import load_form
 from tests.inep_reference import ENEM_K_D, slow_eap
 from workflows.ingest import ingest_items

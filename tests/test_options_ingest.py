@@ -12,7 +12,7 @@ import pandas as pd
 
 from enem.item_statistics import ICC_BIN_WIDTH
 from store.connection import open_reader
-from store.dashboard_queries import form_items
+from store.item_queries import form_items
 
 
 def _brute_force(con: duckdb.DuckDBPyConnection, year: int) -> Counter:

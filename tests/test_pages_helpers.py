@@ -18,8 +18,11 @@ from dashboard.summaries import (
     model_item_di,
 )
 from enem.trust import fit_verdict
-from store import dashboard_queries as q
 from store.connection import open_reader
+from store.data_queries import reject_sample, table_counts
+from store.human_queries import human_theta_ctt
+from store.item_queries import form_items, main_booklet
+from store.model_queries import model_item_correct, model_pattern_matrix, model_points
 
 
 def _inside(polygon_x, polygon_y, x, y) -> bool:
@@ -121,12 +124,12 @@ def test_queries_bind_user_input_as_values(pages_models_db):
     con = open_reader(pages_models_db)
     try:
         hostile = ["x'); DROP TABLE model_scores; --"]
-        assert q.model_points(con, 2023, "CN", None, "pt", 0, hostile).empty
-        assert q.human_theta_ctt(con, 2023, "CN' OR '1'='1", None, "all", "all").empty
-        assert q.reject_sample(con, 2023, "' OR 1=1 --").empty
+        assert model_points(con, 2023, "CN", None, "pt", 0, hostile).empty
+        assert human_theta_ctt(con, 2023, "CN' OR '1'='1", None, "all", "all").empty
+        assert reject_sample(con, 2023, "' OR 1=1 --").empty
         assert con.execute("SELECT count(*) FROM model_scores").fetchall()[0][0] > 0
         with pytest.raises(ValueError):
-            q.table_counts(con, ["scores; DROP TABLE scores"])
+            table_counts(con, ["scores; DROP TABLE scores"])
     finally:
         con.close()
 
@@ -135,16 +138,16 @@ def test_model_queries_agree_with_each_other(pages_models_db):
     con = open_reader(pages_models_db)
     try:
         models = ["test-strong-it", "test-odd-base", "test-random-baseline"]
-        points = q.model_points(con, 2023, "LC", None, "en", 4, models)
+        points = model_points(con, 2023, "LC", None, "en", 4, models)
         assert len(points) == 3 * 8
-        long = q.model_pattern_matrix(con, 2023, "LC", None, "en", 4, models)
+        long = model_pattern_matrix(con, 2023, "LC", None, "en", 4, models)
         assert long["pattern"].nunique() == 24
         assert long.groupby("pattern").size().eq(45).all(), "common and language items joined"
-        cells = q.model_item_correct(con, 2023, "LC", "en", 4, models)
+        cells = model_item_correct(con, 2023, "LC", "en", 4, models)
         total = cells.groupby("model")["correct"].sum().sort_index()
         ctt = points.groupby("model")["ctt"].sum().sort_index()
         pd.testing.assert_series_equal(total, ctt, check_names=False, check_dtype=False)
-        assert q.main_booklet(con, 2023, "MT") is not None
-        assert len(q.form_items(con, 2023, q.main_booklet(con, 2023, "LC"), 1)) == 45
+        assert main_booklet(con, 2023, "MT") is not None
+        assert len(form_items(con, 2023, main_booklet(con, 2023, "LC"), 1)) == 45
     finally:
         con.close()

@@ -17,9 +17,10 @@ import pytest
 from scipy import stats
 
 from analytics.ctt import discrimination_index
+from store.catalogue_queries import model_catalogue
 from store.connection import connected, open_reader, writing
-from store.dashboard_queries import model_catalogue, model_pattern_matrix
 from store.layout import copy_store
+from store.model_queries import model_pattern_matrix
 from store.paper_table_queries import area_item_attributes, random_series
 from tests.page_support import assert_clean, charts, run_page
 from workflows.paper_tables import (

@@ -12,11 +12,12 @@ import pytest
 
 from dashboard.figures import LZ_STAR_TITLE, LZ_TITLE
 from dashboard.summaries import histogram_quantile
-from store import dashboard_queries as q
 from store.connection import open_reader, writing
-from store.dashboard_queries import shots_from_url
+from store.human_queries import human_theta_lz, lz_star_missing
 from store.layout import copy_store
+from store.model_queries import model_points
 from tests.page_support import assert_clean, charts, decoded, messages, run_page
+from workflows.views import shots_from_url
 
 PAGE = "pages/Person_fit.py"
 AREA = "MT"
@@ -49,20 +50,20 @@ def _as_bins(frame: pd.DataFrame) -> pd.DataFrame:
 def test_the_lz_star_histogram_counts_the_candidates_lz_star(ingested_2023, area):
     con = open_reader(ingested_2023[0])
     try:
-        stored = q.human_theta_lz(con, 2023, area, None, "all", "all", statistic="lz_star")
+        stored = human_theta_lz(con, 2023, area, None, "all", "all", statistic="lz_star")
         expected = _raw_bins(con, 2023, area, "lz_star")
         pd.testing.assert_frame_equal(_as_bins(stored), expected, check_dtype=False)
         # It is not the l_z histogram under another name.
-        assert not _as_bins(q.human_theta_lz(con, 2023, area, None, "all", "all")).equals(
+        assert not _as_bins(human_theta_lz(con, 2023, area, None, "all", "all")).equals(
             _as_bins(stored))
         # A subgroup and the all-blank switch narrow it as they narrow the candidates' rows.
         state = con.execute("SELECT state FROM scores WHERE area = ? GROUP BY state "
                             "ORDER BY count(*) DESC LIMIT 1", [area]).fetchone()[0]
-        answered = q.human_theta_lz(con, 2023, area, None, "state", state, (), False,
+        answered = human_theta_lz(con, 2023, area, None, "state", state, (), False,
                                     statistic="lz_star")
         expected = _raw_bins(con, 2023, area, "lz_star", state, answered_only=True)
         pd.testing.assert_frame_equal(_as_bins(answered), expected, check_dtype=False)
-        assert not q.lz_star_missing(con, 2023)
+        assert not lz_star_missing(con, 2023)
     finally:
         con.close()
 
@@ -72,7 +73,7 @@ def test_an_unknown_statistic_is_refused(ingested_2023):
     try:
         for statistic in ("ctt", "agg_theta_lz; DROP TABLE scores", "LZ"):
             with pytest.raises(ValueError, match="person-fit statistic"):
-                q.human_theta_lz(con, 2023, "MT", None, "all", "all", statistic=statistic)
+                human_theta_lz(con, 2023, "MT", None, "all", "all", statistic=statistic)
     finally:
         con.close()
 
@@ -85,11 +86,11 @@ def test_a_store_without_the_lz_star_histogram_is_told_apart(tmp_path, ingested_
         with writing(path, year=2023) as con:
             con.execute(statement)
         with open_reader(path) as con:
-            assert q.lz_star_missing(con, 2023)
-            assert not q.lz_star_missing(con, 1999)  # no humans at all: nothing to miss
-            stored = q.human_theta_lz(con, 2023, "MT", None, "all", "all", statistic="lz_star")
+            assert lz_star_missing(con, 2023)
+            assert not lz_star_missing(con, 1999)  # no humans at all: nothing to miss
+            stored = human_theta_lz(con, 2023, "MT", None, "all", "all", statistic="lz_star")
             assert stored.empty and list(stored.columns) == ["theta_bin", "lz_bin", "n"]
-            assert len(q.human_theta_lz(con, 2023, "MT", None, "all", "all"))
+            assert len(human_theta_lz(con, 2023, "MT", None, "all", "all"))
 
 
 def _markers(figure: dict) -> dict[str, np.ndarray]:
@@ -112,7 +113,7 @@ def _expected(db, app, column: str) -> tuple[dict[str, np.ndarray], float, float
     params = app.query_params
     con = open_reader(db)
     try:
-        points = q.model_points(con, 2023, AREA, None, params["lang"],
+        points = model_points(con, 2023, AREA, None, params["lang"],
                                 shots_from_url(params["shots"]), series)
         raw = con.execute(f"SELECT {column} FROM scores WHERE year = 2023 AND area = ? "
                           f"AND NOT isnan({column})", [AREA]).df()[column].to_numpy()

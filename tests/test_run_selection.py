@@ -11,9 +11,10 @@ import pytest
 
 from dashboard.runs.picker import pooling_sentence, run_choice_labels
 from inference.plan import RunSpec
-from store import dashboard_queries as q
+from store.catalogue_queries import loaded_years, model_catalogue
 from store.connection import open_reader
 from store.layout import copy_store
+from store.model_queries import model_points
 from tests.page_support import assert_clean, run_page
 from workflows.runs.execution import execute_run
 
@@ -27,7 +28,7 @@ def two_random_runs_db(tmp_path_factory, pages_models_db):
     db = folder / "runs.duckdb"
     copy_store(pages_models_db, db)
     con = open_reader(db)
-    year = q.loaded_years(con)[-1]
+    year = loaded_years(con)[-1]
     con.close()
     execute_run(RunSpec(model="random-baseline", backend="random", year=year, n_shuffles=10,
                         seed=7, family="baseline"), db, folder / "runs")
@@ -36,7 +37,7 @@ def two_random_runs_db(tmp_path_factory, pages_models_db):
 
 def _random_runs(db) -> pd.DataFrame:
     con = open_reader(db)
-    catalogue = q.model_catalogue(con)
+    catalogue = model_catalogue(con)
     con.close()
     return catalogue[catalogue["model_id"] == "random-baseline"]
 
@@ -68,9 +69,9 @@ def test_pooling_is_named_and_sums_the_runs(two_random_runs_db):
     sentence = pooling_sentence(runs, runs["model"].tolist())
     assert sentence.startswith(" Runs pooled per model: random-baseline = 2 runs (")
     con = open_reader(two_random_runs_db)
-    year = q.loaded_years(con)[-1]
-    apart = q.model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist())
-    pooled = q.model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist(), True)
+    year = loaded_years(con)[-1]
+    apart = model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist())
+    pooled = model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist(), True)
     con.close()
     sizes = {label: _patterns(two_random_runs_db, ids[0], "CN")
              for label, ids in zip(runs["model"], runs["run_ids"])}

@@ -11,8 +11,8 @@ import pytest
 from cli.main import build_parser
 from cli.report_commands import selection_from
 from store.connection import writing
-from store.dashboard_queries import UNCOUNTED_SHOTS
 from store.layout import copy_store
+from store.model_sql import UNCOUNTED_SHOTS
 from tests.page_support import assert_clean, charts, run_page
 from workflows.report.build import Selection
 

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from bench import store_writes as bench
+from store.catalogue_queries import loaded_years
 from store.connection import open_reader, writing
-from store.dashboard_queries import loaded_years
 from store.layout import years_folder
 from store.migration import store_bytes, write_single_file
 

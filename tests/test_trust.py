@@ -15,8 +15,9 @@ from enem.trust import (
     random_answer_theta,
     trust_verdict,
 )
-from store import dashboard_queries as q
+from store.catalogue_queries import loaded_years
 from store.connection import open_reader
+from store.human_queries import human_theta_se
 from tests.page_support import assert_clean, run_page
 
 BANK = ItemBank.from_arrays(np.linspace(0.8, 2.5, 45), np.linspace(-1.5, 2.5, 45),
@@ -95,8 +96,8 @@ def test_person_fit_page_does_not_trust_random_runs(monkeypatch, pages_models_db
 
 def test_humans_mean_se_per_bin_equals_the_candidates_own(pages_demo_db):
     con = open_reader(pages_demo_db)
-    year = q.loaded_years(con)[-1]
-    stored = q.human_theta_se(con, year, "MT", None, "all", "all").set_index("theta_bin")
+    year = loaded_years(con)[-1]
+    stored = human_theta_se(con, year, "MT", None, "all", "all").set_index("theta_bin")
     raw = con.execute(
         """SELECT round(floor(theta / 0.1) * 0.1, 6) AS theta_bin, count(*) AS n,
                   avg(theta_se) AS mean_se

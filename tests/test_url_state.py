@@ -17,7 +17,7 @@ import pytest
 from dashboard.state import url
 from dashboard.state.url import ALL_BOOKLETS, FIELDS, URL_KEYS, StateField
 from enem.areas import AREAS
-from store.dashboard_queries import UNCOUNTED_SHOTS
+from store.model_sql import UNCOUNTED_SHOTS
 
 FIELD = {field.name: field for field in FIELDS}
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,8 +19,9 @@ from dashboard.years.figure import ROW_PER_YEAR_MAX, band_figure
 from enem.areas import AREAS
 from store import trend_queries as tq
 from store.connection import connected, open_reader, writing
-from store.dashboard_queries import UNCOUNTED_SHOTS, main_booklet
+from store.item_queries import main_booklet
 from store.layout import copy_store
+from store.model_sql import UNCOUNTED_SHOTS
 from testbed.fake_runs import add_test_model_runs
 from tests.browser_support import (
     ARTIFACTS,

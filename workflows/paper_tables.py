@@ -10,7 +10,7 @@
 - Fig 6 / Table 3, the contamination probe: Pearson's r of Min-K% Prob against accuracy per
   series and prompt language (:func:`min_k_correlations`).
 
-The frames come from ``store.paper_table_queries`` (and ``store.dashboard_queries`` for the
+The frames come from ``store.paper_table_queries`` (and ``store.model_queries`` for the
 discrimination indices); the statistics from ``analytics.paper_tables``.
 """
 

@@ -5,11 +5,16 @@ the pages that link to another page and the page benchmarks all read this one li
 order, title and URL are written once. It lives below the dashboard because the report, which
 runs the pages headless, is orchestration and must not import the dashboard. A new view: add its
 file under ``pages/`` and one line here, in its section.
+
+How an address names a shots setting (``shots=4``, ``shots=published``) is here too, for the
+same readers and the command line: :func:`shots_to_url` and :func:`shots_from_url`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from store.model_sql import UNCOUNTED_SHOTS
 
 
 @dataclass(frozen=True)
@@ -60,3 +65,19 @@ VIEWS: tuple[View, ...] = (
     View("pages/Data.py", "Data", "Items, data and runs", in_report=False),
     RUNS,
 )
+
+
+#: How a dashboard address (``shots=``) names :data:`UNCOUNTED_SHOTS`.
+UNCOUNTED_SHOTS_URL = "published"
+
+
+def shots_to_url(shots: int) -> str:
+    """The ``shots=`` value of a shots setting in a dashboard address."""
+    return UNCOUNTED_SHOTS_URL if int(shots) == UNCOUNTED_SHOTS else str(int(shots))
+
+
+def shots_from_url(value: str) -> int:
+    """The shots setting a dashboard address's ``shots=`` value names (ValueError when it is
+    neither a whole number nor ``published``)."""
+    value = value.strip()
+    return UNCOUNTED_SHOTS if value == UNCOUNTED_SHOTS_URL else int(value)

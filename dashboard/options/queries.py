@@ -2,7 +2,7 @@
 (:func:`dashboard.threads.map_in_threads`).
 
 The page needs seven queries per area (:mod:`store.option_queries` and two of
-:mod:`store.dashboard_queries`). The results are kept with the page's tables
+:mod:`store.item_queries` and :mod:`store.model_queries`). The results are kept with the page's tables
 (:func:`dashboard.options.loading.option_results`), not query by query.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dashboard.threads import map_in_threads
-from store import dashboard_queries, option_queries
+from store import item_queries, model_queries, option_queries
 from store.connection import SharedReader
 
 #: Humans answered the Portuguese exam; their length tests use the Portuguese texts.
@@ -54,10 +54,10 @@ def area_inputs(reader: SharedReader, year: int, area: str, booklet: int | None,
         return AreaInputs(
             option_counts=option_queries.human_option_counts(con, year, area),
             option_theta_counts=option_queries.human_option_theta_counts(con, year, area),
-            items=dashboard_queries.area_items(con, year, area),
+            items=item_queries.area_items(con, year, area),
             answers=option_queries.model_option_answers(
                 con, year, area, booklet, runs.language, runs.shots, models, runs.pooled),
-            points=dashboard_queries.model_points(
+            points=model_queries.model_points(
                 con, year, area, booklet, runs.language, runs.shots, models, runs.pooled),
             human_lengths=option_queries.question_lengths(con, year, area,
                                                           HUMAN_TEXT_LANGUAGE),

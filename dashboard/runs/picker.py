@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from store.dashboard_queries import UNCOUNTED_SHOTS
+from store.model_sql import UNCOUNTED_SHOTS
 
 #: The prompt type named for a shots setting without a count when no run says otherwise.
 UNCOUNTED_PROMPT_TYPE = "few-shot"
@@ -27,7 +27,7 @@ def shots_words(shots, prompt_types: str = UNCOUNTED_PROMPT_TYPE) -> str:
 def run_choice_labels(catalogue: pd.DataFrame) -> dict[str, str]:
     """Picker text per run label, in picker order (family, model, then the run label).
 
-    ``catalogue``: ``store.dashboard_queries.model_catalogue`` rows (one per run label). The
+    ``catalogue``: ``store.catalogue_queries.model_catalogue`` rows (one per run label). The
     text is the run's stored label itself (``gpt-3.5-turbo-0613 · few-shot · 30 seeds``): the
     name its series has in every legend, lane and caption, so what is picked reads as what is
     drawn. Stored labels are unique (``store.model_runs`` adds a seed or the end of the run id

@@ -42,9 +42,9 @@ class Filters:
     include_blank: bool = True
     #: True: the selected runs of each model form one series named by the model id.
     pooled: bool = False
-    #: The year's booklet audit (``store.dashboard_queries.booklet_audit``).
+    #: The year's booklet audit (``store.audit_queries.booklet_audit``).
     audit: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
-    #: The year's live ingest (``store.dashboard_queries.year_profile``).
+    #: The year's live ingest (``store.catalogue_queries.year_profile``).
     profile: dict = field(default_factory=dict, compare=False, repr=False)
     #: (area, why) for each chosen area where the human filters leave no candidate to draw.
     no_humans: tuple[tuple[str, str], ...] = ()

@@ -33,7 +33,7 @@ from enem.areas import AREA_NAMES, AREAS
 from enem.codebook import SCHOOL_TYPES
 from enem.score_batches import reproduced_share_text
 from inference.protocol import PROMPT_LANGUAGE_NAMES, PROMPT_LANGUAGES, SHOT_SETTINGS
-from store.dashboard_queries import UNCOUNTED_SHOTS
+from store.model_sql import UNCOUNTED_SHOTS
 
 TUNING: dict[str, str] = {"all": "all", "instruct": "instruction-tuned", "base": "base"}
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")

@@ -29,7 +29,7 @@ import streamlit as st
 from dashboard import queries
 from enem.areas import AREAS
 from inference.protocol import PROMPT_LANGUAGES
-from store.dashboard_queries import shots_from_url, shots_to_url
+from workflows.views import shots_from_url, shots_to_url
 
 #: The booklet picker's value for "every booklet" (a real CO_PROVA is never 0).
 ALL_BOOKLETS = 0

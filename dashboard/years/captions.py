@@ -95,7 +95,7 @@ def scoring_sentence(year_scorings: dict[int, str], run_scorings: set[str]) -> s
 
 def run_scorings(catalogue: pd.DataFrame, runs: Sequence[str]) -> set[str]:
     """The scoring settings (in words) of the runs labelled ``runs``, from the sidebar's
-    catalogue (``store.dashboard_queries.model_catalogue``: a list of stored settings per
+    catalogue (``store.catalogue_queries.model_catalogue``: a list of stored settings per
     label, missing where none was stored)."""
     if catalogue.empty or "scorings" not in catalogue:
         return set()
@@ -106,5 +106,5 @@ def run_scorings(catalogue: pd.DataFrame, runs: Sequence[str]) -> set[str]:
 
 def year_scorings(profiles: dict[int, dict]) -> dict[int, str]:
     """Each year's scoring settings in words, from its live ingest
-    (``store.dashboard_queries.year_profile``)."""
+    (``store.catalogue_queries.year_profile``)."""
     return {year: scoring_words(profile.get("scoring")) for year, profile in profiles.items()}

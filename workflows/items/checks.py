@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import duckdb
 import pandas as pd
 
-from store import dashboard_queries, item_queries
+from store import item_queries, model_queries
 from store.model_runs import year_scoring_options
 from workflows.items.calibration import MachineCalibration, machine_calibration
 from workflows.items.dif import human_machine_dif
@@ -35,8 +35,8 @@ class ItemChecks:
 def default_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str,
                     language: str | None, shots: int | None, models: list[str]) -> int | None:
     """The booklet the selected runs took most, else the one most candidates took."""
-    return (dashboard_queries.model_booklet(con, year, area, language, shots, models)
-            or dashboard_queries.main_booklet(con, year, area))
+    return (model_queries.model_booklet(con, year, area, language, shots, models)
+            or item_queries.main_booklet(con, year, area))
 
 
 def runs_item_language(con: duckdb.DuckDBPyConnection, selection: ItemSelection) -> int | None:
@@ -44,7 +44,7 @@ def runs_item_language(con: duckdb.DuckDBPyConnection, selection: ItemSelection)
     None in the other areas."""
     if selection.area != "LC":
         return None
-    points = dashboard_queries.model_points(con, *selection.model_args())
+    points = model_queries.model_points(con, *selection.model_args())
     languages = points["item_language"].dropna() if len(points) else pd.Series(dtype=float)
     return int(languages.mode().iloc[0]) if len(languages) else 0
 
@@ -57,13 +57,13 @@ def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
     (a year without booklets), the gaps and the calibration take every item of the area."""
     if scaling is None:
         scaling = year_scoring_options(con, selection.year).scaling
-    items = dashboard_queries.area_items(con, selection.year, selection.area)
+    items = item_queries.area_items(con, selection.year, selection.area)
     form = pd.DataFrame()
     if selection.booklet is not None:
-        form = dashboard_queries.form_items(con, selection.year, selection.booklet,
+        form = item_queries.form_items(con, selection.year, selection.booklet,
                                             selection.item_language)
         items = _form_order(items, form)
-    patterns = dashboard_queries.model_pattern_matrix(con, *selection.model_args())
+    patterns = model_queries.model_pattern_matrix(con, *selection.model_args())
     gaps = gap_table(patterns, items,
                      item_queries.item_icc_bins(con, selection.year, selection.area), scaling)
     calibration = machine_calibration(patterns, items[items["a"].notna()], scaling)

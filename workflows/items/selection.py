@@ -17,7 +17,7 @@ class ItemSelection:
     ``booklet``: a ``CO_PROVA`` (humans who took it; runs on any booklet with the same items),
     ``item_language``: the LC foreign-language version of that booklet (0 English, 1 Spanish),
     None outside LC. ``language``, ``shots``, ``models`` and ``pooled`` select runs as the
-    dashboard's sidebar does (``store.dashboard_queries`` states their meaning).
+    dashboard's sidebar does (``store.model_sql`` states their meaning).
     """
 
     year: int
@@ -38,7 +38,7 @@ class ItemSelection:
 def pattern_matrix(patterns: pd.DataFrame, item_ids: Sequence[int] | np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Long pattern rows (pattern, model, theta, item_id, correct, as
-    ``store.dashboard_queries.model_pattern_matrix``) as arrays.
+    ``store.model_queries.model_pattern_matrix``) as arrays.
 
     Returns
     -------

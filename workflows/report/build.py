@@ -22,17 +22,13 @@ import pandas as pd
 
 from enem.scoring import ScoringOptions
 from store.connection import connected
-from store.dashboard_queries import (
-    UNCOUNTED_SHOTS,
-    UNCOUNTED_SHOTS_URL,
-    ingest_history,
-    model_run_table,
-    shots_to_url,
-)
+from store.data_queries import ingest_history, model_run_table
+from store.model_sql import UNCOUNTED_SHOTS
 from workflows.background import project_command, run_to_end
 from workflows.report.capture import PageCapture, capture_pages
 from workflows.report.export import figure_images, print_pdf
 from workflows.report.html import ReportText, presentation_document, report_document
+from workflows.views import UNCOUNTED_SHOTS_URL, shots_to_url
 
 REPORT_TITLE = "ENEM × LLM: does a model's exam score mean what it means for a human?"
 
