@@ -1,6 +1,6 @@
 """What the ingest tests share: writing a damaged copy of a generated INEP file.
 
-Reading the database back is :func:`tests.db_reading.query_rows`.
+Reading the database back is :func:`tests.db_support.query_rows`.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from inference.backends import ScoreRequest, make_scorer
 from inference.prompts import build_request
 from inference.questions import Question
 from inference.shuffles import option_permutations
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from tests.endpoint_support import pair_key
 
 

@@ -17,7 +17,7 @@ from inference.backends import make_scorer
 from inference.plan import RunSpec
 from inference.run_scoring import UNPARSED_MARK
 from testbed.tiny_model import build_tiny_model
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from workflows.runs.execution import execute_run
 
 

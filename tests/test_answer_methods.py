@@ -24,7 +24,7 @@ from inference.questions import Question
 from inference.shuffles import option_permutations
 from testbed.tiny_model import build_tiny_model
 from tests.float_support import picks_a_maximum
-from tests.lazy_imports import lazy_module, lazy_names
+from tests.lazy_import_support import lazy_module, lazy_names
 
 # torch and transformers are imported by the first test that uses them, not at collection.
 torch = lazy_module("torch")

@@ -15,7 +15,7 @@ from enem.score_batches import REPRODUCED_SHARE_FLOOR
 from enem.scoring import ScoringOptions
 from store.audit_queries import booklet_audit
 from store.connection import connected, open_reader, writing
-from tests.inep_reference import booklet_items, read_rows, score_candidate
+from tests.oracle_support import booklet_items, read_rows, score_candidate
 from workflows.ingest import ingest_year
 
 AREAS = ("CN", "CH", "LC", "MT")

@@ -15,7 +15,7 @@ import pandas as pd
 from cli.main import main
 from enem.items import load_items
 from enem.microdata import booklet_reason
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from tests.ingest_support import write_lines
 from workflows.ingest import ingest_year
 

@@ -21,7 +21,7 @@ import pytest
 from cli.main import main
 from demo import generate_demo_files
 from store.layout import copy_store
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from tests.fetch_support import (
     damaged,
     inep_zip,

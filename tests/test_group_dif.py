@@ -26,7 +26,7 @@ from enem.score_tables import form_score_counts
 from store import item_queries
 from store.connection import connected, open_reader, writing
 from store.layout import copy_store
-from tests.inep_reference import read_rows
+from tests.oracle_support import read_rows
 from tests.page_support import assert_clean, run_page
 from workflows.ingest import ingest_year
 from workflows.items.group_dif import (

@@ -27,7 +27,7 @@ from dashboard.fetch_offer import (
 )
 from demo import generate_demo_files
 from store.layout import copy_store
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from tests.fetch_support import inep_zip, running_server
 from tests.page_support import assert_clean, messages
 from workflows.fetch import progress as progress_module

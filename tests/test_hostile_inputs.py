@@ -33,7 +33,7 @@ from inference.plan import SEED_MAX, RunSpec
 from store.connection import connected
 from store.layout import copy_store
 from store.question_texts import load_question_texts
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from workflows.runs.execution import execute_run
 
 #: The year tables (and the main file's ingests) a refused ingest must leave as they were.

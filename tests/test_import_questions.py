@@ -10,7 +10,7 @@ from pathlib import Path
 
 from store.connection import open_reader
 from store.layout import copy_store
-from tests.inep_reference import booklet_items, read_rows
+from tests.oracle_support import booklet_items, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,7 @@ from inference.prompts import build_request, choose_shot_examples
 from inference.questions import Question
 from inference.shuffles import option_permutations
 from testbed.tiny_model import build_tiny_model, build_tokenizer
-from tests.lazy_imports import lazy_module, lazy_names
+from tests.lazy_import_support import lazy_module, lazy_names
 
 # torch and transformers are imported by the first test that uses them, not at collection.
 torch = lazy_module("torch")

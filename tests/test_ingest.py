@@ -10,7 +10,7 @@ import pytest
 from enem.csvfiles import UnusableFileError
 from store.connection import open_reader
 from store.layout import copy_store
-from tests.inep_reference import read_rows, score_candidate
+from tests.oracle_support import read_rows, score_candidate
 from workflows.ingest import IngestError, ingest_year
 
 AREAS = ("CN", "CH", "LC", "MT")
@@ -232,7 +232,7 @@ def test_resultados_layout_2024(tmp_path, demo_files_2024):
 
 
 def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_2023):
-    from tests.inep_reference import booklet_items
+    from tests.oracle_support import booklet_items
 
     db, _ = ingested_2023
     rows = read_rows(demo_files_2023.microdata)

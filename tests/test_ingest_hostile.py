@@ -28,7 +28,7 @@ from enem.csvfiles import (
 )
 from enem.items import load_items
 from store.layout import copy_store
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from tests.ingest_support import write_lines
 from workflows.ingest import SHRINK_LIMIT, UNSCANNED_REJECT, IngestError, ingest_year
 

@@ -24,7 +24,7 @@ from store.connection import connected, writing
 from store.layout import copy_store
 from store.schema import YEAR_TABLES
 from store.year_tables import clear_year
-from tests.inep_reference import booklet_items, read_rows
+from tests.oracle_support import booklet_items, read_rows
 from workflows.ingest import ingest_year
 
 AREAS = ("CN", "CH", "LC", "MT")

@@ -3,7 +3,7 @@
 Real files (2019–2022) come from the shared folder; the variants of other years (2009 rows
 without CO_ITEM, spreadsheet floats, 2013's doubled listing, 2009/2010 column sets) are written
 here as small INEP-format files (``;``, Latin-1). Expected forms and scores are worked out with
-the csv module and the slow EAP of ``tests.inep_reference``, sharing no code with the project.
+the csv module and the slow EAP of ``tests.oracle_support``, sharing no code with the project.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from enem.score_batches import AreaAccumulator, score_batch
 from store.connection import open_reader
 from store.item_queries import form_items
 from store.model_runs import load_form
-from tests.inep_reference import ENEM_K_D, slow_eap
+from tests.oracle_support import ENEM_K_D, slow_eap
 from workflows.ingest import ingest_items
 
 REAL_YEARS = (2019, 2020, 2021, 2022)

@@ -7,7 +7,7 @@ scorers rely on (boundaries never take a scored token, padding layouts, caches n
 
 from __future__ import annotations
 
-from tests.lazy_imports import lazy_module, lazy_names
+from tests.lazy_import_support import lazy_module, lazy_names
 
 # torch (and transformers, under kv_reuse) are imported by the first test, not at collection.
 torch = lazy_module("torch")

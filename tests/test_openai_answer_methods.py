@@ -19,7 +19,7 @@ from inference.backends.openai_answers import (
 )
 from inference.backends.openai_backend import OpenAIScorer
 from inference.run_scoring import UNPARSED_MARK
-from tests.db_reading import query_rows
+from tests.db_support import query_rows
 from tests.openai_support import (
     LETTERS,
     REPLIES,

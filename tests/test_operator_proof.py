@@ -46,7 +46,7 @@ from tests.browser_support import (
     grant_operator_cookie,
     serving,
 )
-from tests.relays import Relay, script_run
+from tests.relay_support import Relay, script_run
 
 VIEWER_NOTE = "is for this dashboard's operator"
 NO_LINK = "has not opened the operator link"

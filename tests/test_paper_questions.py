@@ -20,8 +20,8 @@ from inference.question_files.paper_csv import PAPER_COLUMNS, load_paper_csv
 from inference.questions import QuestionFormatError
 from store.connection import writing
 from store.layout import copy_store
-from tests.db_reading import query_rows
-from tests.inep_reference import booklet_items, read_rows
+from tests.db_support import query_rows
+from tests.oracle_support import booklet_items, read_rows
 from workflows.question_import import import_questions
 from workflows.runs.execution import execute_run
 

@@ -19,7 +19,7 @@ from enem.scoring import DEFAULT_OPTIONS, ScoringOptions
 from inference.protocol import LANGUAGE_ALIASES
 from store.connection import connected
 from store.layout import copy_store
-from tests.db_reading import query_frame
+from tests.db_support import query_frame
 from workflows.ingest import ingest_items
 from workflows.paper_results import paper_model_id
 from workflows.results_io import export_run, import_results, import_results_summary

@@ -36,7 +36,7 @@ from store.condition_queries import condition_patterns
 from store.connection import connected
 from store.population_queries import model_patterns
 from testbed.tiny_model import build_tiny_model
-from tests.db_reading import query_frame, query_rows
+from tests.db_support import query_frame, query_rows
 from tests.openai_support import cli_exit_code, openai_run_args
 from tests.page_support import assert_clean
 from tests.runs_page_support import labelled, open_runs, wait_for

@@ -12,7 +12,7 @@ from enem.scoring import DEFAULT_OPTIONS, ScoringOptions, score_form
 from inference.plan import RunSpec
 from store.connection import connected, open_reader
 from store.model_runs import load_form
-from tests.inep_reference import booklet_items, read_rows, slow_eap
+from tests.oracle_support import booklet_items, read_rows, slow_eap
 from workflows.results_io import ResultsFormatError, export_run, import_results
 from workflows.runs.execution import execute_run
 

@@ -19,8 +19,8 @@ from store.connection import connected, writing
 from store.layout import copy_store
 from store.model_runs import ExamReader
 from testbed.tiny_model import build_tiny_model
-from tests.db_reading import query_rows
-from tests.inep_reference import slow_eap
+from tests.db_support import query_rows
+from tests.oracle_support import slow_eap
 from workflows.runs.execution import execute_run
 from workflows.runs.folder import RunBusyError, RunFolder
 

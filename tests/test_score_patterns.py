@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from cli import main as cli
-from tests.inep_reference import booklet_items, read_rows, score_candidate
+from tests.oracle_support import booklet_items, read_rows, score_candidate
 
 AREAS = ("CN", "CH", "LC", "MT")
 
