@@ -4,9 +4,12 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 
 - ``CHROMIUM``, ``BROWSER_ARGS``, ``ARTIFACTS`` (screenshots), ``PAGE_TIMEOUT_MS`` and
   :func:`require_browser` (a test failure, never a skip, naming what to install).
-- The module-scoped ``browser`` fixture (:func:`launched_browser`): one Chromium per test
-  module. tests/conftest.py registers this module as a plugin, so every fixture here is there
-  for any test that names it (no import).
+- The ``browser`` fixture (:func:`launched_browser`): one Chromium for the whole test
+  session (:func:`session_chromium`; one per module cost seconds each). Every tab it opens
+  (``browser.new_page``) has a browser context of its own, so cookies, storage and the
+  operator's cookie (:func:`grant_operator_cookie`) never pass from one test to another.
+  tests/conftest.py registers this module as a plugin, so every fixture here is there for any
+  test that names it (no import).
 - The ``page`` fixture (:func:`canvas_page`): a fresh 1440×900 tab that records the texts
   painted on canvases (:data:`RECORD_CANVAS_TEXT`) and fails its test on a page error.
 - :func:`new_page` (a tab whose ``errors`` list collects page errors) and :func:`checked_page`
@@ -18,9 +21,12 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 
 - ``serving`` and ``running`` (``testbed.browser``, shared with ``bench.browser_pages``, as are
   ``CHROMIUM``, ``BROWSER_ARGS`` and ``ARTIFACTS``): the real Streamlit server of ``app.py`` on
-  a database (a free localhost port, its log under ``test-artifacts/``); the module-scoped
-  ``server`` fixture serves the page fixtures' store with test model runs and ``browser_page``
-  is one tall tab on it (:func:`tall_page`).
+  a database (a free localhost port, its log under ``test-artifacts/``). One server per store
+  for the session, shared by every module that only reads it: ``server`` serves the page
+  fixtures' store with test model runs and ``demo_server`` the synthetic demo year (a module
+  that writes its store, needs a fresh server, or serves a module-scoped store such as
+  ``paper_db``, starts its own with ``serving``); ``browser_page`` is one tall tab on
+  ``server`` per module (:func:`tall_page`).
 """
 
 from __future__ import annotations
@@ -65,9 +71,9 @@ def require_browser():
     return sync_playwright
 
 
-@pytest.fixture(scope="module", name="browser")
-def launched_browser():
-    """Headless Chromium, launched once per test module (screenshot folder created)."""
+@pytest.fixture(scope="session")
+def session_chromium():
+    """Headless Chromium, launched once per test session (screenshot folder created)."""
     sync_playwright = require_browser()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
@@ -76,6 +82,13 @@ def launched_browser():
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture(scope="module", name="browser")
+def launched_browser(session_chromium):
+    """The session's Chromium (:func:`session_chromium`). A module that imports this fixture
+    (some do, to name it) still gets that one browser, not one of its own."""
+    return session_chromium
 
 
 def new_page(browser, viewport: dict, init_script: str | None = None):
@@ -194,10 +207,19 @@ def grant_operator_cookie(page, base: str) -> None:
                                "url": base}])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(pages_models_db):  # the page fixtures' database (tests/page_fixtures.py)
-    """The real Streamlit server on the test database with synthetic test model runs."""
+    """The real Streamlit server on the test database with synthetic test model runs (one for
+    the session: every test only reads the store)."""
     with serving(pages_models_db, "streamlit-server.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def demo_server(pages_demo_db):  # the synthetic demo year (tests/page_fixtures.py)
+    """The real Streamlit server on the synthetic demo year (its own runs include the random
+    baseline), one for the session: every test only reads the store."""
+    with serving(pages_demo_db, "streamlit-demo-server.log") as base:
         yield base
 
 

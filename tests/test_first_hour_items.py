@@ -101,12 +101,6 @@ def test_an_item_no_run_answered_says_where_the_runs_are(monkeypatch, paper_db):
 
 
 @pytest.fixture(scope="module")
-def demo_server(pages_demo_db):
-    with _serving(pages_demo_db, "streamlit-first-hour-items-demo.log") as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
 def paper_server(paper_db):
     with _serving(paper_db, "streamlit-first-hour-items-paper.log") as base:
         yield base

@@ -64,13 +64,6 @@ _CUT_TEXT = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def demo_server(pages_demo_db):
-    """The real server on the synthetic demo year (its own runs include the random baseline)."""
-    with _serving(pages_demo_db, "streamlit-first-hour-layout.log") as base:
-        yield base
-
-
 @pytest.fixture
 def page(browser):
     """A fresh tab at 1440×900 that collects the page's JavaScript errors."""

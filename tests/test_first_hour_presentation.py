@@ -22,7 +22,6 @@ from tests.browser_support import (
     PAGE_TIMEOUT_MS,
     launched_browser,  # noqa: F401  (the browser fixture)
 )
-from tests.browser_support import serving as _serving
 
 SHOTS = ARTIFACTS / "first_hour_presentation"
 #: Pixels a box may stick out of the window or into its neighbour (sub-pixel rounding).
@@ -52,12 +51,6 @@ FILLED = """() => {
   const [p, s, f] = [plot, svg, frame].map((el) => el.getBoundingClientRect());
   return Math.abs(s.height - f.height) < 3 && Math.abs(p.height - f.height) < 3;
 }"""
-
-
-@pytest.fixture(scope="module")
-def demo_server(pages_demo_db):
-    with _serving(pages_demo_db, "streamlit-first-hour-presentation.log") as base:
-        yield base
 
 
 def _settle(page) -> None:
