@@ -15,9 +15,11 @@ from cli.arguments import (
     db_path,
     output_file,
     positive_int,
+    positive_seconds,
     whole_number_at_least,
 )
 from cli.errors import UsageError
+from cli.run_commands import BASE_URL_HELP, REQUEST_TIMEOUT_HELP
 from enem.areas import AREAS
 from inference.backends import available_backends
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
@@ -153,7 +155,12 @@ def cat_run_spec(args: argparse.Namespace) -> CatRunSpec:
     """The live CAT the parsed ``cat-run`` arguments describe."""
     if args.backend != "random" and not args.model:
         raise UsageError(f"--model is required for the {args.backend} backend")
-    options = {key: value for key, value in (("device", args.device),) if value}
+    options = {key: value for key, value in (
+        ("device", args.device), ("base_url", args.base_url),
+        ("timeout", args.request_timeout)) if value}
+    for option, flag in (("base_url", "--base-url"), ("timeout", "--request-timeout")):
+        if option in options and args.backend != "openai":
+            raise UsageError(f"{flag} applies to --backend openai only, not {args.backend}")
     return CatRunSpec(model=args.model or "", backend=args.backend, year=args.year,
                       areas=tuple(args.areas), language=args.language, shots=args.shots,
                       n_paths=args.paths, seed=args.seed, settings=cat_settings(args).as_dict(),
@@ -240,6 +247,9 @@ def add_cat_parsers(commands) -> None:
                            "(default 1: the original order)")
     live.add_argument("--seed", type=int, default=0, help="seed of the option orders")
     live.add_argument("--device", help="cuda / cpu (transformers; default: cuda when present)")
+    live.add_argument("--base-url", help=BASE_URL_HELP)
+    live.add_argument("--request-timeout", type=positive_seconds, metavar="SECONDS",
+                      help=REQUEST_TIMEOUT_HELP)
     live.add_argument("--model-name", help="name shown in the dashboard")
     live.add_argument("--quiet", action="store_true", help="no progress lines")
     add_cat_settings(live)

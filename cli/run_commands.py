@@ -56,6 +56,15 @@ BACKEND_FLAGS = {
     "timeout": ("--request-timeout", ("openai",)),
 }
 
+#: The help of --base-url and --request-timeout (``run`` and ``cat-run``).
+BASE_URL_HELP = ("OpenAI-compatible endpoint (openai backend; default the OpenAI API, "
+                 "whatever $OPENAI_BASE_URL says). A key is sent only when the operator's "
+                 "operator.toml pairs this endpoint with the variable holding it (the OpenAI "
+                 "API: OPENAI_API_KEY); any other URL gets no key (docs/serving.md)")
+REQUEST_TIMEOUT_HELP = ("seconds each attempt of a request may take in all, from connecting "
+                        "to the answer's last byte (openai backend; default 60); a request "
+                        "that times out twice fails")
+
 
 def runs_directory(args: argparse.Namespace) -> Path:
     """Run folders live in ``--runs-dir``, else ``runs/`` beside the database."""
@@ -116,15 +125,10 @@ def add_run_parser(commands) -> None:
                      help="tokens generated per answer with --answer-method generate "
                           f"(default {DEFAULT_MAX_NEW_TOKENS}, the project's own: no seed "
                           "paper fixes one)")
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint (openai backend; default "
-                                        "the OpenAI API). A key is sent only when the "
-                                        "operator's operator.toml pairs this endpoint with the "
-                                        "variable holding it (the OpenAI API: OPENAI_API_KEY); "
-                                        "any other URL gets no key (docs/serving.md)")
+    run.add_argument("--base-url", help=BASE_URL_HELP)
     run.add_argument("--request-timeout", type=positive_seconds, metavar="SECONDS",
-                     help="seconds each attempt of a request may wait for the endpoint "
-                          "(openai backend; default 60); a request that times out twice "
-                          "fails; like every backend option, part of the run's settings")
+                     help=REQUEST_TIMEOUT_HELP + "; like every backend option, part of the "
+                                                 "run's settings")
     run.add_argument("--model-name", help="name shown in the dashboard (default: the GGUF "
                                           "file's or the model folder's name)")
     run.add_argument("--family", help="model family, for grouping in the dashboard")

@@ -29,6 +29,10 @@ Keys: an API key is sent only to an endpoint listed here, read from the variable
 names. Without an ``[endpoints]`` table the one endpoint is the OpenAI API
 (``https://api.openai.com/v1``) with ``OPENAI_API_KEY``, the variable's own home. A run against
 any other URL (``enem-llm run --base-url``) sends no key at all.
+
+URLs: a run without a URL goes to the OpenAI API (:func:`request_url`), never to the URL in
+``$OPENAI_BASE_URL``: the OpenAI client reads that variable when it is given no URL, and would
+send the key paired with the OpenAI API to whatever it names.
 """
 
 from __future__ import annotations
@@ -47,9 +51,18 @@ DEFAULT_CONFIG_PATH = PROJECT_ROOT / "operator.toml"
 #: Where the OpenAI client sends requests when no base URL is given.
 OPENAI_API_URL = "https://api.openai.com/v1"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
+#: The OpenAI client's own variable for a URL; this project never reads it (see the docstring).
+OPENAI_URL_ENV = "OPENAI_BASE_URL"
 #: The models folder when the file names none: ``data/models`` under the project root.
 DEFAULT_MODELS_FOLDER = PROJECT_ROOT / "data" / "models"
 LAUNCH_POLICIES = ("local", "operators", "never")
+
+
+def request_url(base_url: str | None) -> str:
+    """Where requests of a run with ``base_url`` go: that URL, or the OpenAI API when it is
+    None or blank; whatever ``$OPENAI_BASE_URL`` says."""
+    given = (base_url or "").strip()
+    return given or OPENAI_API_URL
 
 
 class OperatorConfigError(ValueError):
@@ -91,14 +104,14 @@ class DashboardAccess:
 class OperatorConfig:
     """The whole file. ``source`` is the file it was read from (None: the defaults)."""
 
-    endpoints: tuple[Endpoint, ...] = (Endpoint("openai", OPENAI_API_URL, OPENAI_KEY_ENV),)
+    endpoints: tuple[Endpoint, ...] = field(default_factory=lambda: _default_endpoints())
     models: ModelAllowList = field(default_factory=ModelAllowList)
     dashboard: DashboardAccess = field(default_factory=DashboardAccess)
     source: Path | None = None
 
     def endpoint_for_url(self, base_url: str | None) -> Endpoint | None:
         """The configured endpoint ``base_url`` (None: the OpenAI API) is, or None."""
-        wanted = normalized_url(base_url or OPENAI_API_URL)
+        wanted = normalized_url(request_url(base_url))
         return next((endpoint for endpoint in self.endpoints
                      if normalized_url(endpoint.base_url) == wanted), None)
 
@@ -108,6 +121,12 @@ class OperatorConfig:
             if endpoint.name == name:
                 return endpoint
         raise KeyError(name)
+
+
+def _default_endpoints() -> tuple[Endpoint, ...]:
+    """The endpoints of a file without an ``[endpoints]`` table: the OpenAI API with its key
+    variable (read from :data:`OPENAI_API_URL` when a config is made)."""
+    return (Endpoint("openai", OPENAI_API_URL, OPENAI_KEY_ENV),)
 
 
 def normalized_url(url: str) -> str:

@@ -24,19 +24,22 @@ generated token (plus the generated token itself):
   top-k whose probabilities add up to more than 1 (both beyond ``ROUNDING_SLACK``) raise
   :class:`ImpossibleLogprobError` at once (an endpoint that sends logits will not mend on retry).
 
-The API key goes only to an endpoint the operator configured, read from the variable that
-endpoint names (``openai_key``; by default the OpenAI API with ``OPENAI_API_KEY``); any other
-URL gets a placeholder, and a configured endpoint whose variable is unset is refused when the
-scorer is made, before any request. The key
+Requests go to ``base_url``, else the OpenAI API, never to ``$OPENAI_BASE_URL``; the API key
+goes only to an endpoint the operator configured, read from the variable that endpoint names
+(``openai_key``; by default the OpenAI API with ``OPENAI_API_KEY``); any other URL gets a
+placeholder, and a configured endpoint whose variable is unset is refused when the scorer is
+made, before any request (``openai_client`` builds the client so). The key
 is never logged, put in ``repr``/``describe()`` or in error messages (messages are redacted and
 exceptions are raised without the client's exception chained, which holds the request headers).
 
 Timeouts: ``timeout`` (``enem-llm run --request-timeout``; default 60 s) bounds each attempt
-of a request: connecting, sending and every wait for the answer's bytes may each take at most
-that long, so an endpoint that takes a request and never answers fails the attempt after
-``timeout``. At most ``timeout_attempts`` (``TIMEOUT_ATTEMPTS`` = 2) attempts of one request
-may end in a timeout: the retry catches a one-off stall, and an endpoint that hangs fails each
-request after at most **2 × timeout plus one wait of at most 1.5 × backoff_base** (7.5 s at
+of a request in wall-clock time, from connecting to the answer's last byte
+(``http_deadline``): an endpoint that never answers, sends its answer a byte at a time, or
+streams a body (chunked or server-sent events) that never ends fails the attempt after
+``timeout``, and an answer over ``MAX_RESPONSE_BYTES`` (64 MiB) fails the request at once. At
+most ``timeout_attempts`` (``TIMEOUT_ATTEMPTS`` = 2) attempts of one request may end in a
+timeout: the retry catches a one-off stall, and such an endpoint fails each request after at
+most **2 × timeout plus one wait of at most 1.5 × backoff_base** (7.5 s at
 ``--request-timeout 3``; 121.5 s at the default 60), instead of six timeouts and five growing
 waits. The error (:class:`RequestTimeoutError`) says the endpoint did not answer within
 ``timeout``.
@@ -54,7 +57,9 @@ Stopping: after :meth:`OpenAIScorer.watch_stop` (``workflows.runs.execution`` pa
 its SIGTERM/SIGINT handler sets), no request is sent once the event is set, a wait between
 retries ends at once, and ``score`` raises :class:`~inference.backends.base.ScoringCancelled`
 within ``STOP_POLL_SECONDS`` (requests not yet sent are cancelled, those in flight are not
-waited for): a cancel acts within one request, not after the whole batch.
+waited for): a cancel acts within one request, not after the whole batch. The requests in
+flight give up too, within ``http_deadline.POLL_SECONDS`` of the stop or of their batch's
+failure, whatever the endpoint sends, so their threads end and the process can exit.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+import httpx2
 import numpy as np
 import openai
 
@@ -81,7 +87,9 @@ from inference.backends.base import (
     ScoringCancelled,
     ScoringError,
 )
-from inference.backends.openai_key import API_KEY_ENV, NO_KEY, api_key
+from inference.backends.http_deadline import RequestStopped, ResponseTooLarge, request_deadline
+from inference.backends.openai_client import openai_client
+from inference.backends.openai_key import API_KEY_ENV, NO_KEY
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -251,11 +259,8 @@ class OpenAIScorer:
         if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
             raise ValueError(f"the request timeout must be a positive number of seconds, "
                              f"got {timeout!r}")
-        key = api_key(base_url)
+        self._client, key = openai_client(base_url, timeout)
         self._secrets = tuple(s for s in (key,) if len(s) >= 4)
-        self._client = openai.OpenAI(
-            api_key=key, base_url=base_url, timeout=timeout, max_retries=0
-        )
         del key
         self.model = model
         self.base_url = base_url
@@ -322,11 +327,19 @@ class OpenAIScorer:
 
     def _post(self, create: Callable[..., Any], kwargs: dict[str, Any]) -> str:
         """POST once with the client's raw-response ``create`` (chat or completions); returns
-        the response body, or raises _Retryable / _Malformed / ScoringError."""
+        the response body, or raises _Retryable / _Malformed / ScoringError, or
+        ScoringCancelled when a stop comes while it waits. The whole attempt, answer
+        included, ends within ``timeout`` seconds (``http_deadline``)."""
         try:
-            raw = create(**kwargs)
-        except openai.APITimeoutError:
+            with request_deadline(self.timeout, stopped=self._stopped):
+                raw = create(**kwargs)
+                body = raw.http_response.text
+        except (openai.APITimeoutError, httpx2.TimeoutException):
             raise _TimedOut(f"timeout after {self.timeout}s") from None
+        except RequestStopped:
+            raise ScoringCancelled("stopped while waiting for the answer") from None
+        except ResponseTooLarge as exc:
+            raise ScoringError(str(exc)) from None
         except openai.APIConnectionError as exc:
             raise _Retryable(f"connection error: {self._redact(str(exc))}") from None
         except openai.APIStatusError as exc:
@@ -337,7 +350,9 @@ class OpenAIScorer:
             raise ScoringError(f"HTTP {status}: {message}") from None
         except openai.APIResponseValidationError as exc:
             raise _Malformed(self._redact(str(exc))) from None
-        return raw.http_response.text
+        except httpx2.HTTPError as exc:  # the body failed after the headers (a dropped stream)
+            raise _Retryable(f"connection error: {self._redact(str(exc))}") from None
+        return body
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         with self._rng_lock:
@@ -347,12 +362,16 @@ class OpenAIScorer:
             delay = max(delay, min(retry_after, self.backoff_max))
         return delay
 
+    def _stopped(self) -> bool:
+        """True once the run's stop event or the current batch's ``abandon`` event (set on the
+        batch's first failure or on a stop) is set; asked by a request waiting for bytes."""
+        return any(event is not None and event.is_set()
+                   for event in (self._stop, getattr(_batch, "abandon", None)))
+
     def _raise_if_stopped(self, where: str) -> None:
-        """ScoringCancelled when the run's stop event or the current batch's ``abandon`` event
-        (set on the batch's first failure or on a stop) is set."""
-        for event in (self._stop, getattr(_batch, "abandon", None)):
-            if event is not None and event.is_set():
-                raise ScoringCancelled(f"{where}: stopped before its answer")
+        """ScoringCancelled when :meth:`_stopped`."""
+        if self._stopped():
+            raise ScoringCancelled(f"{where}: stopped before its answer")
 
     def _pause(self, seconds: float, where: str) -> None:
         """Wait ``seconds`` between two attempts; ScoringCancelled as soon as a stop comes.

@@ -40,8 +40,11 @@ def cat_command(spec: CatRunSpec, db_path: Path, runs_dir: Path | None = None) -
         words += ["--model", spec.model]
     if spec.model_name:
         words += ["--model-name", spec.model_name]
-    if spec.backend_options.get("device"):
-        words += ["--device", str(spec.backend_options["device"])]
+    for option, flag in (("device", "--device"), ("base_url", "--base-url"),
+                         ("timeout", "--request-timeout")):
+        if spec.backend_options.get(option):
+            words += [flag, f"{spec.backend_options[option]:g}" if option == "timeout"
+                      else str(spec.backend_options[option])]
     defaults = CatSettings()
     for field, flag in OPTIONAL_FLAGS:
         value = getattr(settings, field)
