@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cli.arguments import add_db, add_scoring_overrides, db_path, scoring_overrides
+from cli.errors import UsageError
 from cli.run_commands import booklet_flags
 from workflows.fetch.inep import fetch_inep_year
 from workflows.fetch.paper import fetch_paper
@@ -29,6 +30,7 @@ from workflows.fetch.sources import (
     PAPER_YEARS,
     TEXT_SOURCES,
     mirror_base,
+    unfetchable_inep_year,
 )
 from workflows.fetch.texts import fetch_texts
 
@@ -95,8 +97,13 @@ def _common(args: argparse.Namespace) -> dict:
 
 
 def cmd_fetch_inep(args: argparse.Namespace) -> int:
+    years = list(dict.fromkeys(args.year))  # each year once, in the order given
+    for year in years:  # every year checked before the first download
+        refused = unfetchable_inep_year(year)
+        if refused is not None:
+            raise UsageError(refused)
     common, dest, db = _common(args), _dest(args), db_path(args)
-    for year in dict.fromkeys(args.year):  # each year once, in the order given
+    for year in years:
         fetched = fetch_inep_year(db, year, dest, keep=args.keep, items_only=args.items_only,
                                   **common)
         if fetched.microdata is None:

@@ -32,7 +32,9 @@ class Served:
     ``cut_after``: the next GET sends this many bytes of its body and closes the connection
     (once). ``stall_after``: the next GET sends this many bytes, then waits for ``release``
     before the rest (once). ``ignore_range``: every GET gets the whole file (200).
-    ``redirect``: answer 302 to this path instead.
+    ``redirect``: answer 302 to this path instead. ``drip_seconds``: every GET sends its body
+    one byte per that many seconds (until ``release`` or the client leaves). ``no_length``:
+    no ``Content-Length``, the body ends when the connection closes.
     """
 
     body: bytes = b""
@@ -41,6 +43,8 @@ class Served:
     stall_after: int | None = None
     release: threading.Event = field(default_factory=threading.Event)
     redirect: str | None = None
+    drip_seconds: float | None = None
+    no_length: bool = False
 
 
 class FileServer:
@@ -91,12 +95,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(206 if start else 200)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-        self.send_header("Content-Length", str(len(body) - start))
+        if not served.no_length:
+            self.send_header("Content-Length", str(len(body) - start))
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
         self._body(served, body[start:])
 
     def _body(self, served: Served, body: bytes) -> None:
+        if served.drip_seconds is not None:
+            self._drip(served, body)
+            return
         if served.cut_after is not None:
             limit, served.cut_after = served.cut_after, None
             self.wfile.write(body[:limit])
@@ -113,6 +121,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except OSError:  # the client went away (a killed download): nothing to answer
             pass
+
+    def _drip(self, served: Served, body: bytes) -> None:
+        """One byte of ``body`` every ``served.drip_seconds`` until the test or the client
+        ends it."""
+        assert served.drip_seconds is not None
+        for at in range(len(body)):
+            if served.release.wait(served.drip_seconds):
+                return
+            try:
+                self.wfile.write(body[at:at + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return
 
     def log_message(self, format: str, *args) -> None:
         pass

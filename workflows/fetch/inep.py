@@ -24,6 +24,7 @@ from workflows.fetch.sources import (
     inep_items_name,
     inep_microdata_names,
     inep_not_published,
+    unfetchable_inep_year,
 )
 from workflows.ingest import IngestError, IngestSummary, ingest_items, ingest_year
 
@@ -48,7 +49,11 @@ def fetch_inep_year(db_path: Path, year: int, dest: Path, *, mirror: str | None 
     """Download (resuming), check and extract ``year``'s ZIP into ``dest/inep/YEAR``, then
     ingest it into ``db_path`` (only its items with ``items_only``). The ZIP is removed after a
     successful extract unless ``keep``. A failed ingest keeps the CSVs and its error names the
-    command that retries. ``report`` records each phase (``workflows.fetch.progress``)."""
+    command that retries. ``report`` records each phase (``workflows.fetch.progress``).
+    ValueError, before any request, for a year ``unfetchable_inep_year`` refuses."""
+    refused = unfetchable_inep_year(year)
+    if refused is not None:  # before any request: the whole archive would be of no use
+        raise ValueError(refused)
     report = report if report is not None else no_progress()
     folder = Path(dest) / "inep" / str(year)
     files = _extracted(folder, year, items_only)

@@ -44,8 +44,10 @@ INEP_BASE = "https://download.inep.gov.br"
 INEP_ZIP = RemoteFile(INEP_BASE, "microdados/microdados_enem_{year}.zip",
                       approx_size="0.5–1.8 GB")
 #: The years the dashboard offers to fetch: from the first of the layouts the ingest reads
-#: (enem.microdata: 2009) to the latest year INEP had published when this was written; the
-#: command line takes any year (a later one works as soon as INEP publishes it).
+#: (enem.microdata: 2009) to the latest year INEP had published when this was written. The
+#: command line also takes a later year (it works as soon as INEP publishes it) and refuses an
+#: earlier one before any request (:func:`unfetchable_inep_year`): INEP publishes those years,
+#: in layouts the ingest cannot read, so their whole archive would be downloaded for nothing.
 INEP_FIRST_YEAR = 2009
 INEP_LATEST_YEAR = 2024
 INEP_YEARS: tuple[int, ...] = tuple(range(INEP_FIRST_YEAR, INEP_LATEST_YEAR + 1))
@@ -64,6 +66,16 @@ def inep_microdata_names(year: int) -> tuple[str, ...]:
 def inep_items_name(year: int) -> str:
     """The name of the year's item file inside the ZIP."""
     return f"ITENS_PROVA_{year}.csv"
+
+
+def unfetchable_inep_year(year: int) -> str | None:
+    """Why ``fetch inep`` refuses ``year`` before asking any server, or None when it may be
+    fetched (a year before the first the ingest reads; see :data:`INEP_FIRST_YEAR`)."""
+    if year >= INEP_FIRST_YEAR:
+        return None
+    return (f"--year {year}: the ingest reads INEP's microdata from {INEP_FIRST_YEAR} on "
+            f"(known years: {INEP_FIRST_YEAR}–{INEP_LATEST_YEAR}), so {year} is not fetched; "
+            "nothing was downloaded")
 
 
 def inep_not_published(year: int, url: str) -> str:
