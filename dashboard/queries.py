@@ -101,6 +101,7 @@ item_option_theta_counts = cached_query(item_queries.item_option_theta_counts)
 
 # Models
 model_points = cached_query(model_queries.model_points)
+baseline_series = cached_query(model_queries.baseline_series)
 model_item_correct = cached_query(model_queries.model_item_correct)
 model_pattern_matrix = cached_query(model_queries.model_pattern_matrix)
 model_item_choices = cached_query(model_queries.model_item_choices)

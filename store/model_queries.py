@@ -11,7 +11,28 @@ from collections.abc import Sequence
 import duckdb
 import pandas as pd
 
-from store.model_sql import MODEL_FILTER, PATTERN_JOIN, SERIES, model_params
+from store.model_sql import (
+    BASELINE_BACKEND,
+    MODEL_FILTER,
+    PATTERN_JOIN,
+    RUN_LABEL,
+    SERIES,
+    model_params,
+)
+
+
+def baseline_series(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every series name that is a baseline (``store.model_sql.BASELINE_BACKEND``), sorted:
+    the label of each baseline run, and the model id of the models whose runs are all
+    baselines (the series name of their runs pooled). A selection's series is a baseline when
+    its name is in this list."""
+    rows = con.execute(
+        f"""SELECT DISTINCT {RUN_LABEL} FROM model_runs r WHERE r.backend = $backend
+            UNION
+            SELECT r.model_id FROM model_runs r GROUP BY r.model_id
+            HAVING bool_and(r.backend = $backend)
+            ORDER BY 1""", {"backend": BASELINE_BACKEND}).fetchall()
+    return [str(row[0]) for row in rows]
 
 
 def model_booklet(

@@ -31,6 +31,12 @@ from collections.abc import Sequence
 #: A run's label (model · prompt type · repetitions), unique per run: what the sidebar selects.
 RUN_LABEL = "coalesce(r.label, r.model_id)"
 
+#: The backend of the random-choice baseline (``inference/backends``): a run made with it is a
+#: baseline, not a model. It is the one rule every page and command applies: a baseline series
+#: (:func:`store.model_queries.baseline_series`) is never pooled with the models, ranked among
+#: them, bolded as their best, or given a model's trust verdict.
+BASELINE_BACKEND = "random"
+
 
 #: The series a row of a selected run belongs to: its run (its label), or its model when the
 #: selection pools the runs of each model (``$pooled``, bound by :func:`model_params`).

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 import duckdb
 import pandas as pd
 
-from store.model_sql import MODEL_FILTER, RUN_LABEL, SERIES, model_params
+from store.model_sql import BASELINE_BACKEND, MODEL_FILTER, RUN_LABEL, SERIES, model_params
 
 #: The backend of the random-choice baseline's runs (``inference/backends``).
-RANDOM_BACKEND = "random"
+RANDOM_BACKEND = BASELINE_BACKEND
 #: ``item_attributes.source`` of a row a user corrected; re-derivation never overwrites it
 #: (``store.question_texts.store_item_attributes``).
 USER_SOURCE = "user"
