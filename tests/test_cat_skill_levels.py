@@ -30,6 +30,8 @@ from workflows.cat.skills import (
 )
 
 YEAR, AREA = 2023, "CN"
+#: The demo's random-baseline run (backend ``random``).
+RANDOM_LABEL = "random-baseline · 0-shot · 30 shuffles"
 #: INEP's grid, prior N(0, 1) and D = 1: the demo year's scoring recipe.
 GRID = np.linspace(-4.0, 4.0, 40)
 
@@ -184,6 +186,55 @@ def test_marked_cells_bold_the_best_model_and_mark_the_human_levels():
     assert marked_cells(table[["A", "B"]]).loc["C2"].tolist() == ["0.10", "**0.30**"]
 
 
+def test_a_baseline_is_never_bold_marked_or_ranked():
+    table = pd.DataFrame({"High": [1.0, 0.8], "Mid": [0.4, 0.2], "A": [0.3, 0.1],
+                          "random": [1.2, 0.5]}, index=["C1", "C2"])
+    # As a model the random column would be the best of both groups, above High on C1.
+    assert marked_cells(table).loc["C1", "random"] == "**1.20** ‡"
+    cells = marked_cells(table, baselines=["random"])
+    assert cells.loc["C1"].tolist() == ["1.00", "0.40", "**0.30**", "1.20"]
+    assert cells.loc["C2"].tolist() == ["0.80", "0.20", "**0.10**", "0.50"]
+    # Only a baseline: nothing is bold.
+    assert marked_cells(table[["random"]], baselines=["random"]).loc["C1", "random"] == "1.20"
+    assert "random" in rank_line(table)
+    assert rank_line(table, baselines=["random"]) == rank_line(table.drop(columns="random"))
+    models = pd.DataFrame({"model": ["random", "A", "B"] * 2, "group": ["C1"] * 3 + ["C2"] * 3,
+                           "theta": [1.0, 0.5, 0.2, 0.9, 0.4, 0.1]})
+    assert list(level_table(models, model_order=["random", "B", "A"],
+                            baselines=["random"]).columns) == ["B", "A", "random"]
+
+
+def test_page_never_bolds_or_ranks_the_random_baseline(monkeypatch, pages_demo_db):
+    """The demo's CN: SmolLM2 and the random baseline; the baseline's θ̂ is the higher on some
+    competências (the table bolded it there), and it is shown as a baseline, not a model."""
+    monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
+    app = run_page("pages/Adaptive_testing.py", {"section": "Skills"})
+    app.selectbox(key="cat.area").set_value(AREA).run()
+    assert_clean(app)
+    [table] = [m.value for m in app.markdown if m.value.startswith("| group |")]
+    lines = [line.split(" | ") for line in table.splitlines()]
+    header = [cell.strip("| ") for cell in lines[0]]
+    column = next(i for i, name in enumerate(header) if name.startswith(RANDOM_LABEL))
+    assert header[column] == f"{RANDOM_LABEL} (baseline: random answers, not a model)"
+    assert column == len(header) - 1  # after every model
+    smollm = next(i for i, name in enumerate(header) if name.startswith("SmolLM2"))
+    rows = [[cell.strip("| ") for cell in line] for line in lines[2:]]
+    assert rows and all("**" not in row[column] for row in rows)
+    assert all(row[column] == "—" or "†" not in row[column] and "‡" not in row[column]
+               for row in rows)
+    # The baseline is the higher of the two on some group: there SmolLM2 is bold all the same.
+    higher = [row for row in rows if row[column] != "—" and row[smollm] != "—"
+              and float(row[column]) > float(row[smollm].strip("*†‡ "))]
+    assert higher and all(row[smollm].startswith("**") for row in higher)
+    rank = next(m.value for m in app.markdown if m.value.startswith(f"**{AREA}:**"))
+    assert "SmolLM2" in rank and RANDOM_LABEL not in rank
+    captions = " ".join(c.value for c in app.caption)
+    assert "a baseline, not a model" in captions
+    [figure] = [f for f in charts(app) if "θ̂ by competência" in f["layout"]["title"]["text"]]
+    assert f"{RANDOM_LABEL} (baseline: random answers, not a model)" in {
+        trace["name"] for trace in figure["data"]}
+
+
 def test_page_draws_the_levels_report(monkeypatch, pages_demo_db, humans_by_hand,
                                       models_by_hand):
     monkeypatch.setenv("ENEM_DB", str(pages_demo_db))
@@ -205,7 +256,7 @@ def test_page_draws_the_levels_report(monkeypatch, pages_demo_db, humans_by_hand
             model_pattern_matrix_for(pages_demo_db, list(models_by_hand)),
             area_items_for(pages_demo_db), AREA, "competency"),
         human_group_levels(pages_demo_db, YEAR, AREA, "competency", seed=0).frame)
-    assert rank_line(table) in text
+    assert rank_line(table, baselines=[RANDOM_LABEL]) in text
     captions = " ".join(c.value for c in app.caption)
     assert "top 20%" in captions and "mean θ̂" in captions and f"{HUMAN_SAMPLE:,}" in captions
 

@@ -109,8 +109,15 @@ def test_page_draws_the_report(monkeypatch, pages_demo_db):
     np.testing.assert_allclose(decoded(observed["y"]), [expected[s][0] for s in skills])
     np.testing.assert_allclose(decoded(traces[f"{label}: humans at its θ"]["y"]),
                                [expected[s][2] for s in skills])
-    # Skills run from the largest mean accuracy − expectation over the models to the smallest.
+    # Skills run from the largest mean accuracy − expectation over the models to the smallest;
+    # the random baseline, drawn and tabled under its own name, has no strengths to rank.
     order = [int(x[1:]) for x in figure["layout"]["xaxis"]["categoryarray"]]
     [table] = [f.value for f in app.dataframe if "3PL expectation at θ" in f.value]
-    gap = table.groupby("skill (CO_HABILIDADE)")["accuracy − expectation"].mean()
+    baseline = "random-baseline · 0-shot · 30 shuffles"
+    assert f"{baseline} (baseline: random answers, not a model)" in traces
+    models = table[~table["model"].str.startswith(baseline)]
+    assert set(table["model"]) - set(models["model"]) == {
+        f"{baseline} (baseline: random answers, not a model)"}
+    assert len(models) < len(table)
+    gap = models.groupby("skill (CO_HABILIDADE)")["accuracy − expectation"].mean()
     assert np.all(np.diff(gap.loc[order].to_numpy()) <= 0)

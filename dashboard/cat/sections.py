@@ -140,8 +140,10 @@ def show_skills(filters: Filters, area: str, seed: int) -> None:
         if report.empty:
             st.info(no_runs_message(filters, area))
         else:
-            order = skills.skill_order(report)
-            cat.show(skills.skill_figure(report, area, order, filters.series_order), "cat.skills",
+            baselines = skills.baseline_names(filters)
+            order = skills.skill_order(report, baselines)
+            cat.show(skills.skill_figure(report, area, order, filters.series_order, baselines),
+                     "cat.skills",
                      "For each selected model's full-exam answers on the area's items, per skill "
                      "(CO_HABILIDADE): its accuracy (mean over the skill's items of its fraction "
                      "correct; filled), the 3PL expectation at its θ (mean over the items of P(θ), "
@@ -150,7 +152,7 @@ def show_skills(filters: Filters, area: str, seed: int) -> None:
                      "item's θ bin of width 0.25 holding it; grey cross). Skills sorted from the "
                      "largest mean accuracy − expectation (strengths) to the smallest; "
                      f"{filters.prompt_label}." + filters.provenance, report, filters.image_format)
-            tables.show_table(skills.skill_table(report), "cat.skills_table",
+            tables.show_table(skills.skill_table(report, baselines), "cat.skills_table",
                               "The report by model and skill: items, the model's θ, its accuracy, "
                               "the 3PL expectation, the humans of its θ bin and how many they are.")
 

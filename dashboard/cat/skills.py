@@ -62,16 +62,34 @@ def year_scaling(filters: Filters) -> float:
     return year_options(filters).scaling
 
 
+#: How a baseline series is named in the figures and tables (it is no model).
+BASELINE_SUFFIX = " (baseline: random answers, not a model)"
+
+
+def baseline_names(filters: Filters) -> tuple[str, ...]:
+    """The store's series that are baselines (``store.model_sql.BASELINE_BACKEND``), in the
+    sidebar's order: shown beside the models, never ranked, bolded or marked among them."""
+    known = set(queries.baseline_series())
+    return tuple(name for name in filters.series_order if name in known)
+
+
+def entry_title(name: str, baselines: tuple[str, ...]) -> str:
+    """A series' name on the page: a baseline's says it is one."""
+    return f"{name}{BASELINE_SUFFIX}" if name in baselines else name
+
+
 @dataclass(frozen=True)
 class LevelReport:
-    """The levels report of one area: the models' θ̂ per group (``models``), the human levels
-    (``humans``, empty without candidates), their ``description`` (None without candidates)
-    and the ``table`` of θ̂ by group and entry (``workflows.cat.skills.level_table``)."""
+    """The levels report of one area: the models' θ̂ per group (``models``, baselines
+    included), the human levels (``humans``, empty without candidates), their
+    ``description`` (None without candidates), the ``table`` of θ̂ by group and entry
+    (``workflows.cat.skills.level_table``) and the ``baselines`` among its series."""
 
     models: pd.DataFrame
     humans: pd.DataFrame
     description: str | None
     table: pd.DataFrame
+    baselines: tuple[str, ...] = ()
 
 
 @st.cache_data(show_spinner="Scoring sampled candidates by skill…", max_entries=16)
@@ -94,7 +112,9 @@ def level_report(filters: Filters, area: str, grouping: str, seed: int) -> Level
         humans, description = human_levels(version_token(), filters.year, area, grouping,
                                            seed)
     order = [name for name in filters.series_order if name in set(models["model"])]
-    return LevelReport(models, humans, description, level_table(models, humans, order))
+    baselines = tuple(name for name in baseline_names(filters) if name in order)
+    return LevelReport(models, humans, description,
+                       level_table(models, humans, order, baselines), baselines)
 
 
 def level_figure(report: LevelReport, area: str, grouping: str,
@@ -114,7 +134,8 @@ def level_figure(report: LevelReport, area: str, grouping: str,
     styles, dashes = series_styles(series, catalogue), series_dashes(series, catalogue)
     for model, rows in report.models.groupby("model", sort=True):
         colour, symbol = styles[model]
-        figure.add_scatter(x=rows["group"], y=rows["theta"], mode="lines+markers", name=model,
+        figure.add_scatter(x=rows["group"], y=rows["theta"], mode="lines+markers",
+                           name=entry_title(model, report.baselines),
                            line={"color": colour, "width": 2, "dash": dashes[model]},
                            marker={"color": colour, "symbol": symbol, "size": 10},
                            customdata=rows[["patterns", "n_items"]],
@@ -163,19 +184,25 @@ def level_captions(report: LevelReport, filters: Filters, grouping: str,
              "the entries by their mean θ̂ over the groups every entry has; '>' where the "
              "mean of the paired differences over those groups is at least twice its standard "
              "error (SD of the differences / √groups), '≈' otherwise.")
+    if report.baselines:
+        table += (" " + ", ".join(report.baselines) + " answered at random: a baseline, not "
+                  "a model. Its column, last, shows how far a group's θ̂ moves by chance on "
+                  "so few items; it is never bold, marked or ranked.")
     return figure, table
 
 
 def level_markdown(report: LevelReport, area: str) -> str:
     """The table of θ̂ by group with its marks (``workflows.cat.skills.marked_cells``), the
     human levels named as the figure names them."""
-    return markdown_table(marked_cells(report.table), area, LEVEL_TITLES)
+    titles = LEVEL_TITLES | {name: entry_title(name, report.baselines)
+                             for name in report.baselines}
+    return markdown_table(marked_cells(report.table, report.baselines), area, titles)
 
 
 def level_rank(report: LevelReport) -> str:
     """The rank line of the report's entries (``workflows.cat.skills.rank_line``), the human
     levels by their short names (High, Mid)."""
-    return rank_line(report.table)
+    return rank_line(report.table, baselines=report.baselines)
 
 
 def level_frame(report: LevelReport) -> pd.DataFrame:
@@ -183,7 +210,8 @@ def level_frame(report: LevelReport) -> pd.DataFrame:
     rests on."""
     humans = report.humans.rename(columns={"level": "entry"}).assign(
         entry=lambda frame: frame["entry"].map(LEVEL_TITLES))
-    models = report.models.rename(columns={"model": "entry"})
+    models = report.models.rename(columns={"model": "entry"}).assign(
+        entry=lambda frame: frame["entry"].map(lambda name: entry_title(name, report.baselines)))
     return pd.concat([humans, models], ignore_index=True)
 
 
@@ -198,9 +226,13 @@ def skill_report(filters: Filters, area: str) -> pd.DataFrame:
                              area_item_icc(*args), year_scaling(filters))
 
 
-def skill_order(report: pd.DataFrame) -> list[str]:
+def skill_order(report: pd.DataFrame, baselines: tuple[str, ...] = ()) -> list[str]:
     """Skill labels (``H<n>``) from the models' largest mean accuracy − expectation (their
-    strengths) to the smallest."""
+    strengths) to the smallest; a baseline's rows (``baselines``) count only when no model is
+    selected (it has no strengths to rank)."""
+    models = report[~report["model"].isin(baselines)]
+    if not models.empty:
+        report = models
     gap = report.groupby("skill")["observed_minus_expected"].mean()
     # Ties (equal gaps) keep the skill order, so the figure is the same on every run.
     order = gap.reset_index().sort_values(["observed_minus_expected", "skill"],
@@ -209,7 +241,7 @@ def skill_order(report: pd.DataFrame) -> list[str]:
 
 
 def skill_figure(report: pd.DataFrame, area: str, order: list[str],
-                 catalogue: list[str]) -> go.Figure:
+                 catalogue: list[str], baselines: tuple[str, ...] = ()) -> go.Figure:
     """Three markers per skill and model: observed accuracy (filled), the 3PL expectation at
     the model's θ (open diamond) and humans of that θ (cross), grouped by model."""
     figure = go.Figure()
@@ -218,7 +250,7 @@ def skill_figure(report: pd.DataFrame, area: str, order: list[str],
         colour, symbol = styles[model]
         x = "H" + rows["skill"].astype(str)
         common = {"x": x, "mode": "markers", "offsetgroup": model, "legendgroup": model}
-        figure.add_scatter(y=rows["observed"], name=model,
+        figure.add_scatter(y=rows["observed"], name=entry_title(model, baselines),
                            marker={"color": colour, "symbol": symbol, "size": 10}, **common)
         figure.add_scatter(y=rows["expected"], name=f"{model}: 3PL expectation at its θ",
                            marker={"color": colour, "size": 10, "symbol": "diamond-open",
@@ -233,6 +265,8 @@ def skill_figure(report: pd.DataFrame, area: str, order: list[str],
     return figure
 
 
-def skill_table(report: pd.DataFrame) -> pd.DataFrame:
-    """The report with the page's column names."""
-    return report[list(SKILL_HEADERS)].rename(columns=SKILL_HEADERS)
+def skill_table(report: pd.DataFrame, baselines: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The report with the page's column names, a baseline's rows named as one."""
+    table = report[list(SKILL_HEADERS)].assign(
+        model=report["model"].map(lambda name: entry_title(name, baselines)))
+    return table.rename(columns=SKILL_HEADERS)

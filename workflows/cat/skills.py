@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -306,9 +306,11 @@ def human_group_levels(db_path: Path, year: int, area: str, grouping: str = "com
 
 
 def level_table(models: pd.DataFrame, humans: pd.DataFrame | None = None,
-                model_order: Sequence[str] | None = None) -> pd.DataFrame:
+                model_order: Sequence[str] | None = None,
+                baselines: Collection[str] = ()) -> pd.DataFrame:
     """θ̂ by group (rows, in group order) and entry (columns: the human levels present, then
-    the models in ``model_order`` or by name)."""
+    the models in ``model_order`` or by name, then the baseline series among them, in the
+    same order: ``baselines`` names them)."""
     columns = {}
     if humans is not None and not humans.empty:
         wide = humans.pivot(index="group", columns="level", values="theta")
@@ -317,17 +319,20 @@ def level_table(models: pd.DataFrame, humans: pd.DataFrame | None = None,
         wide = models.pivot(index="group", columns="model", values="theta")
         names = [m for m in (model_order or []) if m in wide] + sorted(
             m for m in wide if m not in set(model_order or []))
+        names = ([m for m in names if m not in baselines]
+                 + [m for m in names if m in baselines])
         columns.update({name: wide[name] for name in names})
     table = pd.DataFrame(columns)
     return table.loc[sorted(table.index, key=group_number)] if len(table) else table
 
 
-def rank_line(table: pd.DataFrame, z: float = RANK_Z) -> str:
+def rank_line(table: pd.DataFrame, z: float = RANK_Z, baselines: Collection[str] = ()) -> str:
     """The entries (columns of a :func:`level_table`) from the highest mean θ̂ over the groups
     they all have to the lowest, ``>`` between neighbours whose paired mean difference is at
     least ``z`` standard errors (SD of the differences / √groups), ``≈`` otherwise, e.g.
-    ``High > model A ≈ Mid > model B``."""
-    shared = table.dropna()
+    ``High > model A ≈ Mid > model B``. A baseline (``baselines``) is no model and is not
+    ranked: its column is left out."""
+    shared = table[[name for name in table.columns if name not in baselines]].dropna()
     if shared.empty or shared.shape[1] == 0:
         return ""
     means = shared.mean()
@@ -342,12 +347,13 @@ def rank_line(table: pd.DataFrame, z: float = RANK_Z) -> str:
     return " ".join(words)
 
 
-def marked_cells(table: pd.DataFrame) -> pd.DataFrame:
+def marked_cells(table: pd.DataFrame, baselines: Collection[str] = ()) -> pd.DataFrame:
     """The :func:`level_table` as text: θ̂ to two decimals, the best model of each group in
     bold (``**0.42**``), ``†`` where a model is above the Mid level and ``‡`` where it is above
-    the High level (strictly), "—" where a value is missing."""
+    the High level (strictly), "—" where a value is missing. A baseline (``baselines``) is no
+    model: its θ̂ is shown plain, never bold nor marked, and it is never the best."""
     humans = [level for level in HUMAN_LEVELS if level in table.columns]
-    models = [name for name in table.columns if name not in humans]
+    models = [name for name in table.columns if name not in humans and name not in baselines]
     cells = pd.DataFrame("—", index=table.index, columns=table.columns, dtype=object)
     for group, row in table.iterrows():
         values = row[models].astype(float)
