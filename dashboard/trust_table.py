@@ -3,6 +3,7 @@ read through the cached queries."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ from dashboard.state.filters import Filters
 from dashboard.state.selection import information_booklet
 from enem.items import stored_item_bank
 from enem.scoring import ScoringOptions
-from enem.trust import humans_se_at, random_answer_theta, trust_verdict
+from enem.trust import BASELINE_VERDICT, humans_se_at, random_answer_theta, trust_verdict
 from store.histograms import THETA_BIN_WIDTH
 
 #: The table's columns: the series, the verdict and the check behind most verdicts first, so a
@@ -51,13 +52,15 @@ class _FormChecks:
     random_theta: np.ndarray
 
 
-def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, float]
-                ) -> pd.DataFrame:
+def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, float],
+                baselines: Collection[str] = ()) -> pd.DataFrame:
     """One row per (model, area) of ``points`` (``selected_model_points``) with the checks.
 
     Columns :data:`TRUST_COLUMNS`: model, area, theta_trusted (the verdict in words),
     share_below_p5, mean_theta, mean_se, human_se (NaN: no candidate in the model's θ bin),
-    se_ratio, exam_se, random_p, booklet_id, patterns.
+    se_ratio, exam_se, random_p, booklet_id, patterns. A series named in ``baselines``
+    (``queries.baseline_series``) keeps its measures but gets no model's verdict: its
+    theta_trusted is ``enem.trust.BASELINE_VERDICT``.
     """
     rows = []
     scoring = filters.profile.get("scoring")
@@ -88,6 +91,6 @@ def trust_table(filters: Filters, points: pd.DataFrame, human_p5: dict[str, floa
             "mean_theta": mean_theta, "mean_se": float(group["theta_se"].mean()),
             "human_se": human_se, "se_ratio": verdict.se_ratio, "exam_se": verdict.exam_se,
             "share_below_p5": verdict.fit.share_below, "random_p": verdict.random_p,
-            "theta_trusted": verdict.words,
+            "theta_trusted": BASELINE_VERDICT if model in baselines else verdict.words,
         })
     return pd.DataFrame(rows, columns=list(TRUST_COLUMNS))

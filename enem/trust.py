@@ -54,6 +54,12 @@ RULE = (f"θ trusted = all four checks pass: person fit (fewer than {UNTRUSTED_S
         "simulated random patterns, each item right with probability 1/5).")
 
 
+#: The verdict of a baseline series (``store.model_sql.BASELINE_BACKEND``): its answers are random
+#: by construction, so the four checks are not asked of it; its row is the yardstick the "not
+#: random" check compares the models with.
+BASELINE_VERDICT = "baseline: random answers, not a model"
+
+
 @dataclass(frozen=True)
 class FitVerdict:
     """Person-fit summary of one model in one area."""

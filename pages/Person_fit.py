@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard import queries
 from dashboard.downloads import csv_download
 from dashboard.figures import (
     humans_and_models_grid,
@@ -44,7 +45,7 @@ from dashboard.state.frame import note_missing_runs, open_page
 from dashboard.state.selection import selected_model_points
 from dashboard.summaries import left_out_cells
 from dashboard.trust_table import trust_table
-from enem.trust import RULE
+from enem.trust import BASELINE_VERDICT, RULE
 
 P5_LINE = {"color": REFERENCE_COLOUR, "dash": "dash", "width": 1}
 BLANK_NAME = "all-blank tests (no answer marked)"
@@ -162,10 +163,13 @@ if points.empty and not (overlay and len(overlay.points)):
 else:
     # The person-fit check is defined on l_z (enem.trust.RULE), whichever statistic is drawn.
     lz_p5 = lz_fifth_percentiles(filters, fit, human_p5)
-    table = trust_table(filters, points, lz_p5)
+    # A baseline answers at random by construction: it gets no model's verdict.
+    baselines = set(queries.baseline_series())
+    table = trust_table(filters, points, lz_p5, baselines)
     if overlay:
         # The overlay's rows are checked against its own booklet and prompt (overlay.filters).
-        table = overlay.per_level(table, trust_table(overlay.filters, overlay.points, lz_p5))
+        table = overlay.per_level(table, trust_table(overlay.filters, overlay.points, lz_p5,
+                                                     baselines))
     # The verdict and the check behind most verdicts first (on screen at 1440 px with the
     # sidebar open); "—" where a value cannot be had, each column's help saying why.
     st.dataframe(table, hide_index=True, width="stretch", placeholder="—", column_config={
@@ -208,6 +212,9 @@ else:
                + (f" One row per model, level and area: {filters.prompt_label} and "
                   f"{overlay.filters.prompt_label}, the level column saying which."
                   if overlay else "")
+               + (f" '{BASELINE_VERDICT}': a random-choice baseline run, not checked "
+                  "like a model; its row shows what random answering gives on the same "
+                  "booklet." if baselines & set(table["model"]) else "")
                + " — : not available (no candidate in the model's θ bin, no booklet); the "
                "column's help says which." + filters.provenance)
     csv_download(table, label="Table (CSV)",

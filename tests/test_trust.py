@@ -82,16 +82,26 @@ def test_humans_se_is_read_from_the_bin_holding_theta():
     assert np.isnan(humans_se_at(table, 1.5, 0.1))
 
 
-def test_person_fit_page_does_not_trust_random_runs(monkeypatch, pages_models_db):
+def test_person_fit_page_does_not_trust_random_runs_and_names_the_baseline(monkeypatch, pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     app = run_page("pages/Person_fit.py")
     assert_clean(app)
     table = app.dataframe[0].value.set_index(["model", "area"])
-    for model in ("test-random-baseline", "random-baseline · 0-shot · 30 shuffles"):
-        verdicts = table.loc[model, "theta_trusted"]
-        assert verdicts.str.startswith("no").all() and verdicts.str.contains("not random").all()
+    # A simulated model that guesses (backend 'fixture') is checked like any model and fails.
+    verdicts = table.loc["test-random-baseline", "theta_trusted"]
+    assert verdicts.str.startswith("no").all() and verdicts.str.contains("not random").all()
+    # The random baseline (backend 'random') is no model: its verdict says what it is, in
+    # every area, while its measures are still shown.
+    baseline = table.loc["random-baseline · 0-shot · 30 shuffles"]
+    assert len(baseline) == 4
+    assert (baseline["theta_trusted"] == "baseline: random answers, not a model").all()
+    assert baseline["mean_theta"].notna().all() and baseline["random_p"].notna().all()
+    models = table.drop(index="random-baseline · 0-shot · 30 shuffles", level="model")
+    assert not models["theta_trusted"].str.startswith("baseline").any()
     assert table.loc["test-odd-base", "theta_trusted"].str.contains("person fit").all()
-    assert any("Mann–Whitney" in c.value for c in app.caption)
+    captions = " ".join(c.value for c in app.caption)
+    assert "Mann–Whitney" in captions
+    assert "'baseline: random answers, not a model': a random-choice baseline run" in captions
 
 
 def test_humans_mean_se_per_bin_equals_the_candidates_own(pages_demo_db):
