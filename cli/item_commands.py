@@ -8,6 +8,7 @@ import sys
 
 import pandas as pd
 
+from analytics.items.gaps import MIN_SERIES
 from cli.arguments import add_db, db_path, output_file
 from cli.errors import UsageError
 from enem.areas import AREAS
@@ -100,8 +101,15 @@ def _group_table(result: GroupDIF) -> tuple[pd.DataFrame, list[str]]:
 def _notes(checks, table: str) -> list[str]:
     """Why a table is empty or less trustworthy, one sentence each."""
     notes = []
+    if checks.baselines:
+        notes.append(f"left out as a baseline (random answers, not a model; never pooled with "
+                     f"the machines): {', '.join(checks.baselines)}")
     if checks.gaps.empty:
         notes.append("no model response pattern in the selection")
+    series = checks.gaps.loc[checks.gaps["series"] != ALL_RUNS, "series"].nunique()
+    if table == "gaps" and 0 < series < MIN_SERIES:
+        notes.append(f"series_t and series_q are empty: a t over series needs at least "
+                     f"{MIN_SERIES} series and the selection has {series}")
     if table in ("dif", "fit") and checks.selection.booklet is None:
         notes.append("no booklet to compare on")
     elif table in ("dif", "fit") and checks.score_tables_missing:

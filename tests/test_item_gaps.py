@@ -116,3 +116,23 @@ def test_series_agreement_is_a_one_sample_t_test_over_the_series():
     assert (others == "").sum() >= 23
     # fewer than three series are never marked this way
     assert not agreed_direction(series_agreement(per_series[:2])).any()
+
+
+def test_a_t_over_series_needs_three_series():
+    from analytics.items.gaps import MIN_SERIES, ItemGaps, series_agreement
+
+    # Two series whose gaps agree to the fourth decimal: a t on 1 df would be in the thousands.
+    two = [ItemGaps(np.full(2, 30.0), np.array([0.6, 0.5]), np.array([0.3, 0.5]), np.zeros(2)),
+           ItemGaps(np.full(2, 30.0), np.array([0.6001, 0.7]), np.array([0.3, 0.4]),
+                    np.zeros(2))]
+    got = series_agreement(two)
+    assert MIN_SERIES == 3
+    assert got.series.tolist() == [2.0, 2.0]
+    assert np.isnan(got.t).all() and np.isnan(got.p_value).all() and np.isnan(got.q_value).all()
+    np.testing.assert_allclose(got.mean_gap, [0.30005, 0.15])
+    # Asked for, two series give the t of 1 df the page used to print.
+    assert abs(series_agreement(two, min_series=2).t[0]) > 1000
+    third = ItemGaps(np.full(2, 30.0), np.array([0.5, 0.6]), np.array([0.3, 0.4]), np.zeros(2))
+    assert np.isfinite(series_agreement([*two, third]).t).all()
+    with pytest.raises(ValueError):
+        series_agreement(two, min_series=1)

@@ -19,6 +19,9 @@ from store.layout import copy_store
 from tests.page_support import assert_clean, decoded, messages, run_page
 
 PAGE = "pages/Item_gaps.py"
+#: The demo's random-baseline run (backend 'random') and its SmolLM2 run.
+BASELINE = "random-baseline · 0-shot · 30 shuffles"
+SMOLLM = "SmolLM2-135M-Instruct · 0-shot · 30 shuffles"
 
 
 def _figure(app, name: str) -> dict:
@@ -42,7 +45,8 @@ def _booklet(app) -> int:
 
 def _hand_residuals(db, year: int, area: str, booklet: int) -> dict[int, float]:
     """z per item of the booklet over every pt, 0-shot repetition of the year's runs (the
-    page's default selection), each at its stored θ, with the 3PL written out here."""
+    page's default selection) but the random baseline's (backend 'random': no machine), each
+    at its stored θ, with the 3PL written out here."""
     con = open_reader(db)
     try:
         form = con.execute(
@@ -54,8 +58,10 @@ def _hand_residuals(db, year: int, area: str, booklet: int) -> dict[int, float]:
                  ON s.run_id = m.run_id AND s.year = m.year AND s.area = m.area
                 AND s.booklet_id = m.booklet_id AND s.prompt_language = m.prompt_language
                 AND s.shots IS NOT DISTINCT FROM m.shots AND s.shuffle = m.shuffle
+               JOIN model_runs r ON r.run_id = m.run_id
                WHERE m.year = ? AND m.area = ? AND m.prompt_language = 'pt' AND m.shots = 0
-                 AND m.correct IS NOT NULL AND isfinite(s.theta)""", [year, area]).df()
+                 AND m.correct IS NOT NULL AND isfinite(s.theta)
+                 AND r.backend <> 'random'""", [year, area]).df()
     finally:
         con.close()
     params = form.set_index("item_id")
@@ -116,6 +122,70 @@ def test_the_command_line_prints_the_numbers_of_the_page(models_db, capsys):
     dif_cli = pd.read_csv(io.StringIO(capsys.readouterr().out))
     np.testing.assert_allclose(dif_cli["mh_delta"], dif_page["mh_delta"], rtol=1e-9)
     assert set(dif_page["ets_class"]) <= {"A", "B", "C", ""}
+
+
+def _machine_patterns(db, area: str) -> dict[str, int]:
+    """pt, 0-shot response patterns of 2023 ``area`` per run label, the baseline's included."""
+    con = open_reader(db)
+    try:
+        rows = con.execute(
+            """SELECT coalesce(r.label, r.model_id), count(*) FROM model_scores s
+               JOIN model_runs r USING (run_id)
+               WHERE s.year = 2023 AND s.area = ? AND s.prompt_language = 'pt'
+                 AND s.shots = 0 GROUP BY ALL""", [area]).fetchall()
+    finally:
+        con.close()
+    return dict(rows)
+
+
+def test_the_random_baseline_is_not_pooled_with_the_machines(models_db):
+    app = run_page(PAGE, {"gap_area": "MT"})
+    assert_clean(app)
+    every = _table(app, "series", "item_id")
+    series = set(every["series"]) - {"all selected runs"}
+    patterns = _machine_patterns(models_db, "MT")
+    assert BASELINE in patterns and SMOLLM in series
+    # Every selected run is a series of its own but the baseline, which is no series at all.
+    assert series == set(patterns) - {BASELINE}
+    pooled = every[every["series"] == "all selected runs"].set_index("item_id")
+    runs = every[every["series"] != "all selected runs"]
+    np.testing.assert_array_equal(runs.groupby("item_id")["answers"].sum()[pooled.index],
+                                  pooled["answers"])
+    assert pooled["answers"].max() == sum(patterns.values()) - patterns[BASELINE]
+    # The calibration counts the machines' patterns only.
+    machines = sum(patterns.values()) - patterns[BASELINE]
+    captions = " ".join(c.value for c in app.caption)
+    assert f"on the {machines} response patterns of the selected runs" in captions
+    assert f"Left out as a baseline: {BASELINE} (random answers, not a model)" in captions
+
+
+def test_the_command_line_pools_no_baseline_and_needs_three_series_for_t(models_db, capsys):
+    args = ["--db", str(models_db), "items", "--year", "2023", "--area", "MT"]
+    assert cli_main([*args, "--every-series"]) == 0
+    out = capsys.readouterr()
+    printed = pd.read_csv(io.StringIO(out.out))
+    patterns = _machine_patterns(models_db, "MT")
+    assert set(printed["series"]) == set(patterns) - {BASELINE} | {"all selected runs"}
+    pooled = printed[printed["series"] == "all selected runs"]
+    assert pooled["answers"].max() == sum(patterns.values()) - patterns[BASELINE]
+    assert pooled["series_t"].notna().any()  # four model series: a t over them
+    assert f"note: left out as a baseline (random answers, not a model; never pooled with " \
+           f"the machines): {BASELINE}" in out.err
+    # SmolLM2 and one test model, with the baseline: two series, no t over series ("—").
+    assert cli_main([*args, "--models", SMOLLM, BASELINE, "test-strong-it"]) == 0
+    out = capsys.readouterr()
+    printed = pd.read_csv(io.StringIO(out.out))
+    assert (printed["series_count"] == 2).all()
+    assert printed["series_t"].isna().all() and printed["series_q"].isna().all()
+    assert printed["answers"].max() == patterns[SMOLLM] + patterns["test-strong-it"]
+    assert ("series_t and series_q are empty: a t over series needs at least 3 series and "
+            "the selection has 2") in out.err
+    # The baseline alone: nothing to pool.
+    assert cli_main([*args, "--models", BASELINE]) == 0
+    out = capsys.readouterr()
+    assert pd.read_csv(io.StringIO(out.out)).empty
+    assert "no model response pattern in the selection" in out.err
+    assert BASELINE in out.err
 
 
 def test_dif_and_item_fit_cover_the_counted_items_of_the_booklet(models_db):

@@ -29,7 +29,10 @@ the item is much easier (harder) for the machines when the mean of d over the k 
 positive (negative) beyond what their spread allows: t_i = mean(d) / (sd(d)/√k) on k − 1 degrees
 of freedom, two-sided p, Benjamini–Hochberg over the items. Thirty repetitions of one prompt are
 nearly one draw, so a per-repetition z marks most items of a pooled selection; the series test
-asks whether the models agree.
+asks whether the models agree. It needs at least :data:`MIN_SERIES` series: from two, t has one
+degree of freedom and its SD is half the distance between two numbers, so two series that
+happen to agree to the third decimal give a t in the thousands that says nothing; with fewer
+series t, p and q are NaN (shown as "—").
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from analytics.multiple_testing import benjamini_hochberg
 HUMANS_NEAR_HALF_WIDTH = 0.25
 #: |z| at or above which an item is listed as much easier / much harder for one series.
 MARKED_RESIDUAL = 3.0
-#: The false discovery rate of the across-series marks, and the fewest series they need.
+#: The false discovery rate of the across-series marks, and the fewest series the t over
+#: series (and so its marks) needs (module notes).
 SERIES_Q = 0.05
 MIN_SERIES = 3
 
@@ -140,7 +144,7 @@ def marked_direction(residual: ArrayLike, threshold: float = MARKED_RESIDUAL) ->
 class SeriesAgreement(NamedTuple):
     """Per item (arrays of shape (n_items,)): series (how many answered it), mean_gap (the mean
     over series of observed − expected), t, p_value (two-sided, k − 1 df; NaN with fewer than
-    two series or no spread) and q_value (Benjamini–Hochberg over the items)."""
+    :data:`MIN_SERIES` series or no spread) and q_value (Benjamini–Hochberg over the items)."""
 
     series: FloatArray
     mean_gap: FloatArray
@@ -149,9 +153,13 @@ class SeriesAgreement(NamedTuple):
     q_value: FloatArray
 
 
-def series_agreement(gaps_by_series: list[ItemGaps]) -> SeriesAgreement:
+def series_agreement(gaps_by_series: list[ItemGaps],
+                     min_series: int = MIN_SERIES) -> SeriesAgreement:
     """Whether several series find each item easier (or harder) than the 3PL curve says: a
-    one-sample t-test over the series' gaps observed − expected (module notes)."""
+    one-sample t-test over the series' gaps observed − expected (module notes); t, p and q are
+    NaN on an item fewer than ``min_series`` series answered (at least 2)."""
+    if min_series < 2:
+        raise ValueError(f"a t over series needs at least 2 series, got {min_series}")
     if not gaps_by_series:
         raise ValueError("need the gaps of at least one series")
     d = np.vstack([g.observed - g.expected for g in gaps_by_series])  # (k, n_items)
@@ -159,7 +167,7 @@ def series_agreement(gaps_by_series: list[ItemGaps]) -> SeriesAgreement:
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(k > 0, np.nansum(d, axis=0) / np.maximum(k, 1.0), np.nan)
         spread = np.sqrt(np.nansum((d - mean) ** 2, axis=0) / (k - 1.0))
-        t = np.where((k >= 2) & (spread > 0), mean / (spread / np.sqrt(k)), np.nan)
+        t = np.where((k >= min_series) & (spread > 0), mean / (spread / np.sqrt(k)), np.nan)
     p = np.where(np.isfinite(t), 2.0 * stats.t.sf(np.abs(t), np.maximum(k - 1.0, 1.0)), np.nan)
     return SeriesAgreement(k, mean, t, p, benjamini_hochberg(p))
 

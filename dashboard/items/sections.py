@@ -56,14 +56,33 @@ def _booklet_words(checks: ItemChecks) -> str:
     return f"booklet {checks.selection.booklet}" if checks.selection.booklet else "—"
 
 
+def baseline_words(checks: ItemChecks) -> str:
+    """Which selected series are baselines and why they take no part ("" when none is)."""
+    if not checks.baselines:
+        return ""
+    return (f"Left out as a baseline: {', '.join(checks.baselines)} (random answers, not a "
+            "model). A random answerer is no machine: it is not pooled into "
+            f"'{ALL_RUNS}', counted as a series, matched in the DIF or calibrated.")
+
+
+def _no_machines(filters: Filters, checks: ItemChecks) -> str:
+    """The empty state of a check: only baselines selected, or no runs at all."""
+    if checks.baselines:
+        return ("Only a baseline is selected: " + baseline_words(checks)
+                + " Select a model run in the sidebar.")
+    return no_runs_message(filters, checks.selection.area)
+
+
 def show_residuals(filters: Filters, checks: ItemChecks) -> None:
     """The residual bars, the items much easier / much harder for the machines, the full table."""
     area, stem = checks.selection.area, _stem(filters, checks)
     pooled = checks.gaps[checks.gaps["series"] == ALL_RUNS]
     st.subheader("Which items do the machines find much easier, or much harder?")
     if pooled.empty:
-        st.info(no_runs_message(filters, area))
+        st.info(_no_machines(filters, checks))
     else:
+        if checks.baselines:
+            st.caption(baseline_words(checks))
         by_series = len(set(checks.gaps["series"])) - 1 >= MIN_SERIES
         marks = (f"Blue: the {len(set(checks.gaps['series'])) - 1} run series agree the item is "
                  "easier for them than the curve says (a one-sample t over the series' observed "
@@ -73,7 +92,8 @@ def show_residuals(filters: Filters, checks: ItemChecks) -> None:
                  f"Blue: z ≥ {MARKED_RESIDUAL:g} (much easier for the machines than the curve "
                  f"says); vermillion: z ≤ −{MARKED_RESIDUAL:g} (much harder); dashed: ±"
                  f"{MARKED_RESIDUAL:g}. With fewer than {MIN_SERIES} series the repetitions are "
-                 "the only replication: read z as a ranking.")
+                 "the only replication: read z as a ranking (and the t over series is '—': "
+                 "from two series it has one degree of freedom and means nothing).")
         show_figure(
             residual_figure(pooled, f"{area_title(area)}: every selected run pooled",
                             z_lines=not by_series),
@@ -116,7 +136,7 @@ def show_dif(filters: Filters, checks: ItemChecks) -> None:
         st.info(f"This store holds no per-score item tables for {filters.year} (stored before "
                 "they existed): ingest the year again for DIF and item fit.")
     elif pooled.empty:
-        st.info(no_runs_message(filters, area))
+        st.info(_no_machines(filters, checks))
     else:
         st.dataframe(checks.dif, hide_index=True, width="stretch", placeholder="—",
                      column_config=dif_column_config())
@@ -236,7 +256,7 @@ def show_calibration(filters: Filters, checks: ItemChecks) -> None:
     st.subheader("The items calibrated on the machines")
     calibration = checks.calibration
     if not calibration.patterns:
-        st.info(no_runs_message(filters, area))
+        st.info(_no_machines(filters, checks))
     else:
         for note in calibration.notes[:3]:
             st.warning(note)

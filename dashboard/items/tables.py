@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL
+from analytics.items.gaps import HUMANS_NEAR_HALF_WIDTH, MARKED_RESIDUAL, MIN_SERIES
 from dashboard.item_explorer.picker import explorer_link
 from workflows.items.group_dif import GroupContrast
 
@@ -82,7 +82,9 @@ def gap_column_config() -> dict:
         "series_count": st.column_config.NumberColumn("series", format="%d"),
         "series_t": st.column_config.NumberColumn(
             "t over series", format="%+.2f",
-            help="one-sample t of the series' observed − expected (pooled rows)"),
+            help="one-sample t of the series' observed − expected (pooled rows); — with "
+                 f"fewer than {MIN_SERIES} series (or in a series' own rows): from two "
+                 "series t has one degree of freedom and is no evidence"),
         "series_q": st.column_config.NumberColumn("q (series)", format="%.2g",
                                                   help="Benjamini–Hochberg over the items"),
         "question": st.column_config.TextColumn("question (start)", width="large"),

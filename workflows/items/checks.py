@@ -4,7 +4,7 @@ the result; ``enem-llm items`` prints its tables."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 import pandas as pd
@@ -22,7 +22,9 @@ from workflows.items.selection import ItemSelection, pattern_matrix
 class ItemChecks:
     """The selection, its gap table (``workflows.items.gaps.gap_table``), the DIF and human
     item-fit tables of the booklet form (empty without a booklet, or when the store has no
-    score tables for it: ``score_tables_missing``), and the machine calibration."""
+    score tables for it: ``score_tables_missing``), and the machine calibration. ``baselines``:
+    the selected series that are baselines (``store.model_queries.baseline_series``), left
+    out of every check: a random answerer is no machine to pool, compare or calibrate."""
 
     selection: ItemSelection
     gaps: pd.DataFrame
@@ -30,6 +32,7 @@ class ItemChecks:
     fit: pd.DataFrame
     calibration: MachineCalibration
     score_tables_missing: bool
+    baselines: tuple[str, ...] = ()
 
 
 def default_booklet(con: duckdb.DuckDBPyConnection, year: int, area: str,
@@ -63,7 +66,10 @@ def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
         form = item_queries.form_items(con, selection.year, selection.booklet,
                                             selection.item_language)
         items = _form_order(items, form)
-    patterns = model_queries.model_pattern_matrix(con, *selection.model_args())
+    known = set(model_queries.baseline_series(con))
+    baselines = tuple(m for m in selection.models if m in known)
+    machines = replace(selection, models=tuple(m for m in selection.models if m not in known))
+    patterns = model_queries.model_pattern_matrix(con, *machines.model_args())
     gaps = gap_table(patterns, items,
                      item_queries.item_icc_bins(con, selection.year, selection.area), scaling)
     calibration = machine_calibration(patterns, items[items["a"].notna()], scaling)
@@ -80,7 +86,7 @@ def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
             dif = human_machine_dif(ids, positions, counts, by_score, correct)
             fit = form_item_fit(con, selection.year, selection.area, selection.booklet,
                                 selection.item_language, scaling)
-    return ItemChecks(selection, gaps, dif, fit, calibration, missing)
+    return ItemChecks(selection, gaps, dif, fit, calibration, missing, baselines)
 
 
 def _form_order(items: pd.DataFrame, form: pd.DataFrame) -> pd.DataFrame:
