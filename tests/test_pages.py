@@ -93,10 +93,21 @@ def test_page_explains_an_empty_database(empty_db, page):
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p != HOME])
 def test_page_explains_a_missing_database(monkeypatch, tmp_path, page):
+    """A viewer (AppTest has no operator link) is told the operator builds the store, with no
+    path of the server."""
     monkeypatch.setenv("ENEM_DB", str(tmp_path / "nothing-here.duckdb"))
     app = run_page(page)
     assert_clean(app)
-    assert "No database at" in messages(app)
+    assert "There is no store to show yet" in messages(app)
+    assert str(tmp_path) not in messages(app)
+
+
+def test_the_operator_is_told_where_the_missing_database_should_be(monkeypatch, tmp_path,
+                                                                    as_operator):
+    monkeypatch.setenv("ENEM_DB", str(tmp_path / "nothing-here.duckdb"))
+    app = run_page("pages/Data.py")
+    assert_clean(app)
+    assert f"No database at `{tmp_path / 'nothing-here.duckdb'}`" in messages(app)
 
 
 def test_area_filter_changes_panels_and_table(models_db):

@@ -190,9 +190,13 @@ def assert_viewer(page, base: str, db: Path, shot: str) -> None:
     open_page(page, f"{base}/", "When an LLM passes ENEM")
     page.get_by_text("Add real data").click()
     page.get_by_text("INEP's microdata of ENEM").wait_for(timeout=PAGE_TIMEOUT_MS)
-    # The command and the viewer's note under it are drawn after the table above them.
-    page.get_by_text("Starting a fetch from this page is for this dashboard's operator").first \
-        .wait_for(timeout=PAGE_TIMEOUT_MS)
+    # The command and the viewer's note under it are drawn after the table above them (and a
+    # rerun may redraw the page meanwhile): wait until the page shows both.
+    page.wait_for_function(
+        "() => { const t = document.querySelector(\"[data-testid='stMain']\").innerText;"
+        " return t.includes('enem-llm fetch inep --year') &&"
+        " t.includes(\"Starting a fetch from this page is for this dashboard's operator\"); }",
+        timeout=PAGE_TIMEOUT_MS)
     text = page.locator("[data-testid='stMain']").inner_text()
     assert "enem-llm fetch inep --year" in text
     assert page.get_by_role("button", name=re.compile(r"^Fetch ")).count() == 0
@@ -234,9 +238,15 @@ def test_the_readme_server_is_safe_to_serve(store, attacker):
             assert page.get_by_label("API base URL (openai backend)").count() == 0
             page.get_by_role("combobox", name="Backend").click()
             page.get_by_role("option", name="transformers", exact=True).click()
-            page.get_by_text("No local models are allowed yet").wait_for(timeout=PAGE_TIMEOUT_MS)
             page.get_by_text("Model name at this endpoint").wait_for(state="detached",
                                                                      timeout=PAGE_TIMEOUT_MS)
+            # The operator at the machine: the bundled model first, a typed one last; no path
+            # field until they ask for one.
+            page.get_by_role("combobox", name="Model", exact=True).click()
+            offered = page.get_by_role("option").all_inner_texts()
+            page.keyboard.press("Escape")
+            assert offered[0].startswith("SmolLM2-135M-Instruct (bundled"), offered
+            assert offered[-1].startswith("Another model"), offered
             typed = page.locator("[data-testid='stMain'] [data-testid='stTextInput'] label")
             assert typed.all_inner_texts() == ["Model family (for grouping)"]
             page.screenshot(path=str(SCREENSHOTS / "operator_runs.png"), full_page=True)
