@@ -8,12 +8,14 @@ goes to the same places whichever one starts a run.
 
     [dashboard]
     launch = "local"            # who may start, cancel and remove work from a browser:
-                                #   "local": a browser on this machine talking to a server that
-                                #   listens on loopback only (the default);
+                                #   "local": the browser on this machine that opened the
+                                #   operator link `make run` printed (the default);
                                 #   "operators": only the identities listed below, as the
                                 #   authenticating reverse proxy names them (docs/serving.md);
                                 #   "never": nobody (a read-only viewer for everyone)
     operators = ["ana@example.org"]
+    proxy_secret_env = "ENEM_PROXY_SECRET"   # "operators" only: the variable holding the
+                                # secret the proxy sends in X-Enem-Proxy-Secret
     max_concurrent_runs = 1     # background runs working at once; later launches wait
 
     [models]                    # what the dashboard offers for local (transformers) runs
@@ -56,6 +58,9 @@ OPENAI_URL_ENV = "OPENAI_BASE_URL"
 #: The models folder when the file names none: ``data/models`` under the project root.
 DEFAULT_MODELS_FOLDER = PROJECT_ROOT / "data" / "models"
 LAUNCH_POLICIES = ("local", "operators", "never")
+#: The header in which an authenticating proxy proves, with the secret it shares with the
+#: dashboard's server, that it sent the request (``[dashboard] proxy_secret_env``).
+PROXY_SECRET_HEADER = "X-Enem-Proxy-Secret"
 
 
 def request_url(base_url: str | None) -> str:
@@ -98,6 +103,9 @@ class DashboardAccess:
     launch: str = "local"
     operators: tuple[str, ...] = ()
     max_concurrent_runs: int = 1
+    #: The server's environment variable holding the secret the authenticating proxy sends
+    #: (required by ``launch = "operators"``: without it any local process could name itself).
+    proxy_secret_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +238,7 @@ def _models(table: Mapping[str, Any], base: Path) -> ModelAllowList:
 
 
 def _dashboard(table: Mapping[str, Any]) -> DashboardAccess:
-    unknown = set(table) - {"launch", "operators", "max_concurrent_runs"}
+    unknown = set(table) - {"launch", "operators", "max_concurrent_runs", "proxy_secret_env"}
     if unknown:
         raise OperatorConfigError(f"[dashboard]: unknown key(s) {', '.join(sorted(unknown))}")
     launch = table.get("launch", "local")
@@ -240,7 +248,16 @@ def _dashboard(table: Mapping[str, Any]) -> DashboardAccess:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 64:
         raise OperatorConfigError("[dashboard] max_concurrent_runs must be an integer 1–64")
     operators = _strings(table.get("operators", []), "[dashboard] operators")
-    return DashboardAccess(launch=launch, operators=operators, max_concurrent_runs=limit)
+    secret_env = table.get("proxy_secret_env")
+    if secret_env is not None and (not isinstance(secret_env, str) or not secret_env.strip()):
+        raise OperatorConfigError("[dashboard] proxy_secret_env must name an environment "
+                                  "variable")
+    if launch == "operators" and secret_env is None:
+        raise OperatorConfigError("[dashboard] launch = \"operators\" needs proxy_secret_env: "
+                                  "the variable holding the secret your proxy sends in "
+                                  f"{PROXY_SECRET_HEADER}")
+    return DashboardAccess(launch=launch, operators=operators, max_concurrent_runs=limit,
+                           proxy_secret_env=secret_env)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ def test_a_file_is_read_and_relative_folders_are_taken_from_it(tmp_path):
         launch = "operators"
         operators = ["ana@example.org"]
         max_concurrent_runs = 2
+        proxy_secret_env = "LAB_PROXY_SECRET"
         [models]
         folder = "models"
         hub_ids = ["org/tiny"]
@@ -71,7 +72,8 @@ def test_a_file_is_read_and_relative_folders_are_taken_from_it(tmp_path):
         base_url = "http://10.0.0.9/v1"
         """)
     config = load_operator_config(file)
-    assert config.dashboard == DashboardAccess("operators", ("ana@example.org",), 2)
+    assert config.dashboard == DashboardAccess("operators", ("ana@example.org",), 2,
+                                               "LAB_PROXY_SECRET")
     assert config.models.folder == (tmp_path / "models").resolve()
     assert config.models.hub_ids == ("org/tiny",)
     assert config.endpoint("vllm").models == ("llama",)
@@ -85,6 +87,9 @@ def test_a_file_is_read_and_relative_folders_are_taken_from_it(tmp_path):
     ("[dashboard]\nlaunch = 'everyone'", "launch must be one of"),
     ("[dashboard]\nmax_concurrent_runs = 0", "max_concurrent_runs"),
     ("[dashboard]\noperators = 'ana'", "operators must be a list"),
+    # Without a secret shared with the proxy, any local process could claim an identity.
+    ("[dashboard]\nlaunch = 'operators'\noperators = ['ana']", "needs proxy_secret_env"),
+    ("[dashboard]\nproxy_secret_env = ''", "proxy_secret_env must name"),
     ("[endpoints.x]\nbase_url = 'file:///etc/passwd'", "base_url must be an http(s) URL"),
     ("[endpoints.x]\nbase_url = 'http://a/v1'\nkey = 'sk-1'", "unknown key(s) key"),
     ("[servers]\nx = 1", "unknown table(s) servers"),
@@ -216,11 +221,12 @@ def test_the_model_allow_list_is_the_folder_and_the_hub_ids(tmp_path):
 
 LOCAL = SessionFacts(server_address="127.0.0.1", host="localhost:8501",
                      origin="http://localhost:8501", client_ip=None, forwarded=False,
-                     identity=None, trusted_header=False)
+                     identity=None, trusted_header=False, proof=True)
 
 
 @pytest.mark.parametrize("change, may", [
     ({}, True),
+    ({"proof": False}, False),                    # no operator link opened: headers never promote
     ({"host": "127.0.0.1:8501", "origin": "http://127.0.0.1:8501"}, True),
     ({"host": "[::1]:8501", "origin": None}, True),
     ({"server_address": None}, False),            # listening on every interface
@@ -231,7 +237,7 @@ LOCAL = SessionFacts(server_address="127.0.0.1", host="localhost:8501",
     ({"client_ip": "192.0.2.7"}, False),
     ({"host": None}, False),
 ])
-def test_only_a_browser_on_this_machine_operates_by_default(change, may):
+def test_only_the_browser_with_the_operator_link_operates_by_default(change, may):
     facts = SessionFacts(**{**LOCAL.__dict__, **change})
     assert decide(facts, DashboardAccess()).may_operate is may
 
@@ -240,8 +246,11 @@ def test_operators_are_named_by_the_proxy_and_believed_only_behind_it():
     policy = DashboardAccess(launch="operators", operators=("ana@example.org",))
     proxied = SessionFacts(server_address="127.0.0.1", host="enem.example.org",
                            origin="https://enem.example.org", client_ip=None, forwarded=True,
-                           identity="ana@example.org", trusted_header=True)
+                           identity="ana@example.org", trusted_header=True, proof=True)
     assert decide(proxied, policy) == Access(True)
+    # A local process naming ana in the header, without the proxy's secret.
+    forged = SessionFacts(**{**proxied.__dict__, "proof": False})
+    assert "secret" in decide(forged, policy).why and not decide(forged, policy).may_operate
     other = SessionFacts(**{**proxied.__dict__, "identity": "bob@example.org"})
     assert not decide(other, policy).may_operate
     exposed = SessionFacts(**{**proxied.__dict__, "server_address": "0.0.0.0"})
@@ -256,7 +265,7 @@ def test_operators_are_named_by_the_proxy_and_believed_only_behind_it():
 def test_session_facts_read_headers_in_any_case():
     facts = session_facts({"Host": "localhost:1", "ORIGIN": "http://localhost:1",
                            "X-Forwarded-For": "203.0.113.9"}, "127.0.0.1", None,
-                          {"email": "ana@example.org"}, trusted_header=True)
+                          {"email": "ana@example.org"}, trusted_header=True, proof=False)
     assert (facts.host, facts.origin, facts.forwarded, facts.identity) == (
         "localhost:1", "http://localhost:1", True, "ana@example.org")
 
