@@ -93,7 +93,7 @@ def bad_inputs(p) -> dict[str, list[tuple[list, str]]]:
                        (["nope", "--db", p.db, "--runs-dir", p.root / "runs"], "no run nope"),
                        (["../store", "--db", p.db], "is not a run id")],
         "cancel": [([], "run_id"),
-                   (["nope", "--db", p.db, "--runs-dir", p.root / "runs"], "not running")],
+                   (["nope", "--db", p.db, "--runs-dir", p.root / "runs"], "no run nope")],
         "import-results": [([], "path"),
                            ([p.parquet, "--db", p.not_db], "DuckDB")],
         "import-questions": [([p.questions, "--format", "bogus"], "--format"),
