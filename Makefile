@@ -43,6 +43,7 @@ chromium:
 demo: $(VENV)/.runtime
 	$(BIN)/enem-llm demo --force
 
+## Lint every file (ruff's rules and line length in pyproject.toml; CI runs it).
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 

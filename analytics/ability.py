@@ -77,7 +77,8 @@ class QuadratureGrid:
         if not (np.isfinite(low) and np.isfinite(high) and low < high):
             raise ValueError(f"theta_range must be finite with low < high; got {self.theta_range}")
         if self.rule not in QUADRATURE_RULES:
-            raise ValueError(f"rule must be one of {', '.join(QUADRATURE_RULES)}; got {self.rule!r}")
+            raise ValueError(
+                f"rule must be one of {', '.join(QUADRATURE_RULES)}; got {self.rule!r}")
         object.__setattr__(self, "n_quadrature", int(self.n_quadrature))
         object.__setattr__(self, "theta_range", (low, high))
 
@@ -185,7 +186,7 @@ def _derivatives(data: CountedResponses, theta: FloatArray) -> LogLikelihoodDeri
     def derivatives_of(rows: slice) -> None:
         block = data.rows(rows)
         derivs = log_likelihood_derivatives(theta[rows], data.bank, block.correct, block.counted)
-        for field, values in zip(out, derivs):
+        for field, values in zip(out, derivs, strict=True):
             field[rows] = values
 
     for_each_row_block(derivatives_of, data.n_examinees)
@@ -225,7 +226,7 @@ def _mode(
 
     def search(rows: slice) -> None:
         objective = _log_likelihood_columns(data.rows(rows), terms, log_prior)
-        for field, values in zip(bracket, grid_bracket(objective, points)):
+        for field, values in zip(bracket, grid_bracket(objective, points), strict=True):
             field[rows] = values
 
     for_each_row_block(search, data.n_examinees, GRID_BLOCK)

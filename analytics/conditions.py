@@ -8,7 +8,8 @@ English): the difference is then read from the per-repetition differences, which
 the repetition shares. Otherwise (different runs) the two groups are independent.
 
 - :func:`level_mean`: mean, SD, n and the normal-theory 95% interval mean ± 1.96·SD/√n, the
-  interval the rest of the project draws around a mean (:func:`analytics.populations.normal_interval`).
+  interval the rest of the project draws around a mean
+  (:func:`analytics.populations.normal_interval`).
 - :func:`paired_difference`: mean of the pairs' differences with the paired t interval and
   p-value (``scipy.stats.ttest_rel``).
 - :func:`welch_difference`: difference of two independent means with Welch's t interval and

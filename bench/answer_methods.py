@@ -50,8 +50,9 @@ def main() -> None:
     timed(scorer, "shared", warm)
     shared_s, shared = timed(scorer, "shared", requests)
     plain_s, plain = timed(scorer, "plain", requests)
-    delta = max(float(np.abs(a.probs - b.probs).max()) for a, b in zip(shared, plain))
-    agree = float(np.mean([np.mean(a.choice == b.choice) for a, b in zip(shared, plain)]))
+    delta = max(float(np.abs(a.probs - b.probs).max()) for a, b in zip(shared, plain, strict=True))
+    agree = float(np.mean([np.mean(a.choice == b.choice)
+                           for a, b in zip(shared, plain, strict=True)]))
     report = {
         "model": scorer.loaded.loaded_from, "device": str(scorer.device),
         "torch_threads": torch.get_num_threads(), "items": args.items,

@@ -7,12 +7,12 @@ Serves ``app.py`` with Streamlit on the full-size database of :mod:`bench.pages`
 Debian's Chromium with Playwright as a user does: open Home, then click each page in the
 navigation menu. A page's time runs from the click until the script run has ended (the
 app's ``data-test-script-state`` is ``notRunning`` again), every Plotly chart on the page is
-drawn, and nothing changed for :data:`SETTLE_S` (the settle window itself is not counted). Each page is visited ``--repeat``
-times in turn: the first visit runs its queries cold (fresh server, empty caches), later
-visits are served by the caches, as when a user moves between pages. The baseline printed
-beside each page is the same server's time to answer its health check in the same run, the
-floor of any round trip. Targets (issue 11): ≤ 1.5 s for every page, ≤ 1 s for most.
-Writes bench/out/browser_pages.json.
+drawn, and nothing changed for :data:`SETTLE_S` (the settle window itself is not counted). Each page
+is visited ``--repeat`` times in turn: the first visit runs its queries cold (fresh server, empty
+caches), later visits are served by the caches, as when a user moves between pages. The baseline
+printed beside each page is the same server's time to answer its health check in the same run, the
+floor of any round trip. Targets (issue 11): ≤ 1.5 s for every page, ≤ 1 s for most. Writes
+bench/out/browser_pages.json.
 """
 
 from __future__ import annotations

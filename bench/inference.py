@@ -170,7 +170,7 @@ def main() -> None:
     shared_s, shared = timed(scorer, "shared", requests)
     plain_s, plain = timed(scorer, "plain", requests)
 
-    delta = max(float(np.abs(a.probs - b.probs).max()) for a, b in zip(shared, plain))
+    delta = max(float(np.abs(a.probs - b.probs).max()) for a, b in zip(shared, plain, strict=True))
     mass = float(np.mean([s.letter_mass.mean() for s in shared]))
     report = {
         "model": scorer.loaded.loaded_from,
@@ -191,7 +191,7 @@ def main() -> None:
         "max_abs_delta_prob": delta,
         "mean_letter_mass": round(mass, 4),
         "agreement_choice": float(np.mean([(a.choice == b.choice).mean()
-                                           for a, b in zip(shared, plain)])),
+                                           for a, b in zip(shared, plain, strict=True)])),
     }
     print(f"model: {report['model']} ({report['device']}, {report['dtype']}, "
           f"{report['torch_threads']} threads); load {report['load_s']} s")

@@ -4,11 +4,11 @@
 
 Without ``--db`` it builds (once, cached under bench/out/) the shipped demo: 100,000 synthetic
 candidates, the demo's model runs and the random baseline, exactly as ``enem-llm demo``. Then it
-times ``workflows.report.build.build_report`` for the selection (default: the dashboard's default view,
-every area and run): running every page headless (the baseline: what the dashboard itself does
-to show them once, cold caches), writing the HTML report and slides, and on request the PDF
-and the SVG/PNG figures through headless Chromium. Targets: the demo's report ≤ 20 s, a
-full-size year's ≤ 60 s (pass a full-size store, e.g. the one ``bench.pages`` builds).
+times ``workflows.report.build.build_report`` for the selection (default: the dashboard's default
+view, every area and run): running every page headless (the baseline: what the dashboard itself does
+to show them once, cold caches), writing the HTML report and slides, and on request the PDF and the
+SVG/PNG figures through headless Chromium. Targets: the demo's report ≤ 20 s, a full-size year's ≤
+60 s (pass a full-size store, e.g. the one ``bench.pages`` builds).
 """
 
 from __future__ import annotations

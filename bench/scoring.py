@@ -12,7 +12,8 @@ times:
   one examinee at a time), compared with our vectorised ML on the same bounds. It is timed on a
   subset and extrapolated linearly to the full matrix.
 
-Usage, from the repository root: python -m bench.scoring [--examinees 200000] [--items 45] [--seed 0]
+Usage, from the repository root: python -m bench.scoring [--examinees 200000] [--items 45] [--seed
+0]
 """
 
 from __future__ import annotations
@@ -228,10 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     print(catsim_note)
     target = 30.0
     ratio = girth_seconds / ours_gl
-    print(f"target ≥ {target:.0f}× girth on the same grid: {'met' if ratio >= target else 'NOT met'}"
-          f" ({ratio:.1f}× with {threads} threads, {girth_seconds / ours_gl_1:.1f}× on one);"
-          f" agreement with girth {'within' if girth_delta <= 1e-6 else 'OUTSIDE'} 1e-6."
-          " girth is single-threaded numpy; BLAS threads are left at their defaults.")
+    print(f"target ≥ {target:.0f}× girth on the same grid: "
+          f"{'met' if ratio >= target else 'NOT met'} ({ratio:.1f}× with {threads} threads, "
+          f"{girth_seconds / ours_gl_1:.1f}× on one); agreement with girth "
+          f"{'within' if girth_delta <= 1e-6 else 'OUTSIDE'} 1e-6. girth is single-threaded numpy; "
+          "BLAS threads are left at their defaults.")
     return 0
 
 

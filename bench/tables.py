@@ -13,6 +13,6 @@ def print_aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     for k, line in enumerate(table):
         print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                        for i, (cell, w) in enumerate(zip(line, widths))))
+                        for i, (cell, w) in enumerate(zip(line, widths, strict=True))))
         if k == 0:
             print("  ".join("-" * w for w in widths))

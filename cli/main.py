@@ -1,13 +1,14 @@
 """The ``enem-llm`` command line: ``enem-llm COMMAND --help`` explains each command.
 
-Commands: demo, ingest-enem, ingest-items, score-patterns, info, migrate here; run, runs, remove-run,
-cancel, prompt, import-results, export-run and import-questions in ``cli.run_commands``; items in
-``cli.item_commands``; fetch in ``cli.fetch_commands``.
+Commands: demo, ingest-enem, ingest-items, score-patterns, info, migrate here; run, runs,
+remove-run, cancel, prompt, import-results, export-run and import-questions in ``cli.run_commands``;
+items in ``cli.item_commands``; fetch in ``cli.fetch_commands``.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 from analytics import ESTIMATOR_METHODS
 from cli.arguments import add_db, db_path, output_file
 from cli.cat_commands import add_cat_parsers
-from cli.errors import Parser, UsageError, error_line, exit_code
+from cli.errors import INTERRUPTED, Parser, UsageError, error_line, exit_code
 from cli.fetch_commands import add_fetch_parser
 from cli.item_commands import add_item_parser
 from cli.report_commands import add_report_parser
@@ -178,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
         "score-patterns", help="score a CSV of response patterns (θ, SE, l_z, CTT, nota)")
     patterns.add_argument("--items", required=True, help="ITENS_PROVA_YYYY.csv")
     patterns.add_argument("--patterns", required=True,
-                          help="CSV with CO_PROVA and TX_RESPOSTAS (+TP_LINGUA) or RESPONSE_PATTERN")
+                          help="CSV with CO_PROVA and TX_RESPOSTAS (+TP_LINGUA) or "
+                               "RESPONSE_PATTERN")
     patterns.add_argument("--output", required=True, help="where to write the scored CSV")
     patterns.add_argument("--lc-language", type=int, choices=(0, 1),
                           help="TP_LINGUA for LC rows that have none (0 English, 1 Spanish)")
@@ -228,7 +230,16 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """Entry point of the ``enem-llm`` console script."""
     try:
-        sys.exit(main())
+        code = main()
+        if code == INTERRUPTED:
+            # Stopped: its state is written and its outcome printed. Leave at once rather than
+            # tear down the thousands of modules a command imports (about 2 s on a busy machine)
+            # and wait for worker threads still holding requests the stop abandoned.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            logging.shutdown()
+            os._exit(code)
+        sys.exit(code)
     except BrokenPipeError:
         # The reader of our output went away (``| head``): not an error of ours. Point stdout at
         # nothing so the interpreter's final flush does not raise again.

@@ -115,7 +115,7 @@ def check_selection(con, selection: Selection, path: Path, years: list[int]) -> 
     if selection.group and selection.group != "all:all":
         groups = human_groups(con, year)
         known = [f"{kind}:{value}" for kind, value in zip(groups["group_kind"],
-                                                          groups["group_value"])]
+                                                          groups["group_value"], strict=True)]
         if selection.group not in known:
             raise UsageError(f"group {selection.group!r} is not a human subgroup of {year} "
                              f"(KIND:VALUE, e.g. {_listed(known, 4)})")

@@ -17,8 +17,8 @@ from streamlit.delta_generator import DeltaGenerator
 CSV_MIME = "text/csv"
 
 
-def csv_download(table: pd.DataFrame | Callable[[], pd.DataFrame], *, label: str, file_stem: str, key: str,
-                 where: DeltaGenerator | None = None, icon: str | None = None) -> None:
+def csv_download(table: pd.DataFrame | Callable[[], pd.DataFrame], *, label: str, file_stem: str,
+                 key: str, where: DeltaGenerator | None = None, icon: str | None = None) -> None:
     """A button that downloads ``table`` as ``{file_stem}.csv``.
 
     Parameters
@@ -39,5 +39,5 @@ def csv_download(table: pd.DataFrame | Callable[[], pd.DataFrame], *, label: str
         Streamlit's icon string for the button (e.g. ``":material/table:"``), or None.
     """
     (where if where is not None else st).download_button(
-        label, data=lambda: (table() if callable(table) else table).to_csv(index=False), file_name=f"{file_stem}.csv",
-        mime=CSV_MIME, key=key, on_click="ignore", icon=icon)
+        label, data=lambda: (table() if callable(table) else table).to_csv(index=False),
+        file_name=f"{file_stem}.csv", mime=CSV_MIME, key=key, on_click="ignore", icon=icon)

@@ -24,7 +24,8 @@ CURVE_NAME = "expected CTT at θ (3PL test characteristic curve)"
 _LINE = {"color": REFERENCE_COLOUR, "width": 1.5, "dash": "dot"}
 
 
-def expected_score_curves(filters: Filters, points: pd.DataFrame) -> dict[str, tuple[int, np.ndarray]]:
+def expected_score_curves(filters: Filters, points: pd.DataFrame
+                          ) -> dict[str, tuple[int, np.ndarray]]:
     """Per area with a booklet (the one the test information uses; LC in the runs' foreign
     language): (booklet, expected number correct over ``THETA_GRID``), the sum of the 3PL
     probabilities of the items the CTT score counts, with the year's D."""

@@ -209,7 +209,8 @@ def _point_words(points: pd.DataFrame) -> list[str]:
     """Each model point's words for its hover: '<b>model</b><br>run id · language, shots'."""
     return [f"<b>{model}</b><br>run {run} · {language}, {shots_words(shots)}"
             for model, run, language, shots in zip(points["model"], points["run_id"],
-                                                   points["prompt_language"], points["shots"])]
+                                                   points["prompt_language"], points["shots"],
+                                                   strict=True)]
 
 
 def region_trace(region: DensityRegion, model: str, colour: str,
@@ -330,8 +331,8 @@ def reference_line(figure: go.Figure, row: int, col: int, *, line: dict,
     """A line across one subplot, vertical at ``x`` or horizontal at ``y``, with an optional
     label inside the panel on a white backing, readable over dense data (right of a vertical
     line at its top, under a horizontal one at its left end; at the right end it met the next
-    column's axis title on narrow screens). Plotly's ``add_vline``/``add_hline`` look through every trace of the figure for empty
-    subplots first, which is slow on figures of many traces."""
+    column's axis title on narrow screens). Plotly's ``add_vline``/``add_hline`` look through every
+    trace of the figure for empty subplots first, which is slow on figures of many traces."""
     shape = reference_line_shape(figure, row, col, line=line, x=x, y=y)
     figure.add_shape(shape)
     if label:

@@ -215,7 +215,7 @@ def level_rows(first: pd.DataFrame, second: pd.DataFrame,
                levels: tuple[str, str]) -> pd.DataFrame:
     """Two per-(model, area) tables of the two levels as one, with a ``level`` column (see
     :func:`with_level`), each model's and area's rows together, the sidebar's level first."""
-    frames = [with_level(frame, level) for frame, level in zip((first, second), levels)
+    frames = [with_level(frame, level) for frame, level in zip((first, second), levels, strict=True)
               if len(frame)]
     if not frames:
         return with_level(first, levels[0])

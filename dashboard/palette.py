@@ -95,10 +95,10 @@ def series_style_table(labels: Iterable[str], catalogue: Iterable[str] | None = 
     from it, sorted), in order of first appearance, takes the colour its
     :func:`preferred_slot` names, or the next free one when an earlier model holds it; once
     all :data:`MODEL_COLOURS` are taken, a next round of models reuses them. The runs of one
-    model share its colour and differ by symbol, dash and bar pattern: the v-th run of a model of round r
-    takes symbol, dash and pattern number ``r + v × rounds``, so two series shown together never share
-    (colour, symbol) while a colour is shared by fewer than ``len(SYMBOLS)`` series. A pooled
-    series (named by its model) is its model's first and takes the model's first style.
+    model share its colour and differ by symbol, dash and bar pattern: the v-th run of a model of
+    round r takes symbol, dash and pattern number ``r + v × rounds``, so two series shown together
+    never share (colour, symbol) while a colour is shared by fewer than ``len(SYMBOLS)`` series. A
+    pooled series (named by its model) is its model's first and takes the model's first style.
     """
     wanted = list(dict.fromkeys(labels))
     order = list(dict.fromkeys(catalogue if catalogue is not None else sorted(wanted)))

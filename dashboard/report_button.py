@@ -49,7 +49,7 @@ def _report_tool(db_path: Path) -> None:
                        + done.stdout.strip())
     files = st.session_state.get(_FILES) or {}
     kinds = {".html": "text/html", ".pdf": "application/pdf"}
-    for column, (name, data) in zip(st.columns(max(1, len(files))), files.items()):
+    for column, (name, data) in zip(st.columns(max(1, len(files))), files.items(), strict=False):
         column.download_button(name, data=data, file_name=name,
                                mime=kinds.get(Path(name).suffix, "application/octet-stream"),
                                key=f"report.download.{name}", on_click="ignore",

@@ -555,7 +555,8 @@ PLURALS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("cor", "cores", ("cors", "corres", "cóis", "corz")),
 )
 
-# Foreign-language vocabulary: (sentence, word, pt options [correct + 4 wrong], en options [same order]).
+# Foreign-language vocabulary: (sentence, word, pt options [correct + 4 wrong], en options
+# [same order]).
 ENGLISH_WORDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "Actually, the museum opens at nine, not at ten.",

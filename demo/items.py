@@ -1,8 +1,8 @@
 """Synthetic ENEM item bank and booklets (what ``ITENS_PROVA_YYYY.csv`` describes).
 
-Layout of one exam (see docs/methods.md, ENEM conventions): day 1 is LC (positions 1–45) and CH (46–90), day 2 is
-CN (91–135) and MT (136–180). LC holds 50 items: positions 1–5 exist twice, once with English
-items (``TP_LINGUA = 0``) and once with Spanish items (``TP_LINGUA = 1``).
+Layout of one exam (see docs/methods.md, ENEM conventions): day 1 is LC (positions 1–45) and CH
+(46–90), day 2 is CN (91–135) and MT (136–180). LC holds 50 items: positions 1–5 exist twice, once
+with English items (``TP_LINGUA = 0``) and once with Spanish items (``TP_LINGUA = 1``).
 
 Inside this package every area keeps its items in a fixed *canonical* order (for LC: the five
 English items, the five Spanish items, then the 40 common items). Booklets are permutations of
@@ -89,7 +89,8 @@ class AreaBank:
         return len(self.booklet_ids)
 
     def form(self, lingua: int) -> np.ndarray:
-        """Canonical columns (45,) taken by a candidate of ``lingua`` (0 en, 1 es), canonical order."""
+        """Canonical columns (45,) taken by a candidate of ``lingua`` (0 en, 1 es), canonical
+        order."""
         return np.flatnonzero((self.language == -1) | (self.language == lingua))
 
     def char_order(self, booklet: int, lingua: int, fifty: bool = False) -> np.ndarray:
@@ -123,7 +124,8 @@ class ExamBank:
 
 
 def booklet_ids(year: int, area: str, n_booklets: int = N_BOOKLETS) -> np.ndarray:
-    """4-digit ``CO_PROVA`` ids: ``YY`` ``A`` ``k`` (year, area 1..4 in LC, CH, CN, MT order, booklet 1..).
+    """4-digit ``CO_PROVA`` ids: ``YY`` ``A`` ``k`` (year, area 1..4 in LC, CH, CN, MT order,
+    booklet 1..).
 
     Example for 2023: LC 2311–2314, CH 2321–2324, CN 2331–2334, MT 2341–2344.
     Years 2000–2009 use prefix 90–99 so the id keeps 4 digits.
@@ -246,7 +248,8 @@ def make_area_bank(
 
 
 def make_exam_bank(year: int, seed: int) -> ExamBank:
-    """The whole exam for ``year``: 185 items, 2 or 3 of them abandoned (never LC language items)."""
+    """The whole exam for ``year``: 185 items, 2 or 3 of them abandoned (never LC language
+    items)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, year, 1]))
     sizes = {area: N_ITEMS + (N_LANGUAGE_ITEMS if area == "LC" else 0) for area in AREAS}
     total = sum(sizes.values())

@@ -139,7 +139,8 @@ def _categorical(rng: np.random.Generator, n: int, values: np.ndarray, p: np.nda
 def _ordinal(
     rng: np.random.Generator, ses: np.ndarray, n_cats: int, load: float, shift: float
 ) -> np.ndarray:
-    """(n,) category 0..n_cats-1 driven by the SES latent: ⌊n_cats·Φ(load·ses + √(1−load²)·z + shift)⌋."""
+    """(n,) category 0..n_cats-1 driven by the SES latent: ⌊n_cats·Φ(load·ses + √(1−load²)·z +
+    shift)⌋."""
     x = load * ses + np.sqrt(1 - load**2) * rng.standard_normal(len(ses)) + shift
     return np.minimum((ndtr(x) * n_cats).astype(np.int64), n_cats - 1)
 

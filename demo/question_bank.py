@@ -58,7 +58,8 @@ class DemoQuestion:
 
 
 def place_options(draft: Draft, key: int, rng: np.random.Generator) -> dict[str, tuple[str, ...]]:
-    """Five options per language: the wrong ones shuffled (same order in both), the answer at ``key``."""
+    """Five options per language: the wrong ones shuffled (same order in both), the answer at
+    ``key``."""
     perm = rng.permutation(4)
     out = {}
     for lang in LANGS:

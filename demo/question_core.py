@@ -32,7 +32,8 @@ class Draft:
 
 @dataclass(frozen=True)
 class Template:
-    """A question template; ``table_size`` is the number of fact rows (None = computed, unlimited)."""
+    """A question template; ``table_size`` is the number of fact rows (None = computed,
+    unlimited)."""
 
     name: str
     make: Callable[[np.random.Generator, int], Draft]
@@ -114,7 +115,8 @@ def numeric_draft(
     positive: bool = True,
 ) -> Draft:
     """Draft whose options are numbers: keeps the first 4 wrong values that render differently
-    from the answer and from each other (> 0 when ``positive``), topping up with answer × (1 ± 0.2k)."""
+    from the answer and from each other (> 0 when ``positive``), topping up with answer × (1 ±
+    0.2k)."""
     seen = {render(correct, "en")}
     chosen: list[float] = []
     fallback = [correct * (1 + s * 0.2 * k) for k in range(1, 30) for s in (1, -1)]

@@ -70,7 +70,8 @@ TEMPLATES: dict[str, tuple[Template, ...]] = {
         Template("lc_plural", lc.lc_plural, len(facts.PLURALS)),
     ),
 }
-"""Templates for the common items of each area (the LC language items use lc_english / lc_spanish)."""
+"""Templates for the common items of each area (the LC language items use lc_english /
+lc_spanish)."""
 
 LANGUAGE_TEMPLATES: dict[int, Template] = {
     0: Template("lc_english", lc.lc_english, len(facts.ENGLISH_WORDS)),

@@ -93,8 +93,10 @@ def ch_years_between(rng: np.random.Generator, _: int = 0) -> Draft:
     if y1 == y2:
         return ch_years_between(rng)
     stem = {
-        "pt": f"Sabendo que {e1_pt} ocorreu em {y1} e {e2_pt} em {y2}, quantos anos separam os dois fatos?",
-        "en": f"Given that {e1_en} took place in {y1} and {e2_en} in {y2}, how many years separate the two events?",
+        "pt": f"Sabendo que {e1_pt} ocorreu em {y1} e {e2_pt} em {y2}, quantos anos separam os "
+              "dois fatos?",
+        "en": f"Given that {e1_en} took place in {y1} and {e2_en} in {y2}, how many years separate "
+              "the two events?",
     }
     d = y2 - y1
     return numeric_draft(
@@ -127,8 +129,8 @@ def ch_map_scale(rng: np.random.Generator, _: int = 0) -> Draft:
     scale = int(pick(rng, (50_000, 100_000, 250_000, 500_000, 1_000_000, 2_000_000)))
     cm = int(rng.integers(2, 16))
     stem = {
-        "pt": f"Em um mapa na escala 1:{num(scale, 'pt')}, duas cidades estão a {cm} cm uma da outra. "
-        "Qual é a distância real entre elas?",
+        "pt": f"Em um mapa na escala 1:{num(scale, 'pt')}, duas cidades estão a {cm} cm uma da "
+              "outra. Qual é a distância real entre elas?",
         "en": f"On a map at a scale of 1:{num(scale, 'en')}, two towns are {cm} cm apart. "
         "What is the real distance between them?",
     }
@@ -168,10 +170,12 @@ def ch_time_zone(rng: np.random.Generator, _: int = 0) -> Draft:
     hour = int(rng.integers(0, 24))
     sign = "+" if offset >= 0 else "−"
     stem = {
-        "pt": f"Considere os fusos horários padrão, sem horário de verão: Brasília em UTC−3 e {city_pt} em "
-        f"UTC{sign}{abs(offset)}. Quando são {hour:02d}h00 em Brasília, que horas são em {city_pt}?",
-        "en": f"Consider standard time zones, without daylight saving: Brasília at UTC−3 and {city_en} at "
-        f"UTC{sign}{abs(offset)}. When it is {hour:02d}:00 in Brasília, what time is it in {city_en}?",
+        "pt": "Considere os fusos horários padrão, sem horário de verão: Brasília em UTC−3 e "
+              f"{city_pt} em UTC{sign}{abs(offset)}. Quando são {hour:02d}h00 em Brasília, que "
+              f"horas são em {city_pt}?",
+        "en": "Consider standard time zones, without daylight saving: Brasília at UTC−3 and "
+              f"{city_en} at UTC{sign}{abs(offset)}. When it is {hour:02d}:00 in Brasília, what "
+              f"time is it in {city_en}?",
     }
     target = (hour + offset + 3) % 24
     wrong = [

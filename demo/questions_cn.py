@@ -19,8 +19,10 @@ from demo.question_core import (
 def cn_speed_units(rng: np.random.Generator, _: int = 0) -> Draft:
     kmh = 18 * int(rng.integers(1, 9))
     stem = {
-        "pt": f"Um ciclista mantém velocidade constante de {kmh} km/h. Qual é essa velocidade em metros por segundo?",
-        "en": f"A cyclist keeps a constant speed of {kmh} km/h. What is this speed in metres per second?",
+        "pt": f"Um ciclista mantém velocidade constante de {kmh} km/h. Qual é essa velocidade em "
+              "metros por segundo?",
+        "en": f"A cyclist keeps a constant speed of {kmh} km/h. What is this speed in metres per "
+              "second?",
     }
     wrong = [kmh * 3.6, kmh / 60, kmh / 36, kmh * 1000 / 60]
     return numeric_draft("cn_speed_units", {"kmh": kmh}, stem, kmh / 3.6, wrong, unit("m/s"))
@@ -33,8 +35,8 @@ def cn_density(rng: np.random.Generator, _: int = 0) -> Draft:
     stem = {
         "pt": f"Um objeto maciço de massa {num(mass, 'pt')} g ocupa um volume de {volume} cm³. "
         "Qual é a densidade do material?",
-        "en": f"A solid object with a mass of {num(mass, 'en')} g takes up a volume of {volume} cm³. "
-        "What is the density of the material?",
+        "en": f"A solid object with a mass of {num(mass, 'en')} g takes up a volume of {volume} "
+              "cm³. What is the density of the material?",
     }
     wrong = [volume / mass, mass * volume, mass - volume, rho * 10, rho / 10]
     return numeric_draft(
@@ -51,10 +53,10 @@ def cn_newton(rng: np.random.Generator, _: int = 0) -> Draft:
     mass = int(rng.integers(2, 61))
     acc = float(pick(rng, (0.5, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0)))
     stem = {
-        "pt": f"Qual é a intensidade da força resultante que imprime a um corpo de {mass} kg uma aceleração "
-        f"de {num(acc, 'pt')} m/s²?",
-        "en": f"What is the magnitude of the net force that gives a body of mass {mass} kg an acceleration "
-        f"of {num(acc, 'en')} m/s²?",
+        "pt": f"Qual é a intensidade da força resultante que imprime a um corpo de {mass} kg uma "
+              f"aceleração de {num(acc, 'pt')} m/s²?",
+        "en": f"What is the magnitude of the net force that gives a body of mass {mass} kg an "
+              f"acceleration of {num(acc, 'en')} m/s²?",
     }
     wrong = [mass / acc, mass + acc, mass * acc * 10, mass * acc / 2]
     return numeric_draft(
@@ -67,10 +69,10 @@ def cn_ohm(rng: np.random.Generator, _: int = 0) -> Draft:
     current = float(pick(rng, (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 4.0)))
     voltage = resistance * current
     stem = {
-        "pt": f"Um resistor ôhmico de {resistance} Ω é ligado a uma tensão de {num(voltage, 'pt')} V. "
-        "Qual é a corrente elétrica que o atravessa?",
-        "en": f"An ohmic resistor of {resistance} Ω is connected to a voltage of {num(voltage, 'en')} V. "
-        "What electric current flows through it?",
+        "pt": f"Um resistor ôhmico de {resistance} Ω é ligado a uma tensão de {num(voltage, 'pt')} "
+              "V. Qual é a corrente elétrica que o atravessa?",
+        "en": f"An ohmic resistor of {resistance} Ω is connected to a voltage of "
+              f"{num(voltage, 'en')} V. What electric current flows through it?",
     }
     wrong = [resistance / voltage, voltage * resistance, current * 10, current / 10]
     return numeric_draft(
@@ -100,7 +102,8 @@ def cn_temperature(rng: np.random.Generator, _: int = 0) -> Draft:
     celsius = 5 * int(rng.integers(-4, 21))
     stem = {
         "pt": f"Um termômetro marca {celsius} °C. Qual é essa temperatura na escala Fahrenheit?",
-        "en": f"A thermometer reads {celsius} °C. What is this temperature on the Fahrenheit scale?",
+        "en": f"A thermometer reads {celsius} °C. What is this temperature on the Fahrenheit "
+              "scale?",
     }
     correct = 1.8 * celsius + 32
     wrong = [1.8 * celsius, celsius + 32, 1.8 * celsius - 32, (celsius - 32) / 1.8, correct + 10]
@@ -119,8 +122,8 @@ def cn_wave(rng: np.random.Generator, _: int = 0) -> Draft:
     freq = int(pick(rng, (2, 4, 5, 10, 20, 50, 100)))
     wavelength = float(pick(rng, (0.5, 1.0, 1.5, 2.0, 3.4, 5.0)))
     stem = {
-        "pt": f"Uma onda tem frequência de {freq} Hz e comprimento de onda de {num(wavelength, 'pt')} m. "
-        "Qual é a sua velocidade de propagação?",
+        "pt": f"Uma onda tem frequência de {freq} Hz e comprimento de onda de "
+              f"{num(wavelength, 'pt')} m. Qual é a sua velocidade de propagação?",
         "en": f"A wave has a frequency of {freq} Hz and a wavelength of {num(wavelength, 'en')} m. "
         "What is its propagation speed?",
     }
@@ -140,8 +143,10 @@ def cn_molar_mass(rng: np.random.Generator, row: int) -> Draft:
     masses_pt = ", ".join(f"{el} = {num(facts.ATOMIC_MASS[el], 'pt')}" for el in atoms)
     masses_en = ", ".join(f"{el} = {num(facts.ATOMIC_MASS[el], 'en')}" for el in atoms)
     stem = {
-        "pt": f"Dadas as massas molares {masses_pt} (em g/mol), qual é a massa molar de {name_pt} ({formula})?",
-        "en": f"Given the molar masses {masses_en} (in g/mol), what is the molar mass of {name_en} ({formula})?",
+        "pt": f"Dadas as massas molares {masses_pt} (em g/mol), qual é a massa molar de {name_pt} "
+              f"({formula})?",
+        "en": f"Given the molar masses {masses_en} (in g/mol), what is the molar mass of {name_en} "
+              f"({formula})?",
     }
     correct = sum(facts.ATOMIC_MASS[el] * k for el, k in atoms.items())
     no_subscripts = sum(facts.ATOMIC_MASS[el] for el in atoms)
@@ -170,8 +175,10 @@ def cn_symbol(rng: np.random.Generator, row: int) -> Draft:
 def cn_planet(rng: np.random.Generator, row: int) -> Draft:
     others = other_rows(rng, 8, row)
     stem = {
-        "pt": f"Qual é o {facts.ORDINALS_PT[row]} planeta do Sistema Solar em ordem de distância ao Sol?",
-        "en": f"Which is the {facts.ORDINALS_EN[row]} planet of the Solar System in order of distance from the Sun?",
+        "pt": f"Qual é o {facts.ORDINALS_PT[row]} planeta do Sistema Solar em ordem de distância "
+              "ao Sol?",
+        "en": f"Which is the {facts.ORDINALS_EN[row]} planet of the Solar System in order of "
+              "distance from the Sun?",
     }
     return fact_draft(
         "cn_planet",

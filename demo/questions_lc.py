@@ -1,4 +1,5 @@
-"""Languages (LC) templates: Portuguese vocabulary and grammar, English and Spanish words in context."""
+"""Languages (LC) templates: Portuguese vocabulary and grammar, English and Spanish words in
+context."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def lc_antonym(rng: np.random.Generator, row: int) -> Draft:
     sentence, word, correct, wrong = facts.ANTONYMS[row]
     stem = {
         "pt": f'Na frase "{sentence}", qual palavra tem sentido oposto ao de "{word}"?',
-        "en": f'In the Portuguese sentence "{sentence}", which word has the opposite meaning of "{word}"?',
+        "en": f'In the Portuguese sentence "{sentence}", which word has the opposite meaning of '
+              f'"{word}"?',
     }
     return fact_draft("lc_antonym", {"row": row}, stem, [correct, *wrong], [correct, *wrong])
 
@@ -36,7 +38,8 @@ def lc_word_class(rng: np.random.Generator, row: int) -> Draft:
     order = [cls] + [int(i) for i in rng.permutation(5) if i != cls]
     stem = {
         "pt": f'Na frase "{sentence}", a palavra "{word}" pertence a qual classe gramatical?',
-        "en": f'In the Portuguese sentence "{sentence}", the word "{word}" belongs to which word class?',
+        "en": f'In the Portuguese sentence "{sentence}", the word "{word}" belongs to which word '
+              'class?',
     }
     return fact_draft(
         "lc_word_class",

@@ -50,10 +50,10 @@ def mt_discount(rng: np.random.Generator, _: int = 0) -> Draft:
 def mt_perimeter(rng: np.random.Generator, _: int = 0) -> Draft:
     w, h = (int(v) for v in rng.choice(np.arange(5, 61), size=2, replace=False))
     stem = {
-        "pt": f"Um terreno retangular mede {w} m por {h} m. Quantos metros de cerca são necessários "
-        "para contorná-lo uma única vez?",
-        "en": f"A rectangular plot measures {w} m by {h} m. How many metres of fence are needed to go "
-        "around it once?",
+        "pt": f"Um terreno retangular mede {w} m por {h} m. Quantos metros de cerca são "
+              "necessários para contorná-lo uma única vez?",
+        "en": f"A rectangular plot measures {w} m by {h} m. How many metres of fence are needed to "
+              "go around it once?",
     }
     wrong = [w * h, w + h, 2 * w + h, 4 * max(w, h)]
     return numeric_draft("mt_perimeter", {"w": w, "h": h}, stem, 2 * (w + h), wrong, unit("m"))
@@ -64,10 +64,10 @@ def mt_tiles(rng: np.random.Generator, _: int = 0) -> Draft:
     w, h = int(rng.integers(2, 13)), int(rng.integers(2, 13))
     per_m = 100 // side
     stem = {
-        "pt": f"Uma sala retangular de {w} m por {h} m será coberta com pisos quadrados de {side} cm de "
-        "lado, sem sobras nem cortes. Quantos pisos serão usados?",
-        "en": f"A rectangular room of {w} m by {h} m will be covered with square tiles of side {side} cm, "
-        "with no gaps or cuts. How many tiles are used?",
+        "pt": f"Uma sala retangular de {w} m por {h} m será coberta com pisos quadrados de {side} "
+              "cm de lado, sem sobras nem cortes. Quantos pisos serão usados?",
+        "en": f"A rectangular room of {w} m by {h} m will be covered with square tiles of side "
+              f"{side} cm, with no gaps or cuts. How many tiles are used?",
     }
     correct = w * h * per_m * per_m
     wrong = [w * h * per_m, w * h * 100 * per_m, 2 * (w + h) * per_m, correct // 2]
@@ -81,11 +81,12 @@ def mt_mean(rng: np.random.Generator, _: int = 0) -> Draft:
     mean = sum(grades) / 5
     stem = {
         lang: (
-            f"As notas de uma estudante em cinco provas foram {join_list([str(g) for g in grades], 'pt')}. "
-            "Qual é a média aritmética dessas notas?"
+            "As notas de uma estudante em cinco provas foram "
+            f"{join_list([str(g) for g in grades], 'pt')}. Qual é a média aritmética dessas notas?"
             if lang == "pt"
-            else f"A student's marks in five tests were {join_list([str(g) for g in grades], 'en')}. "
-            "What is the arithmetic mean of these marks?"
+            else "A student's marks in five tests were "
+                 f"{join_list([str(g) for g in grades], 'en')}. What is the arithmetic mean of "
+                 "these marks?"
         )
         for lang in LANGS
     }
@@ -169,8 +170,10 @@ def mt_travel_time(rng: np.random.Generator, _: int = 0) -> Draft:
             break
     dist = speed * minutes // 60
     stem = {
-        "pt": f"Um ônibus percorre {dist} km com velocidade média de {speed} km/h. Quanto tempo dura a viagem?",
-        "en": f"A bus travels {dist} km at an average speed of {speed} km/h. How long does the trip take?",
+        "pt": f"Um ônibus percorre {dist} km com velocidade média de {speed} km/h. Quanto tempo "
+              "dura a viagem?",
+        "en": f"A bus travels {dist} km at an average speed of {speed} km/h. How long does the "
+              "trip take?",
     }
     hours = dist / speed
     misread = int(hours) * 60 + round((hours - int(hours)) * 100)
@@ -189,8 +192,9 @@ def mt_probability(rng: np.random.Generator, _: int = 0) -> Draft:
     red, blue, green = (int(v) for v in rng.integers(1, 10, 3))
     total = red + blue + green
     stem = {
-        "pt": f"Uma urna contém {red} bolas vermelhas, {blue} azuis e {green} verdes, todas iguais ao tato. "
-        "Retirando-se uma bola ao acaso, qual é a probabilidade de ela ser vermelha?",
+        "pt": f"Uma urna contém {red} bolas vermelhas, {blue} azuis e {green} verdes, todas iguais "
+              "ao tato. Retirando-se uma bola ao acaso, qual é a probabilidade de ela ser "
+              "vermelha?",
         "en": f"A bag holds {red} red, {blue} blue and {green} green balls that feel identical. "
         "If one ball is drawn at random, what is the probability that it is red?",
     }
@@ -217,10 +221,10 @@ def mt_box_volume(rng: np.random.Generator, _: int = 0) -> Draft:
     dims = [int(v) * 10 for v in rng.integers(1, 9, 3)]
     length, width, height = dims
     stem = {
-        "pt": f"Uma caixa-d'água tem forma de paralelepípedo com medidas internas de {length} cm, {width} cm "
-        f"e {height} cm. Qual é a sua capacidade?",
-        "en": f"A water tank is a rectangular box with inner dimensions {length} cm, {width} cm and "
-        f"{height} cm. What is its capacity?",
+        "pt": f"Uma caixa-d'água tem forma de paralelepípedo com medidas internas de {length} cm, "
+              f"{width} cm e {height} cm. Qual é a sua capacidade?",
+        "en": f"A water tank is a rectangular box with inner dimensions {length} cm, {width} cm "
+              f"and {height} cm. What is its capacity?",
     }
     vol = length * width * height
     wrong = [
@@ -251,10 +255,10 @@ def mt_pythagoras(rng: np.random.Generator, _: int = 0) -> Draft:
     if rng.random() < 0.5:
         a, b = b, a
     stem = {
-        "pt": f"Um cabo esticado de {c} m liga o topo de um poste vertical a um ponto do chão plano situado "
-        f"a {a} m da base do poste. Qual é a altura do poste?",
-        "en": f"A taut cable {c} m long joins the top of a vertical pole to a point on flat ground {a} m "
-        "from the foot of the pole. How tall is the pole?",
+        "pt": f"Um cabo esticado de {c} m liga o topo de um poste vertical a um ponto do chão "
+              f"plano situado a {a} m da base do poste. Qual é a altura do poste?",
+        "en": f"A taut cable {c} m long joins the top of a vertical pole to a point on flat ground "
+              f"{a} m from the foot of the pole. How tall is the pole?",
     }
     wrong = [c - a, c + a, a, round(float(np.hypot(a, c)), 1)]
     return numeric_draft(
@@ -269,8 +273,8 @@ def mt_taxi(rng: np.random.Generator, _: int = 0) -> Draft:
     stem = {
         "pt": f"Em uma cidade, a corrida de táxi custa {money(fixed, 'pt')} de bandeirada mais "
         f"{money(per_km, 'pt')} por quilômetro rodado. Quanto custa uma corrida de {km} km?",
-        "en": f"In a city, a taxi ride costs a fixed fee of {money(fixed, 'en')} plus {money(per_km, 'en')} "
-        f"per kilometre. How much does a {km} km ride cost?",
+        "en": f"In a city, a taxi ride costs a fixed fee of {money(fixed, 'en')} plus "
+              f"{money(per_km, 'en')} per kilometre. How much does a {km} km ride cost?",
     }
     wrong = [per_km * km, (fixed + per_km) * km, fixed * km + per_km, fixed + per_km * (km - 1)]
     return numeric_draft(
@@ -287,8 +291,8 @@ def mt_percent_of(rng: np.random.Generator, _: int = 0) -> Draft:
     total = int(rng.integers(5, 51)) * 40
     pct = int(pick(rng, (5, 10, 15, 20, 25, 30, 35, 40, 45, 60, 75)))
     stem = {
-        "pt": f"Uma escola tem {num(total, 'pt')} estudantes, e {pct}% deles vão à escola de ônibus. "
-        "Quantos estudantes vão de ônibus?",
+        "pt": f"Uma escola tem {num(total, 'pt')} estudantes, e {pct}% deles vão à escola de "
+              "ônibus. Quantos estudantes vão de ônibus?",
         "en": f"A school has {num(total, 'en')} students, and {pct}% of them go to school by bus. "
         "How many students go by bus?",
     }

@@ -344,7 +344,8 @@ def _scan_block(data: bytes, n_fields: int, codec: str, check: FieldCheck | None
             block.off_values.update(texts)
             block.off_value = LineTally(int(off.size), [
                 (int(numbers[rows[j]]), f"{check.name} {text!r}: {quoted(rows[j])}")
-                for j, text in zip(off[:REJECT_SAMPLES].tolist(), texts)])
+                for j, text in zip(off[:REJECT_SAMPLES].tolist(), texts[:REJECT_SAMPLES],
+                                   strict=True)])
     return block
 
 
@@ -376,7 +377,8 @@ def _off_values(check: FieldCheck, arr: np.ndarray, rows: np.ndarray, starts, st
     fine = np.array([value.strip(b" ") in accepted for value in distinct.tolist()])
     off = maybe[~fine[inverse] | (width[maybe] > _CHECK_WIDTH)]
     texts = [value.decode(codec, errors="replace").strip() + ("…" if wide else "")
-             for value, wide in zip(values[off].tolist(), (width[off] > _CHECK_WIDTH).tolist())]
+             for value, wide in zip(values[off].tolist(), (width[off] > _CHECK_WIDTH).tolist(),
+                                    strict=True)]
     return off, texts
 
 

@@ -106,7 +106,8 @@ def _populations(items: ItemsTable, accumulator: AreaAccumulator):
         return
     yield (None, common, *_stack(forms, keys_by_form, accumulator, common))
     for language in (0, 1):
-        chosen = [(f, k) for f, k in zip(forms, keys_by_form) if f.language == language]
+        chosen = [(f, k) for f, k in zip(forms, keys_by_form, strict=True)
+                  if f.language == language]
         if not chosen:
             continue
         specific = np.unique(np.concatenate([f.item_ids[: f.language_items] for f, _ in chosen]))
@@ -125,7 +126,7 @@ def _stack(forms, keys_by_form, accumulator: AreaAccumulator, item_ids: np.ndarr
     chars = np.zeros((n_rows, len(item_ids)), np.uint8)
     keys = np.zeros(len(item_ids), np.uint8)
     thetas, totals, row = [], [], 0
-    for form, key in zip(forms, keys_by_form):
+    for form, key in zip(forms, keys_by_form, strict=True):
         placed = [(source, column_of[int(item)]) for source, item in enumerate(form.item_ids)
                   if int(item) in column_of]
         sources = np.array([source for source, _ in placed], np.intp)

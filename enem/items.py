@@ -333,7 +333,8 @@ def _typed_rows(raw: pd.DataFrame) -> pd.DataFrame:
     # An abandoned item drops out of the likelihood, so it needs no CO_ITEM (2009 LC lists some
     # without one); a scored item does, to be told apart from the others.
     co_item = text("CO_ITEM")
-    flag((co_item.isna() | co_item.eq("")) & ~rows["abandoned"], "missing CO_ITEM on an item that is not abandoned")
+    flag((co_item.isna() | co_item.eq("")) & ~rows["abandoned"],
+         "missing CO_ITEM on an item that is not abandoned")
     flag(~rows["area"].isin(AREAS), "unknown SG_AREA")
     rows["problem"] = problems.str.rstrip("; ").replace("", None)
     return rows
@@ -352,7 +353,8 @@ def _find_invalid_booklets(rows: pd.DataFrame) -> dict[int, str]:
         if pd.isna(row["booklet_id"]):
             continue
         booklet = int(row["booklet_id"])
-        invalid.setdefault(booklet, f"item {row['item_id']} at CO_POSICAO {row['co_posicao']}: {row['problem']}")
+        invalid.setdefault(
+            booklet, f"item {row['item_id']} at CO_POSICAO {row['co_posicao']}: {row['problem']}")
     for booklet_id, booklet_rows in rows.dropna(subset=["booklet_id"]).groupby("booklet_id"):
         booklet = int(booklet_id)
         if booklet in invalid:
@@ -447,7 +449,8 @@ def _form_row_sets(booklet_rows: pd.DataFrame):
         return
     common = booklet_rows["item_language"].isna()
     for language in LANGUAGE_CODES:
-        yield language, booklet_rows[common | booklet_rows["item_language"].eq(language).fillna(False)]
+        chosen = booklet_rows["item_language"].eq(language).fillna(False)
+        yield language, booklet_rows[common | chosen]
 
 
 def _listing_multiplicity(form_rows: pd.DataFrame) -> int:
@@ -483,7 +486,7 @@ def build_form(booklet_id: int, language: int | None, ordered: pd.DataFrame) -> 
     bank = stored_item_bank(ordered, scaling=PUBLISHED_SCALING)
     colour = ordered["colour"].dropna()
     item_ids = [missing_item_id(booklet_id, position) if pd.isna(item) else int(item)
-                for item, position in zip(ordered["item_id"], ordered["co_posicao"])]
+                for item, position in zip(ordered["item_id"], ordered["co_posicao"], strict=True)]
     return BookletForm(
         booklet_id=booklet_id,
         area=str(ordered["area"].iloc[0]),

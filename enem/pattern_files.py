@@ -124,7 +124,8 @@ def read_patterns(path: Path, encoding: str = "auto") -> pd.DataFrame:
     """
     path = Path(path)
     if encoding not in PATTERN_ENCODINGS:
-        raise ValueError(f"encoding must be one of {', '.join(PATTERN_ENCODINGS)}; got {encoding!r}")
+        raise ValueError(
+            f"encoding must be one of {', '.join(PATTERN_ENCODINGS)}; got {encoding!r}")
     if not path.is_file():
         raise UnusableFileError(f"{path}: no such file")
     with open(path, "rb") as handle:
@@ -270,7 +271,8 @@ def _at_bound(theta: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarr
     return theta_at_bound(theta, bounds).astype(np.int8)
 
 
-def _prepare(frame: pd.DataFrame, items: ItemsTable, lc_language, out: pd.DataFrame) -> pd.DataFrame:
+def _prepare(frame: pd.DataFrame, items: ItemsTable, lc_language, out: pd.DataFrame
+             ) -> pd.DataFrame:
     """Attach each row's form key; rows without a usable form get SCORE_ERROR."""
     work = pd.DataFrame(index=frame.index)
     booklet = booklet_numbers(frame)

@@ -43,7 +43,8 @@ def strings_to_chars(strings: pa.Array | Sequence[str], width: int) -> np.ndarra
         return np.zeros((0, width), dtype=np.uint8)
     if binary.null_count:
         raise ValueError("null response strings must be filtered out before stacking")
-    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int64)[binary.offset: binary.offset + n + 1]
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int64)
+    offsets = offsets[binary.offset: binary.offset + n + 1]
     if not np.all(np.diff(offsets) == width):
         raise ValueError(f"every response string must have {width} characters")
     data = np.frombuffer(binary.buffers()[2], dtype=np.uint8)
@@ -55,7 +56,8 @@ def invalid_mark_rows(chars: np.ndarray) -> np.ndarray:
     return ~_IS_VALID_MARK[chars].all(axis=1)
 
 
-def select_language_block(chars: np.ndarray, language: np.ndarray, block_size: int = 5) -> np.ndarray:
+def select_language_block(chars: np.ndarray, language: np.ndarray, block_size: int = 5
+                          ) -> np.ndarray:
     """Drop the unchosen foreign-language block of 50-character LC strings (2014–2021 layout).
 
     ``chars`` is (n, 2·block_size + n_common): English block, Spanish block, common items.
@@ -67,7 +69,8 @@ def select_language_block(chars: np.ndarray, language: np.ndarray, block_size: i
     return np.concatenate([chosen, chars[:, 2 * block_size:]], axis=1)
 
 
-def unchosen_block_filled(chars: np.ndarray, language: np.ndarray, block_size: int = 5) -> np.ndarray:
+def unchosen_block_filled(chars: np.ndarray, language: np.ndarray, block_size: int = 5
+                          ) -> np.ndarray:
     """True where the unchosen block of a 50-character LC string is all '9', shape (n,)."""
     english = chars[:, :block_size]
     spanish = chars[:, block_size: 2 * block_size]

@@ -109,6 +109,10 @@ def unreproduced_lines(audits, floor: float = REPRODUCED_SHARE_FLOOR) -> list[st
     return out
 
 
+#: A booklet form: (booklet id, LC foreign language or None outside LC).
+FormKey = tuple[int, int | None]
+
+
 @dataclass
 class AreaAccumulator:
     """What the scoring pass keeps of one area for the item aggregates afterwards.
@@ -117,9 +121,9 @@ class AreaAccumulator:
     ``audit``: per booklet of the items file that candidates named, their counts.
     """
 
-    chars: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
-    theta: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
-    ctt: dict[tuple[int, int | None], list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    chars: dict[FormKey, list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    theta: dict[FormKey, list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    ctt: dict[FormKey, list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
     audit: dict[int, BookletAudit] = field(default_factory=dict)
     #: ``ItemsTable.booklet_area`` of the booklets met (a lookup in the items' rows each time).
     areas: dict[int, str | None] = field(default_factory=dict)
@@ -270,7 +274,8 @@ def _form_groups(rows, booklet_id, languages, items: ItemsTable, reject):
         chosen = rows[languages[rows] == language]
         if chosen.size:
             groups.append((items.form(booklet_id, language), chosen))
-    reject(rows[~np.isin(languages[rows], (0, 1))], "TP_LINGUA missing or not 0/1 for an LC booklet")
+    reject(rows[~np.isin(languages[rows], (0, 1))],
+           "TP_LINGUA missing or not 0/1 for an LC booklet")
     return groups
 
 
@@ -289,7 +294,8 @@ def _form_chars(form: BookletForm, rows, strings, lengths, languages, reject):
         if wide.size:
             raw = strings_to_chars(strings.take(pa.array(wide)), n_items + block)
             filled = unchosen_block_filled(raw, languages[wide], block)
-            reject(wide[~filled], "LC 50-character string whose unchosen language block is not all '9'")
+            reject(wide[~filled],
+                   "LC 50-character string whose unchosen language block is not all '9'")
             parts.append(select_language_block(raw[filled], languages[wide][filled], block))
             kept.append(wide[filled])
     expected = f"{n_items}" + (f" or {n_items + block}" if block else "")

@@ -11,8 +11,9 @@ one of these ways, and only these count (the word "figura" in a sentence does no
 * a written description label, as in the paper's files and accessible booklets: Portuguese
   ``Descrição da imagem:``, ``Descrição do quadro:``, ``Descrição das estruturas químicas:``
   (``Descrição d…`` and a colon within a few words, same sentence); English
-  ``Image description:``, ``Table description:``, ``Description of the table:``; Spanish ``Descripción de la imagen:``.
-  The label starts with a capital letter, so prose such as "a descrição do cenário" is not one.
+  ``Image description:``, ``Table description:``, ``Description of the table:``; Spanish
+  ``Descripción de la imagen:``. The label starts with a capital letter, so prose such as "a
+  descrição do cenário" is not one.
 * maritaca-ai's ``[[placeholder]]`` (the image itself left out of the text).
 
 **A number** is a run of decimal digits, with any digit-group or decimal separators inside it

@@ -213,7 +213,8 @@ def _endpoint(name: str, entry: Any) -> Endpoint:
         raise OperatorConfigError(f"[endpoints.{name}] must be a table")
     unknown = set(entry) - {"base_url", "key_env", "models"}
     if unknown:
-        raise OperatorConfigError(f"[endpoints.{name}]: unknown key(s) {', '.join(sorted(unknown))}")
+        raise OperatorConfigError(
+            f"[endpoints.{name}]: unknown key(s) {', '.join(sorted(unknown))}")
     url = entry.get("base_url")
     if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") \
             or not urlsplit(url).hostname:

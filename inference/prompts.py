@@ -1,18 +1,20 @@
 """Prompts exactly as the paper administers ENEM to a model (docs/methods.md, "Administering
 an exam to a model").
 
-Layout of a k-shot prompt (English; ``\\n`` are newlines, blocks are separated by a blank line)::
+Layout of a k-shot prompt (English; ``\\n`` are newlines, blocks are separated by a blank line;
+``← k``: the solved example is repeated k times)::
 
     Here are some questions from a college entrance exam. Choose the correct answer to the best
     of your ability, and output in the following format:\\nAnswer: (Option)\\n\\n
-    Question: {shot stem}\\nOptions:\\n(A) …\\n(B) …\\n(C) …\\n(D) …\\n(E) …\\nAnswer: (C)\\n\\n   ← k times
+    Question: {shot stem}\\nOptions:\\n(A) …\\n(B) …\\n(C) …\\n(D) …\\n(E) …\\nAnswer: (C)\\n\\n ← k
     Question: {stem}\\nOptions:\\n(A) …\\n(B) …\\n(C) …\\n(D) …\\n(E) …\\nAnswer: (
 
 Portuguese uses its own instruction (written for this project) and the labels ``Questão:``,
 ``Alternativas:`` and ``Resposta:``. A run's prompt variant (``inference.prompt_variants``)
 replaces the instruction, and a chain-of-thought variant the final ``Answer: (`` by its cue to
-reason; the default is the paper's instruction above. Stems and options are used with outer whitespace stripped.
-The prompt is plain completion text; it ends with ``(`` so the next token is the letter.
+reason; the default is the paper's instruction above. Stems and options are used with outer
+whitespace stripped. The prompt is plain completion text; it ends with ``(`` so the next token is
+the letter.
 
 :class:`PromptParts` splits the text into ``prefix`` (instruction + solved examples: shared by
 every item of a run), ``stem`` (``Question: …\\nOptions:\\n``: shared by all shuffles of an item),
@@ -94,7 +96,8 @@ def render_options_block(options: Sequence[str]) -> str:
     """``(A) opt\\n(B) opt\\n…(E) opt\\n`` for five options in displayed order."""
     if len(options) != len(LETTERS):
         raise ValueError(f"expected 5 options, got {len(options)}")
-    return "".join(f"({letter}) {option.strip()}\n" for letter, option in zip(LETTERS, options))
+    return "".join(f"({letter}) {option.strip()}\n"
+                   for letter, option in zip(LETTERS, options, strict=True))
 
 
 def render_stem(stem: str, language: str) -> str:
@@ -230,7 +233,7 @@ def choose_shot_examples(
     if shots == 0:
         return []
     easiest: dict[str, tuple[float, int, str, Question]] = {}
-    for q, b in zip(candidates, difficulties):
+    for q, b in zip(candidates, difficulties, strict=True):
         b = float(b)
         if math.isnan(b) or q.annulled or q.key is None:
             continue
@@ -251,7 +254,7 @@ def choose_shot_examples(
     rng = item_rng(seed, "4-shot", stable_hash("keys"))
     targets = rng.permutation(len(LETTERS))[: len(chosen)]
     out = []
-    for q, target in zip(chosen, targets):
+    for q, target in zip(chosen, targets, strict=True):
         key_index = q.key_index
         assert key_index is not None  # candidates without a key were skipped above
         perm = key_permutation(key_index, int(target), rng)

@@ -106,7 +106,7 @@ def _problems(q: Question) -> list[str]:
         out.append(f"no question text in language {q.language!r}")
     if len(q.options) != N_OPTIONS:
         out.append(f"expected exactly 5 options, got {len(q.options)}")
-    for letter, option in zip(LETTERS, q.options):
+    for letter, option in zip(LETTERS, q.options, strict=False):  # the count is checked above
         if not isinstance(option, str) or not option.strip():
             out.append(f"option {letter} is empty")
     if not isinstance(q.annulled, bool):

@@ -139,10 +139,10 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
     requests = [build_request(u.question, u.shot_examples, perms, seed=spec.seed,
                               key=f"{u.area}:{u.prompt_language}:{u.shots}:{u.position}",
                               prompt_variant=spec.prompt_variant)
-                for u, perms in zip(units, permutations)]
+                for u, perms in zip(units, permutations, strict=True)]
     results = scorer.score(requests)
     frames = []
-    for unit, perms, result in zip(units, permutations, results):
+    for unit, perms, result in zip(units, permutations, results, strict=True):
         original = to_original_probs(result.probs, perms)
         choice_index = np.where(result.choice >= 0,
                                 perms[np.arange(len(perms)), np.maximum(result.choice, 0)],
@@ -151,7 +151,8 @@ def score_units(spec: RunSpec, units: list[WorkUnit], scorer: LetterScorer) -> p
         correct: list[bool | None] = [c == unit.question.key for c in choice]
         if result.texts is not None:  # a generated answer whose letter could not be read
             choice = [UNPARSED_MARK if c == NO_LETTER else c for c in choice]
-            correct = [None if c == UNPARSED_MARK else ok for c, ok in zip(choice, correct)]
+            correct = [None if c == UNPARSED_MARK else ok
+                       for c, ok in zip(choice, correct, strict=True)]
         frames.append(pd.DataFrame({
             "run_id": spec.run_id, "year": spec.year, "area": unit.area,
             "booklet_id": unit.booklet_id, "item_language": unit.item_language,

@@ -62,7 +62,8 @@ if audit.empty:
 else:
     flagged = int(audit["flagged"].sum())
     floor = reproduced_share_text()
-    st.dataframe(for_display(audit, []), hide_index=True, placeholder="—", width="stretch", column_config={
+    st.dataframe(for_display(audit, []), hide_index=True, placeholder="—", width="stretch",
+                 column_config={
         "present": st.column_config.NumberColumn("present", format="localized",
                                                  help="candidates with TP_PRESENCA = 1"),
         "scored": st.column_config.NumberColumn("scored", format="localized"),

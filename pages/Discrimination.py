@@ -2,11 +2,11 @@
 humans?
 
 The discrimination index of an item is the proportion correct in the top 25% minus the bottom
-25% of a population ranked by θ (numbers and figure: ``dashboard.discrimination``). For humans the population is every candidate; for models it is
-every model response pattern (model × run × shuffle) in the sidebar's selection, or each run's
-patterns on their own (the page's switch). The random baseline (backend ``random``) is no model:
-its patterns are never pooled with the models', they are ranked on their own and drawn as a
-population of their own.
+25% of a population ranked by θ (numbers and figure: ``dashboard.discrimination``). For humans the
+population is every candidate; for models it is every model response pattern (model × run × shuffle)
+in the sidebar's selection, or each run's patterns on their own (the page's switch). The random
+baseline (backend ``random``) is no model: its patterns are never pooled with the models', they are
+ranked on their own and drawn as a population of their own.
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ if not filters.has_humans:
 
 catalogue = filters.catalogue
 words = ({} if catalogue.empty or "repetition" not in catalogue else
-         dict(zip(catalogue["model_id" if filters.pooled else "model"], catalogue["repetition"])))
+         dict(zip(catalogue["model_id" if filters.pooled else "model"], catalogue["repetition"],
+                  strict=True)))
 names, shared_tail = short_labels(filters.series)
 clicked: tuple[str, int] | None = None
 # One area's figure at a time: each is a heatmap with an invisible marker over every cell (its

@@ -21,8 +21,8 @@ def condition_patterns(con: duckdb.DuckDBPyConnection, years: Sequence[int],
     (prompt_language, shots, with :data:`~store.model_sql.UNCOUNTED_SHOTS` for a prompt
     type that names no count), the run's (repetition: 'seed' or 'shuffle'; temperature;
     prompt_type; answer_method and prompt_variant, NULL where the run did not record one),
-    shuffle (the repetition's number), theta and theta_se (the stored EAP), published_theta (the results
-    file's θ; NULL for runs made here), ctt (items right) and n_scored (items counted)."""
+    shuffle (the repetition's number), theta and theta_se (the stored EAP), published_theta (the
+    results file's θ; NULL for runs made here), ctt (items right) and n_scored (items counted)."""
     return con.execute(
         f"""SELECT {RUN_LABEL} AS run, r.model_id, m.year, m.area, m.booklet_id,
                    m.prompt_language, coalesce(m.shots, {UNCOUNTED_SHOTS}) AS shots,

@@ -5,10 +5,10 @@ One row per (area, booklet, subgroup, bin, blank) with a count, so a page draws 
 candidates from a few thousand rows. Subgroups: everyone ('all'), each state and each school type.
 Each (θ, CTT) cell also keeps the sum of its candidates' SE(θ), so the humans' mean SE at a θ
 is read without the candidates' rows (summed as 12-decimal fixed point, exactly, so the result
-does not depend on the order in which parallel threads add the rows). ``blank`` separates all-blank tests (no answer marked: θ
-at the floor, l_z near 3), which the dashboard can leave out of the human reference. The l_z and
-l_z* histograms share their columns (the person-fit bin is ``lz_bin`` in both) and their bins,
-so one query and one figure serve either (:data:`PERSON_FIT_TABLES`).
+does not depend on the order in which parallel threads add the rows). ``blank`` separates all-blank
+tests (no answer marked: θ at the floor, l_z near 3), which the dashboard can leave out of the human
+reference. The l_z and l_z* histograms share their columns (the person-fit bin is ``lz_bin`` in
+both) and their bins, so one query and one figure serve either (:data:`PERSON_FIT_TABLES`).
 
 The ingest counts each area's rows in its scoring worker, from the score rows it has in memory
 (:func:`histogram_frames`, numpy); :func:`build_histograms` computes the same rows in SQL from

@@ -16,8 +16,8 @@ one sort of θ per area serves every grouping here (``analytics.populations``), 
 correct and notas (in tenths) are discrete, so their quantiles come exactly from counts.
 
 When some booklets' notas are not reproduced (``booklet_audit``, below
-``enem.score_batches.REPRODUCED_SHARE_FLOOR``), a second set of rows (``booklets = 'reproduced'``) leaves their
-candidates out, for the sidebar switch that does so on every page.
+``enem.score_batches.REPRODUCED_SHARE_FLOOR``), a second set of rows (``booklets = 'reproduced'``)
+leaves their candidates out, for the sidebar switch that does so on every page.
 """
 
 from __future__ import annotations

@@ -57,7 +57,8 @@ TABLES: dict[str, str] = {
         sex VARCHAR, race SMALLINT, age_band SMALLINT, income VARCHAR,
         presence_cn SMALLINT, presence_ch SMALLINT, presence_lc SMALLINT, presence_mt SMALLINT,
         booklet_cn INTEGER, booklet_ch INTEGER, booklet_lc INTEGER, booklet_mt INTEGER,
-        nota_official_cn DOUBLE, nota_official_ch DOUBLE, nota_official_lc DOUBLE, nota_official_mt DOUBLE,
+        nota_official_cn DOUBLE, nota_official_ch DOUBLE, nota_official_lc DOUBLE,
+        nota_official_mt DOUBLE,
         responses_cn VARCHAR, responses_ch VARCHAR, responses_lc VARCHAR, responses_mt VARCHAR,
         school_admin SMALLINT, father_education VARCHAR, mother_education VARCHAR,
         internet VARCHAR
@@ -192,8 +193,8 @@ VIEWS: dict[str, str] = {
 
 #: Tables whose rows belong to one ENEM year and are replaced when that year is re-ingested.
 YEAR_TABLES: tuple[str, ...] = (
-    "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats", "item_icc",
-    "agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star", "option_theta_counts",
+    "booklets", "booklet_audit", "items", "examinees", "scores", "option_counts", "item_stats",
+    "item_icc", "agg_theta_ctt", "agg_theta_lz", "agg_theta_lz_star", "option_theta_counts",
     "agg_populations", "item_score_counts",
 )
 

@@ -42,7 +42,8 @@ def configure_bulk_session(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def clear_year(con: duckdb.DuckDBPyConnection, year: int) -> int:
-    """Delete every row of ``year`` (inside the caller's transaction); returns the next ingest id."""
+    """Delete every row of ``year`` (inside the caller's transaction); returns the next ingest
+    id."""
     for table in YEAR_TABLES:
         con.execute(f"DELETE FROM {table} WHERE year = ?", [year])
     con.execute("DELETE FROM rejects WHERE year = ?", [year])

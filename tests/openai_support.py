@@ -60,7 +60,8 @@ def completion(top: list[tuple[str, float]]) -> dict:
 
 
 def request(marker: str, n: int = 1) -> ScoreRequest:
-    return ScoreRequest(key=marker, prefix="Instructions\n\n", stem=f"Question: {marker}\nOptions:\n",
+    return ScoreRequest(key=marker, prefix="Instructions\n\n",
+                        stem=f"Question: {marker}\nOptions:\n",
                         option_blocks=tuple(f"(A) x{i}\n(B) y\n" for i in range(n)),
                         suffix="Answer: (")
 
@@ -178,8 +179,8 @@ def echo_choice(index: int, text: str) -> dict:
     values = [None] + [fake_logprob(a, b) for a, b in itertools.pairwise(tokens)]
     return {"index": index, "text": text, "finish_reason": "length",
             "logprobs": {"tokens": tokens, "token_logprobs": values, "text_offset": offsets,
-                         "top_logprobs": [None] + [{t: v} for t, v in zip(tokens[1:],
-                                                                           values[1:])]}}
+                         "top_logprobs": [None] + [
+                             {t: v} for t, v in zip(tokens[1:], values[1:], strict=True)]}}
 
 
 class FakeOpenAIServer:

@@ -33,7 +33,7 @@ def slow_eap(pattern: list[float | None], params: list[tuple[float, float, float
     for k in range(n_points):
         q = low + (high - low) * k / (n_points - 1)
         weight = math.exp(-q * q / 2)
-        for u, p in zip(pattern, params):
+        for u, p in zip(pattern, params, strict=True):
             if u is None or p is None:
                 continue
             a, b, c = p
@@ -46,7 +46,8 @@ def slow_eap(pattern: list[float | None], params: list[tuple[float, float, float
     return theta, math.sqrt(second / denominator - theta * theta)
 
 
-def score_candidate(row: dict[str, str], area: str, items_rows, **grid) -> tuple[float, float, float]:
+def score_candidate(row: dict[str, str], area: str, items_rows, **grid
+                    ) -> tuple[float, float, float]:
     """(θ, SE, nota) of one microdata row in one area, from the raw files."""
     language = row.get("TP_LINGUA", "")
     items = booklet_items(items_rows, row[f"CO_PROVA_{area}"], language)
@@ -55,7 +56,7 @@ def score_candidate(row: dict[str, str], area: str, items_rows, **grid) -> tuple
         answers = (answers[5:10] if language == "1" else answers[:5]) + answers[10:]
     assert len(answers) == len(items)
     pattern, params = [], []
-    for mark, item in zip(answers, items):
+    for mark, item in zip(answers, items, strict=True):
         pattern.append(1.0 if mark == item["TX_GABARITO"] else 0.0)
         if item["NU_PARAM_A"] in ("", None):
             params.append(None)

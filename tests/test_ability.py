@@ -42,7 +42,7 @@ def _simulate(bank: ItemBank, n: int, seed: int = 1, missing: float = 0.0) -> np
 
 def _slow_log_likelihood(pattern, bank: ItemBank, theta: float) -> float:
     total = 0.0
-    for u, a, b, c in zip(pattern, bank.a, bank.b, bank.c):
+    for u, a, b, c in zip(pattern, bank.a, bank.b, bank.c, strict=True):
         if math.isnan(u) or math.isnan(a) or math.isnan(b) or math.isnan(c):
             continue
         p = c + (1 - c) / (1 + math.exp(-bank.scaling * a * (theta - b)))
@@ -52,7 +52,7 @@ def _slow_log_likelihood(pattern, bank: ItemBank, theta: float) -> float:
 
 def _slow_information(pattern, bank: ItemBank, theta: float) -> float:
     total = 0.0
-    for u, a, b, c in zip(pattern, bank.a, bank.b, bank.c):
+    for u, a, b, c in zip(pattern, bank.a, bank.b, bank.c, strict=True):
         if not math.isnan(u):
             p = c + (1 - c) / (1 + math.exp(-bank.scaling * a * (theta - b)))
             total += bank.scaling**2 * a**2 * ((p - c) ** 2 / (1 - c) ** 2) * ((1 - p) / p)
@@ -64,8 +64,8 @@ def _slow_eap(pattern, bank: ItemBank, points, mean=0.0, sd=1.0) -> tuple[float,
     weights = [math.exp(-0.5 * ((q - mean) / sd) ** 2 + _slow_log_likelihood(pattern, bank, q))
                for q in points]
     total = sum(weights)
-    theta = sum(w * q for w, q in zip(weights, points)) / total
-    second = sum(w * q * q for w, q in zip(weights, points)) / total
+    theta = sum(w * q for w, q in zip(weights, points, strict=True)) / total
+    second = sum(w * q * q for w, q in zip(weights, points, strict=True)) / total
     return theta, math.sqrt(second - theta**2)
 
 
@@ -284,8 +284,9 @@ def test_ml_finds_the_global_maximum_where_a_local_search_can_stop_early():
     got = MLEstimator().estimate(responses, bank).theta
     scipy_theta = np.array([_scipy_maximiser(lambda t, p=p: _slow_log_likelihood(p, bank, t))
                             for p in responses])
-    ours = np.array([_slow_log_likelihood(p, bank, t) for p, t in zip(responses, got)])
-    theirs = np.array([_slow_log_likelihood(p, bank, t) for p, t in zip(responses, scipy_theta)])
+    ours = np.array([_slow_log_likelihood(p, bank, t) for p, t in zip(responses, got, strict=True)])
+    theirs = np.array([_slow_log_likelihood(p, bank, t)
+                       for p, t in zip(responses, scipy_theta, strict=True)])
     assert np.all(ours >= theirs - 1e-9)
     assert np.any(ours > theirs + 1e-3)  # the data set does contain such a pattern
 

@@ -91,7 +91,7 @@ def test_full_answer_scores_equal_one_forward_per_option(tiny, arch, language, s
     scorer = FullAnswerScorer(str(tiny[arch]), device="cpu", batch_size=4)
     requests = _requests(language, shots)
     results = scorer.score(requests)
-    for request, result in zip(requests, results):
+    for request, result in zip(requests, results, strict=True):
         expected = _reference_means(scorer, request)
         got = np.log(result.probs)
         # probs are the softmax of the means: equal up to one constant per shuffle.
@@ -137,7 +137,7 @@ def test_generated_answers_equal_a_token_by_token_reference(tiny, temperature):
                             max_new_tokens=6)
     requests = _requests("pt", 1)
     results = scorer.score(requests)
-    for request, result in zip(requests, results):
+    for request, result in zip(requests, results, strict=True):
         assert result.texts is not None and len(result.texts) == request.n_shuffles
         for s, text in enumerate(result.texts):
             expected = _reference_completion(scorer, request.prompt(s),
@@ -209,7 +209,7 @@ def test_full_answer_plain_mode_equals_the_shared_one(tiny):
     requests = _requests("pt", 1, n_items=2, n_shuffles=4)
     shared = FullAnswerScorer(str(tiny["llama"]), device="cpu", batch_size=6).score(requests)
     plain_scorer = FullAnswerScorer(str(tiny["llama"]), device="cpu", batch_size=6, mode="plain")
-    for a, b, request in zip(shared, plain_scorer.score(requests), requests):
+    for a, b, request in zip(shared, plain_scorer.score(requests), requests, strict=True):
         np.testing.assert_allclose(a.probs, b.probs, atol=1e-6)
         expected = _reference_means(plain_scorer, request)
         got = np.log(b.probs)

@@ -80,7 +80,8 @@ def test_page_renders_in_chromium(server, browser_page, path):
     drawn = browser_page.locator(".js-plotly-plot").count()
     assert drawn >= charts, f"{drawn} charts drawn, expected {charts}"
     if charts:
-        assert browser_page.locator(".js-plotly-plot .main-svg").first.bounding_box()["height"] > 100
+        plot = browser_page.locator(".js-plotly-plot .main-svg").first
+        assert plot.bounding_box()["height"] > 100
         assert browser_page.locator(".js-plotly-plot .point, .js-plotly-plot .hm, "
                                     ".js-plotly-plot .heatmaplayer image, "
                                     ".js-plotly-plot .js-line").count() > 0

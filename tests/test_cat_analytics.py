@@ -68,14 +68,14 @@ def test_three_item_cat_worked_by_hand():
     items = [(1.0, 0.0), (2.0, 1.0), (0.5, -1.0)]
     likelihood = [1.0, 1.0, 1.0]
     expected_theta, expected_se = [], []
-    for item, right in zip([1, 0, 2], [True, False, True]):
+    for item, right in zip([1, 0, 2], [True, False, True], strict=True):
         a, b = items[item]
         for k, q in enumerate(points):
             p = _logistic(a * (q - b))
             likelihood[k] *= p if right else 1.0 - p
         w = [prior[k] * likelihood[k] for k in range(3)]
-        mean = sum(wk * q for wk, q in zip(w, points)) / sum(w)
-        second = sum(wk * q * q for wk, q in zip(w, points)) / sum(w)
+        mean = sum(wk * q for wk, q in zip(w, points, strict=True)) / sum(w)
+        second = sum(wk * q * q for wk, q in zip(w, points, strict=True)) / sum(w)
         expected_theta.append(mean)
         expected_se.append(math.sqrt(second - mean**2))
     np.testing.assert_allclose(paths.theta[0], [0.0, *expected_theta], rtol=1e-12)

@@ -34,7 +34,7 @@ THETA_TOLERANCE = 5e-5
 def _catsim_paths(bank: ItemBank, theta0, seeds, se_target, max_items, start):
     matrix = np.column_stack([bank.scaling * bank.a, bank.b, bank.c, np.ones(bank.n_items)])
     items, thetas = [], []
-    for true_theta, seed in zip(theta0, seeds):
+    for true_theta, seed in zip(theta0, seeds, strict=True):
         simulator = Simulator(CatsimBank(matrix), [true_theta], FixedPointInitializer(start),
                               MaxInfoSelector(), NumericalSearchEstimator(),
                               MinErrorStopper(se_target, max_items=max_items), seed=int(seed))

@@ -66,7 +66,7 @@ def test_random_backend_cat_is_stored_resumable_and_scored(demo_db, tmp_path):
         items = con.execute("SELECT DISTINCT item_id, a, b, c, key FROM items "
                             "WHERE year = 2023 AND area IN ('MT', 'CH')").df()
     assert len(stored) == len(rows) and set(stored["run_id"]) == {spec.run_id}
-    for (area, path), steps in stored.groupby(["area", "path"]):
+    for _, steps in stored.groupby(["area", "path"]):
         steps = steps.sort_values("step")
         assert steps["step"].tolist() == list(range(1, len(steps) + 1))
         assert steps["item_id"].is_unique

@@ -45,7 +45,7 @@ def _eap(items: list[tuple[float, float, float, bool]]) -> float:
             p = c + (1 - c) / (1 + math.exp(-a * (q - b)))
             w *= p if right else 1 - p
         weights.append(w)
-    return sum(w * q for w, q in zip(weights, GRID)) / sum(weights)
+    return sum(w * q for w, q in zip(weights, GRID, strict=True)) / sum(weights)
 
 
 # ENEM's Matriz de Referência: each area's competências as ranges of its skills.
@@ -94,9 +94,10 @@ def humans_by_hand(pages_demo_db, forms) -> dict[str, dict[str, float]]:
     with connected(pages_demo_db, read_only=True) as con:
         sample = candidate_sample(con, YEAR, AREA, HUMAN_SAMPLE, 0)
     per_person = []
-    for responses, booklet in zip(sample["responses"], sample["booklet_id"]):
+    for responses, booklet in zip(sample["responses"], sample["booklet_id"], strict=True):
         answers: dict[str, list] = {}
-        for char, (_, key, a, b, c, skill, abandoned) in zip(responses, forms[int(booklet)]):
+        form = forms[int(booklet)]
+        for char, (_, key, a, b, c, skill, abandoned) in zip(responses, form, strict=True):
             if a is None or key in (None, "X") or abandoned or skill is None:
                 continue
             answers.setdefault(_group(int(skill)), []).append((a, b, c, char == key))
@@ -105,7 +106,7 @@ def humans_by_hand(pages_demo_db, forms) -> dict[str, dict[str, float]]:
     levels = {}
     for level, share in (("High", 0.8), ("Mid", 0.5)):
         members = theta >= np.quantile(theta, share)
-        frame = pd.DataFrame([p for p, m in zip(per_person, members) if m])
+        frame = pd.DataFrame([p for p, m in zip(per_person, members, strict=True) if m])
         levels[level] = frame.mean().to_dict()
     return levels
 

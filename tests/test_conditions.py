@@ -162,7 +162,8 @@ def test_paper_language_means_are_the_plain_means_of_the_published_rows(paper_db
     # The page shows the same row (its address holds the comparison).
     monkeypatch.setenv("ENEM_DB", str(paper_db))
     app = run_page("pages/Conditions.py", {"year": "2022", "area": "CH", "lang": "pt",
-                                           "shots": "published", "compare": "prompt language", "stat": "published θ"})
+                                           "shots": "published", "compare": "prompt language",
+                                           "stat": "published θ"})
     assert not app.exception
     table = app.dataframe[0].value
     shown = table[table["series"] == GPT_SEEDS].iloc[0]
@@ -213,7 +214,7 @@ def test_item_entropy_matches_scipy_on_random_choices():
     rng = np.random.default_rng(11)
     choices = rng.choice(list("ABCDE"), size=(40, 30), p=[0.5, 0.2, 0.1, 0.1, 0.1])
     items = item_consistency(choices)
-    for row, entropy, modal in zip(choices, items.entropy, items.modal_share):
+    for row, entropy, modal in zip(choices, items.entropy, items.modal_share, strict=True):
         counts = np.unique(row, return_counts=True)[1]
         assert entropy == pytest.approx(stats.entropy(counts, base=2))
         assert modal == pytest.approx(counts.max() / row.size)

@@ -117,7 +117,7 @@ def test_the_real_paper_catalogue_styles_every_series_apart(paper_db):
     catalogue = _catalogue(paper_db)
     labels = catalogue["model"].tolist()
     assert set(SEED_SERIES + SHUFFLE_SERIES) <= set(labels)
-    model_of = dict(zip(catalogue["model"], catalogue["model_id"]))
+    model_of = dict(zip(catalogue["model"], catalogue["model_id"], strict=True))
     _assert_model_styles(model_styles(labels, labels), model_of)
 
 
@@ -146,7 +146,7 @@ def served(ui_run_db, browser):
 def test_pooling_keeps_each_model_colour_in_chromium(served, ui_run_db):
     base, browser = served
     catalogue = _catalogue(ui_run_db)
-    model_of = dict(zip(catalogue["model"], catalogue["model_id"]))
+    model_of = dict(zip(catalogue["model"], catalogue["model_id"], strict=True))
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     try:
         runs = _marker_colours(page, f"{base}/Accuracy_vs_ability")
@@ -297,7 +297,7 @@ def test_a_long_lane_label_wraps_whole_and_its_lanes_grow():
     figure, _ = histogram_with_lanes(["CN"], histogram, points, "theta", bin_width=0.1,
                                      styles=styles, x_title="θ", human_label="humans")
     axis = figure.layout.yaxis
-    labels = dict(zip(axis.tickvals, axis.ticktext))
+    labels = dict(zip(axis.tickvals, axis.ticktext, strict=True))
     names = {trace.name: {labels[y] for y in trace.y} for trace in figure.data
              if trace.type == "scatter"}
     [wrapped] = names[long]

@@ -175,7 +175,7 @@ def _slow_deltas(db, area: str, booklet: int) -> dict[int, float]:
             continue
         right = [answers[position - 1] == keys[position] for position, _ in counted]
         score = sum(right)
-        for (_, item), is_right in zip(counted, right):
+        for (_, item), is_right in zip(counted, right, strict=True):
             cell = (0 if sex == "F" else 2) + (0 if is_right else 1)
             tables[item][score][cell] += 1
     deltas = {}
@@ -259,7 +259,8 @@ def planted_year(tmp_path_factory, demo_files_2023):
     booklet = max(takers, key=lambda key: (takers[key], key))
     target = next(item for item in sorted(items, key=lambda r: int(r["CO_POSICAO"]))
                   if item["CO_PROVA"] == booklet and item["NU_PARAM_A"]
-                  and item["TX_GABARITO"] in tuple("ABCDE") and item.get("IN_ITEM_ABAN", "0") != "1")
+                  and item["TX_GABARITO"] in tuple("ABCDE")
+                  and item.get("IN_ITEM_ABAN", "0") != "1")
     place = int(target["CO_POSICAO"]) - min(int(r["CO_POSICAO"]) for r in items
                                              if r["CO_PROVA"] == booklet)
     key = target["TX_GABARITO"]

@@ -309,7 +309,8 @@ def _lighteval_option(text: str) -> str:
 def mcf_doc(stem: str, options: list[str], key: str, row: int, task: str) -> dict:
     """A lighteval MCF ``Doc`` (multichoice.py / formulation.py: `` A. option`` lines, the
     letters as choices)."""
-    shown = "\n".join(f" {x}. {_lighteval_option(o)}" for x, o in zip(LETTERS, options))
+    shown = "\n".join(f" {x}. {_lighteval_option(o)}"
+                      for x, o in zip(LETTERS, options, strict=True))
     return {"query": f"Pergunta: {stem}\n{shown}\nResposta:", "choices": [f" {x}" for x in LETTERS],
             "gold_index": [LETTERS.index(key)], "id": str(row), "task_name": task,
             "instruction": "", "num_asked_few_shots": 0, "num_effective_few_shots": 0,

@@ -355,7 +355,7 @@ def test_human_bytes():
         "0 bytes", "999 bytes", "1.0 kB", "312.4 MB", "1.8 GB"]
 
 
-# --- (d) a store with real candidates --------------------------------------------------------------
+# --- (d) a store with real candidates ------------------------------------------------------
 
 @pytest.mark.parametrize(("rows", "wanted"), [
     ([], True),

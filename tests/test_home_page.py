@@ -56,7 +56,8 @@ def test_models_sit_in_their_own_lanes_under_the_histogram(home):
         assert trace["name"].startswith(lane_name), (trace["name"], lane_name)
         assert lanes_of.setdefault(trace["name"], lane_name) == lane_name
         # Same θ axis as the histogram of its area: one subplot holds both.
-        bar_x = {t.get("xaxis", "x") for t in bars if t.get("yaxis", "y") == trace.get("yaxis", "y")}
+        bar_x = {t.get("xaxis", "x") for t in bars
+                 if t.get("yaxis", "y") == trace.get("yaxis", "y")}
         assert bar_x == {trace.get("xaxis", "x")}
         assert np.isfinite(decoded(trace["x"])).all()
     names = {t["name"] for t in models}

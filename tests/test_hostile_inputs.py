@@ -372,7 +372,7 @@ def _lighteval_details(tmp_path: Path, db: Path, task: str) -> Path:
     rows = []
     for position, item, key in form:
         stem, *options = texts[item]
-        shown = "\n".join(f" {x}. {o}" for x, o in zip(LETTERS, options))
+        shown = "\n".join(f" {x}. {o}" for x, o in zip(LETTERS, options, strict=True))
         doc = {"query": f"Pergunta: {stem}\n{shown}\nResposta:",
                "choices": [f" {x}" for x in LETTERS], "gold_index": [LETTERS.index(key)],
                "id": str(position), "task_name": task, "num_asked_few_shots": 0}

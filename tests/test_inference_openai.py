@@ -82,7 +82,8 @@ def make_handler(script: Script):
             elif action == "500":
                 self._send(500, json.dumps({"error": {"message": "boom"}}))
             elif action == "401-echo":  # a server that echoes the credentials back
-                self._send(401, json.dumps({"error": {"message": f"bad key {self.headers['Authorization']}"}}))
+                echoed = f"bad key {self.headers['Authorization']}"
+                self._send(401, json.dumps({"error": {"message": echoed}}))
             elif action == "slow":
                 time.sleep(1.0)
                 self._send(200, json.dumps(completion(FIXED_TOP)))
@@ -139,7 +140,8 @@ def expected_fixed() -> np.ndarray:
 
 
 def test_token_mapping_and_floor_rule():
-    assert [letter_of_token(t) for t in ("A", " B", "(C", "(D)", "E)", " (A", "a", "AB", "The")] == [
+    tokens = ("A", " B", "(C", "(D)", "E)", " (A", "a", "AB", "The")
+    assert [letter_of_token(t) for t in tokens] == [
         0, 1, 2, 3, 4, 0, None, None, None
     ]
     probs, mass, choice = letters_from_top_logprobs(FIXED_TOP)

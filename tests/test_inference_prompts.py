@@ -91,7 +91,7 @@ def test_four_shot_exact_and_keys_on_four_letters():
     keys = [s.key for s in shots]
     assert len(set(keys)) == 4
     assert keys == ["E", "A", "D", "C"]  # golden: fixed by seed 0
-    for shot, original in zip(shots, [items[0], items[2], items[4], items[6]]):
+    for shot, original in zip(shots, [items[0], items[2], items[4], items[6]], strict=True):
         assert sorted(shot.options) == sorted(original.options)
         assert shot.options[shot.key_index] == original.options[original.key_index]
     assert shots[0].options == ("CN2", "CN3", "CN1", "CN4", "CN0")  # golden permutation
@@ -103,7 +103,7 @@ def test_four_shot_exact_and_keys_on_four_letters():
     )
     blocks = "".join(
         f"Question: {s.stem}\nOptions:\n"
-        + "".join(f"({L}) {o}\n" for L, o in zip("ABCDE", s.options))
+        + "".join(f"({L}) {o}\n" for L, o in zip("ABCDE", s.options, strict=True))
         + f"Answer: ({s.key})\n\n"
         for s in shots
     )
@@ -210,12 +210,12 @@ def test_random_baseline_is_deterministic_and_uniform():
     scorer = make_scorer("random", seed=11)
     first = scorer.score(reqs)
     again = make_scorer("random", seed=11).score(list(reversed(reqs)))[::-1]
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=True):
         assert (a.choice == b.choice).all()
         assert (a.probs[np.arange(30), a.choice] == 1).all() and (a.probs.sum(axis=1) == 1).all()
         assert np.isnan(a.letter_mass).all()
     other = make_scorer("random", seed=12).score(reqs)
-    assert any((a.choice != b.choice).any() for a, b in zip(first, other))
+    assert any((a.choice != b.choice).any() for a, b in zip(first, other, strict=True))
     many = make_scorer("random").score(
         [build_request(q(item_id=i), [], np.tile(np.arange(5), (30, 1))) for i in range(200)]
     )

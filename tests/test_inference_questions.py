@@ -162,7 +162,7 @@ def test_paper_csv_natural_sciences_positions_by_rank(tmp_path: Path):
     path = _write_csv(tmp_path / "ENEM_2022_CN_CO_PROVA_1092.csv", rows)
     qs = load_paper_csv(path)
     assert len(qs) == 45
-    by_number = {int(r["question_number"]): q for r, q in zip(rows, qs)}
+    by_number = {int(r["question_number"]): q for r, q in zip(rows, qs, strict=True)}
     assert by_number[91].position == 1 and by_number[135].position == 45
     assert by_number[101].position == 11
     assert all(q.area == "CN" and q.booklet_id == 1092 and q.language == "pt" for q in qs)

@@ -121,7 +121,7 @@ def test_shared_prefix_equals_plain_full_prompts(tiny_dirs, arch, language, shot
         assert full_ids[: len(prefix_ids)] != prefix_ids
     got = shared.score(reqs)
     want = plain.score(reqs)
-    for g, w, req in zip(got, want, reqs):
+    for g, w, req in zip(got, want, reqs, strict=True):
         assert g.key == w.key == req.key
         np.testing.assert_allclose(g.probs, w.probs, atol=ATOL, rtol=0)
         np.testing.assert_allclose(g.letter_mass, w.letter_mass, atol=ATOL, rtol=1e-4)
@@ -152,7 +152,7 @@ def test_batch_size_does_not_change_probabilities(tiny_dirs):
     base = results[("plain", 1, None)]
     for other in results.values():
         assert [r.key for r in other] == [r.key for r in reqs]
-        for a, b in zip(base, other):
+        for a, b in zip(base, other, strict=True):
             np.testing.assert_allclose(a.probs, b.probs, atol=ATOL, rtol=0)
             np.testing.assert_allclose(a.letter_mass, b.letter_mass, atol=ATOL, rtol=1e-4)
 
@@ -190,8 +190,9 @@ def test_chat_template_mode_matches_plain(tiny_dirs):
     plain = TransformersScorer(folder, device="cpu", chat_template=True, mode="plain")
     reqs = _requests("en", 1, n_items=2, n_shuffles=6)
     text = shared.full_texts(reqs[0])[1][0]
-    assert text.startswith("<s>USER: Here are") and text.endswith("(E) 14 km/h slow\nASSISTANT: Answer: (")
-    for a, b in zip(shared.score(reqs), plain.score(reqs)):
+    assert text.startswith("<s>USER: Here are")
+    assert text.endswith("(E) 14 km/h slow\nASSISTANT: Answer: (")
+    for a, b in zip(shared.score(reqs), plain.score(reqs), strict=True):
         np.testing.assert_allclose(a.probs, b.probs, atol=ATOL, rtol=0)
     with pytest.raises(ValueError, match="no chat template"):
         TransformersScorer(str(tiny_dirs["llama"]), device="cpu", chat_template=True)
@@ -247,7 +248,7 @@ def test_min_k_percent_prob_matches_manual(llama: TransformersScorer):
     ]
     got = llama.min_k_percent_prob(texts, k_percent=20, batch_size=2)
     assert got.shape == (4,) and got.dtype == np.float64
-    for text, value in zip(texts[:2], got[:2]):
+    for text, value in zip(texts[:2], got[:2], strict=True):
         ids = llama.tokenizer(text).input_ids
         with torch.no_grad():
             logits = llama.model(input_ids=torch.tensor([ids])).logits[0].double()

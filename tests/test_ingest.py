@@ -98,7 +98,8 @@ def test_aggregates_add_up_to_scored_records(ingested_2023):
 def _rewrite(src, dst, edit):
     lines = src.read_bytes().decode("latin-1").split("\n")
     header = lines[0].split(";")
-    out = [lines[0]] + [edit(header, line.split(";"), i) for i, line in enumerate(lines[1:]) if line]
+    out = [lines[0]] + [edit(header, line.split(";"), i)
+                        for i, line in enumerate(lines[1:]) if line]
     dst.write_bytes(("\n".join(";".join(f) if isinstance(f, list) else f for f in out) + "\n")
                     .encode("latin-1"))
 
@@ -251,7 +252,8 @@ def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_
         takers += 1
         correct += mark == key
         chosen[mark] = chosen.get(mark, 0) + 1
-        scored = sum(m == item["TX_GABARITO"] for m, item in zip(row["TX_RESPOSTAS_MT"], booklet)
+        scored = sum(m == item["TX_GABARITO"]
+                     for m, item in zip(row["TX_RESPOSTAS_MT"], booklet, strict=True)
                      if item["NU_PARAM_A"])
         pairs.append((float(mark == key), scored - float(mark == key)))
     con = open_reader(db)
@@ -265,6 +267,6 @@ def test_item_tables_match_a_count_from_the_raw_files(ingested_2023, demo_files_
     assert n == takers == icc_n
     assert icc_correct == correct
     assert p_value == pytest.approx(correct / takers, abs=1e-6)
-    item_correct, rest = (np.array(v) for v in zip(*pairs))
+    item_correct, rest = (np.array(v) for v in zip(*pairs, strict=True))
     assert point_biserial == pytest.approx(np.corrcoef(item_correct, rest)[0, 1], abs=1e-9)
     assert {k: v for k, v in options.items() if v} == chosen

@@ -302,7 +302,7 @@ def test_items_file_missing_a_row_names_the_booklet_and_position(tmp_path, demo_
     booklet = next(r[col["CO_PROVA"]] for r in rows if r[col["SG_AREA"]] == "MT")
     positions = sorted(int(r[col["CO_POSICAO"]]) for r in rows if r[col["CO_PROVA"]] == booklet)
     gone = positions[16]
-    kept = [line for line, r in zip(lines[1:], rows)
+    kept = [line for line, r in zip(lines[1:], rows, strict=True)
             if not (r[col["CO_PROVA"]] == booklet and int(r[col["CO_POSICAO"]]) == gone)]
     items_path = write_lines(tmp_path / "ITENS_PROVA_2023.csv", [lines[0]] + kept)
     expected = (f"44 items, not 45 (CO_POSICAO {positions[0]}–{positions[-1]} "

@@ -46,7 +46,7 @@ def test_option_curves_are_the_shares_of_the_stored_marks_per_theta_bin(models_d
     assert lines[f"humans: {key} (key)"]["line"]["dash"] == "solid"
     for name, trace in lines.items():
         letter = name.removeprefix("humans: ")[0]
-        for theta, share in zip(decoded(trace["x"]), decoded(trace["y"])):
+        for theta, share in zip(decoded(trace["x"]), decoded(trace["y"]), strict=True):
             marks = by_bin[round(theta - 0.125, 6)]
             assert sum(marks.values()) >= 30
             assert share == pytest.approx(marks.get(letter, 0) / sum(marks.values()))

@@ -81,7 +81,7 @@ def test_the_residuals_on_screen_equal_a_hand_computation(models_db):
     figure = _figure(app, "item-residuals")
     bars = figure["data"][0]
     items = [int(row[0]) for row in decoded(bars["customdata"])]
-    shown = dict(zip(items, decoded(bars["y"])))
+    shown = dict(zip(items, decoded(bars["y"]), strict=True))
     expected = _hand_residuals(models_db, 2023, "MT", _booklet(app))
     assert set(shown) == set(expected)
     for item, z in expected.items():

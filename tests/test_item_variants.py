@@ -59,7 +59,7 @@ def _abandoned(position, booklet, area="LC", item_id="", reason="Pedagógico", *
 
 def _slow_theta(answers, items):
     """EAP θ, SE and ENEM nota of a string against (key, params or None) items, by hand."""
-    pattern = [1.0 if mark == key else 0.0 for mark, (key, _) in zip(answers, items)]
+    pattern = [1.0 if mark == key else 0.0 for mark, (key, _) in zip(answers, items, strict=True)]
     theta, se = slow_eap(pattern, [params for _, params in items])
     return theta, se
 
@@ -178,11 +178,11 @@ def test_abandoned_item_without_co_item_holds_its_position_2009(tmp_path):
     assert np.isnan(form.bank.a[2]) and form.n_items == 5
     # All right: if the abandoned row did not take a character, D and E would be shifted.
     answers = "AB.DE"
-    theta, se = _slow_theta(answers, list(zip(keys, params)))
+    theta, se = _slow_theta(answers, list(zip(keys, params, strict=True)))
     got = _score_string(items, 58, answers, language=1)
     assert got[0] == pytest.approx(theta, abs=1e-9)
     assert got[1] == pytest.approx(se, abs=1e-9)
-    shifted = _slow_theta("ABDE.", list(zip(keys, params)))[0]
+    shifted = _slow_theta("ABDE.", list(zip(keys, params, strict=True)))[0]
     assert abs(theta - shifted) > 0.1
     assert items.booklets().set_index("booklet_id").at[58, "n_abandoned"] == 1
 
@@ -240,7 +240,7 @@ def _doubled_booklet(booklet, first_ids, second_ids, interleave=False):
     second = [_item(p + 1, second_ids[p], "EDCBA"[p], 2.2 - 0.2 * p, 0.8 - 0.3 * p, 0.1,
                     booklet, area="CH") for p in range(len(second_ids))]
     if interleave:
-        return [row for pair in zip(first, second) for row in pair]
+        return [row for pair in zip(first, second, strict=True) for row in pair]
     return first + second
 
 

@@ -210,7 +210,7 @@ def _item_bars(figure: dict) -> dict[int, dict[str, tuple[float, int, int]]]:
     heights = decoded(trace["y"])
     bars: dict[int, dict[str, tuple[float, int, int]]] = defaultdict(dict)
     for (_, item, letter, correct, answers, accuracy), height in zip(trace["customdata"],
-                                                                     heights):
+                                                                     heights, strict=True):
         assert height == pytest.approx(accuracy)
         bars[int(item)][letter] = (float(height), int(answers), int(correct))
     return dict(bars)
@@ -221,7 +221,8 @@ def _panel_positions(figure: dict) -> dict[int, tuple[float, float]]:
     the base of its bars)."""
     trace = _share_trace(figure)
     corners: dict[int, tuple[float, float]] = {}
-    for row, x, base in zip(trace["customdata"], decoded(trace["x"]), decoded(trace["base"])):
+    for row, x, base in zip(trace["customdata"], decoded(trace["x"]), decoded(trace["base"]),
+                            strict=True):
         position, letter = int(row[0]), row[2]
         left, panel_base = corners.get(position, (np.inf, base))
         assert panel_base == base  # one panel, one base
@@ -341,11 +342,12 @@ def _file_dependence(real_data, language: str) -> pd.DataFrame:
             form = form[form["TP_LINGUA"].isna() | (form["TP_LINGUA"] == 1)]
         form = form.sort_values("CO_POSICAO")
         model = f"{name}-{size}" if isinstance(size, str) and size else name
-        for index, (key, b) in enumerate(zip(form["TX_GABARITO"], form["NU_PARAM_B"])):
+        for index, (key, b) in enumerate(zip(form["TX_GABARITO"], form["NU_PARAM_B"], strict=True)):
             if key not in tuple(LETTERS):
                 continue
             answers, correct = np.zeros(5), np.zeros(5)
-            for shown, pattern in zip(group["TX_GABARITO_SHUFFLE"], group["RESPONSE_PATTERN"]):
+            for shown, pattern in zip(group["TX_GABARITO_SHUFFLE"], group["RESPONSE_PATTERN"],
+                                      strict=True):
                 answers[LETTERS.index(shown[index])] += 1
                 correct[LETTERS.index(shown[index])] += pattern[index] == "1"
             out.append({"series": f"{model} · few-shot · 30 shuffles", "area": area,

@@ -61,7 +61,7 @@ def test_slice_and_select_rows():
     head = slice_kv(kv, 2)
     assert head is not None and all(k.shape == (3, 2, 2, 4) for k, _ in head)
     picked = select_rows(kv, torch.tensor([2, 0, 2]))
-    for (k, v), (pk, pv) in zip(kv, picked):
+    for (k, v), (pk, pv) in zip(kv, picked, strict=True):
         assert torch.equal(pk, k[[2, 0, 2]]) and torch.equal(pv, v[[2, 0, 2]])
 
 
@@ -69,12 +69,12 @@ def test_cache_for_batch_broadcasts_one_row_and_never_writes_the_past():
     past = _kv(1, 3)
     before = [(k.clone(), v.clone()) for k, v in past]
     cache = cache_for_batch(past, 4)
-    for layer, (k, _) in zip(cache.layers, before):
+    for layer, (k, _) in zip(cache.layers, before, strict=True):
         assert layer.keys.shape == (4, 2, 3, 4) and layer.keys.stride(0) == 0
         assert torch.equal(layer.keys[3], k[0])
     # A forward appends new tokens; the tensors handed in stay as they were.
     cache.update(torch.ones(4, 2, 1, 4), torch.ones(4, 2, 1, 4), 0)
-    for (k, v), (k0, v0) in zip(past, before):
+    for (k, v), (k0, v0) in zip(past, before, strict=True):
         assert torch.equal(k, k0) and torch.equal(v, v0)
     # Several rows are used as they are.
     rows = _kv(2, 3)

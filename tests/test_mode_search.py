@@ -41,7 +41,7 @@ def _log_likelihood(theta: float, bank: ItemBank, items: np.ndarray, correct: np
     and finite differences of the likelihood would magnify that.
     """
     total = 0.0
-    for j, u in zip(items, correct):
+    for j, u in zip(items, correct, strict=True):
         z = bank.scaling * bank.a[j] * (theta - bank.b[j])
         if u:
             total += math.log(bank.c[j] + (1.0 - bank.c[j]) / (1.0 + math.exp(-z)))
@@ -111,7 +111,7 @@ def test_bank_columns_with_a_counted_mask_equal_the_gathered_items():
         items = np.flatnonzero(answered[i])[None, :]
         one = log_likelihood_derivatives(theta[i:i + 1], bank, correct[i, items[0]][None, :],
                                          items=items)
-        for got, want in zip(full, one):
+        for got, want in zip(full, one, strict=True):
             assert got[i] == pytest.approx(want[0], rel=1e-12, abs=1e-12)
     np.testing.assert_array_equal(
         information_at(theta, bank, answered.astype(float)), full.information)
@@ -178,7 +178,7 @@ def test_grid_bracket_starts_at_the_vertex_of_a_parabola():
     np.testing.assert_allclose(bracket.upper, [0.6, -1.1, 2.0, -1.9], atol=1e-12)
     # A transposed (n, k) array gives the same bracket.
     again = grid_bracket(np.ascontiguousarray(objective.T).T, points)
-    for got, want in zip(again, bracket):
+    for got, want in zip(again, bracket, strict=True):
         np.testing.assert_array_equal(got, want)
 
 

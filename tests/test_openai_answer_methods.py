@@ -1,7 +1,8 @@
 """The OpenAI-compatible backend's three answer methods against a local fake server
-(``openai_server`` of tests/openai_support.py: chat and completions APIs, no network), each against a slow reference written here: letter
-probabilities normalised by hand, replies whose letters are known by construction, and
-log-probabilities summed by hand over the tokens a continuation adds to the prompt."""
+(``openai_server`` of tests/openai_support.py: chat and completions APIs, no network), each against
+a slow reference written here: letter probabilities normalised by hand, replies whose letters are
+known by construction, and log-probabilities summed by hand over the tokens a continuation adds to
+the prompt."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from tests.openai_support import (
 def test_letter_prob_reads_the_letters_of_the_top_k(openai_server):
     scorer = fake_scorer(openai_server, "letter-prob")
     assert type(scorer) is OpenAIScorer
-    for req, result in zip(question_requests(), scorer.score(question_requests())):
+    for req, result in zip(question_requests(), scorer.score(question_requests()), strict=True):
         for s in range(req.n_shuffles):
             top = dict(letter_top(req.prompt(s)))
             found = np.array([math.exp(top[letter]) for letter in LETTERS])
@@ -51,7 +52,7 @@ def test_generate_samples_each_shuffle_with_its_own_seed_and_reads_the_letter(op
     sent = {body["messages"][0]["content"]: body for _, body in openai_server.bodies}
     assert len(sent) == 3 * 6
     seeds = []
-    for req, result in zip(requests, results):
+    for req, result in zip(requests, results, strict=True):
         for s in range(req.n_shuffles):
             body = sent[req.prompt(s)]
             assert body["temperature"] == 0.6 and body["max_tokens"] == 16
@@ -81,7 +82,7 @@ def test_every_reply_reads_as_labelled(openai_server):
     results = scorer.score(question_requests(n_items=6, n_shuffles=10))
     read = {}
     for result in results:
-        for text, choice in zip(result.texts, result.choice.tolist()):
+        for text, choice in zip(result.texts, result.choice.tolist(), strict=True):
             read[text] = choice
     expected = {text: NO_CHOICE if letter is None else letter for text, letter in REPLIES}
     assert read == expected
@@ -93,7 +94,7 @@ def _reference_means(req, s: int) -> np.ndarray:
     prompt = req.prompt(s)
     alone = fake_tokens(prompt)
     means = []
-    for letter, option in zip(LETTERS, req.meta["options"][s]):
+    for letter, option in zip(LETTERS, req.meta["options"][s], strict=True):
         tokens = fake_tokens(prompt + letter + ") " + option.strip())
         k = 0
         while k < len(alone) and tokens[k] == alone[k]:
@@ -110,8 +111,9 @@ def test_full_answer_scores_sum_the_continuation_log_probabilities_by_hand(opena
     assert isinstance(scorer, OpenAIFullAnswerScorer)
     requests = question_requests()
     results = scorer.score(requests)
-    assert fake_tokens(requests[0].prompt(0) + "B) x")[-4:] == ["(B", ")", " ", "x"], "a merged boundary token"
-    for req, result in zip(requests, results):
+    assert fake_tokens(requests[0].prompt(0) + "B) x")[-4:] == ["(B", ")", " ", "x"], \
+        "a merged boundary token"
+    for req, result in zip(requests, results, strict=True):
         means = np.array([_reference_means(req, s) for s in range(req.n_shuffles)])
         softmax = np.exp(means - means.max(axis=1, keepdims=True))
         np.testing.assert_allclose(result.probs, softmax / softmax.sum(axis=1, keepdims=True),

@@ -264,7 +264,7 @@ def test_tables_of_several_tests_show_benjamini_hochberg_q_values_beside_p():
     assert list(shown.columns) == ["series", "p_value", Q_COLUMN]
     finite = [value for value in p if not math.isnan(value)]
     expected = iter(false_discovery_control(finite))
-    for text, value in zip(shown[Q_COLUMN], p):
+    for text, value in zip(shown[Q_COLUMN], p, strict=True):
         if math.isnan(value):
             assert text == "—"
         else:

@@ -23,16 +23,17 @@ def _brute_force(con: duckdb.DuckDBPyConnection, year: int) -> Counter:
              ON r.year = s.year AND r.examinee_id = s.examinee_id AND r.area = s.area
            WHERE s.year = ?""", [year]).fetchall()
     forms, counts = {}, Counter()
-    for area, booklet, language, theta, responses in records:
+    for _area, booklet, language, theta, responses in records:
         if (booklet, language) not in forms:
             form = form_items(con, year, booklet, None if language is None else int(language))
-            forms[booklet, language] = list(zip(form["item_id"], form["item_language"]))
+            forms[booklet, language] = list(zip(form["item_id"], form["item_language"],
+                                                strict=True))
         if theta is None or np.isnan(theta):
             continue
         edge = round(float(np.floor(theta / ICC_BIN_WIDTH) * ICC_BIN_WIDTH), 6)
         text = responses if len(responses) == len(forms[booklet, language]) else None
         assert text is not None, "the demo year writes 45-character strings"
-        for (item_id, item_language), mark in zip(forms[booklet, language], text):
+        for (item_id, item_language), mark in zip(forms[booklet, language], text, strict=True):
             lang = None if pd.isna(item_language) else int(item_language)
             counts[int(item_id), lang, edge, mark] += 1
     return counts

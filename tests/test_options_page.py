@@ -255,7 +255,7 @@ def test_two_runs_are_compared_answer_by_answer():
     rows = []
     for model, chosen, correct in (("m1", [0, 1, 2, -1], [1.0, 0.0, 0.0, np.nan]),
                                    ("m2", [0, 2, 2, 3], [1.0, 0.0, 0.0, 0.0])):
-        for shuffle, (c, ok) in enumerate(zip(chosen, correct)):
+        for shuffle, (c, ok) in enumerate(zip(chosen, correct, strict=True)):
             rows.append({"model": model, "item_id": 5 + shuffle // 2, "prompt_language": "pt",
                          "shots": 0, "shuffle": shuffle % 2, "chosen": c, "correct": ok})
     answers = pd.DataFrame(rows)

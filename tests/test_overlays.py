@@ -203,11 +203,12 @@ def test_overlay_levels_are_what_the_runs_answered(pages_models_db):
         nothing = overlay_levels(con, 2023, ["MT"], ["no such run"])
     finally:
         con.close()
-    assert sorted(zip(levels["prompt_language"], levels["shots"])) == sorted(by_hand)
+    assert sorted(zip(levels["prompt_language"], levels["shots"], strict=True)) == sorted(by_hand)
     assert set(levels["shots"]) == {0, 1, 4}
     both = levels.set_index(["prompt_language", "shots"])
     assert both.loc[("pt", 0), "runs"] == 2 and both.loc[("pt", 4), "runs"] == 1
-    assert set(zip(smollm["prompt_language"], smollm["shots"])) <= {("pt", 0), ("en", 0)}
+    settings = set(zip(smollm["prompt_language"], smollm["shots"], strict=True))
+    assert settings <= {("pt", 0), ("en", 0)}
     assert nothing.empty
 
 

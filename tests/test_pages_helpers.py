@@ -42,7 +42,7 @@ def test_central_region_holds_ninety_percent_and_is_closed():
     assert region is not None
     xs, ys = region
     assert xs[0] == xs[-1] and ys[0] == ys[-1]
-    inside = sum(_inside(xs, ys, a, b) for a, b in zip(x, y))
+    inside = sum(_inside(xs, ys, a, b) for a, b in zip(x, y, strict=True))
     assert 0.9 * 200 <= inside < 200
     assert len(central_points(x, y, 0.9)) == 180
 

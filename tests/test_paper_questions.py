@@ -257,7 +257,7 @@ def test_real_file_keys_agree_with_the_item_file(imported_2022, real_data):
             if area != "LC":
                 rows = sorted(rows, key=lambda r: int(r["question_number"]))
             assert len(rows) == len(items)
-            for row, item in zip(rows, items):
+            for row, item in zip(rows, items, strict=True):
                 file_key = "X" if row["answer"].strip().lower() == "anulada" else row["answer"]
                 if file_key != item["TX_GABARITO"]:
                     disagreements.append((language, area, row["question_number"],
@@ -266,7 +266,8 @@ def test_real_file_keys_agree_with_the_item_file(imported_2022, real_data):
     assert "all keys agree with the item file" in result.stdout
     assert "key differs" not in result.stderr
     # The stored texts say the same: the one annulled item (MT) is annulled in both languages.
-    stored = query_rows(db, """SELECT q.language, i.area, q.key, q.annulled, i.key FROM question_texts q
+    stored = query_rows(db, """SELECT q.language, i.area, q.key, q.annulled, i.key
+                          FROM question_texts q
                           JOIN items i ON i.year = q.year AND i.item_id = q.item_id
                           WHERE q.year = 2022 AND i.booklet_id IN (1062, 1072, 1082, 1092)""")
     assert len(stored) == 370
@@ -299,7 +300,7 @@ def test_attributes_come_from_the_portuguese_text_and_user_rows_survive(imported
         rows = _paper_rows(real_data, "pt", area)
         if area != "LC":
             rows = sorted(rows, key=lambda r: int(r["question_number"]))
-        for row, item in zip(rows, _expected_items(real_data, area)):
+        for row, item in zip(rows, _expected_items(real_data, area), strict=True):
             found = derive_attributes(row["body"], [row[x] for x in "ABCDE"])
             assert stored[int(item["CO_ITEM"])][:3] == (
                 found.has_image, found.numbers_in_statement, found.numbers_in_options)

@@ -73,7 +73,7 @@ def _expected_rows(real_data, name):
     (shuffle k, or the rank of the SEED among the run's seeds)."""
     rows = pd.read_parquet(_paper_file(real_data, name))
     rows["model_id"] = [paper_model_id(n, s) for n, s in zip(rows["MODEL_NAME"],
-                                                              rows["MODEL_SIZE"])]
+                                                              rows["MODEL_SIZE"], strict=True)]
     rows["year"] = rows["EXAM_YEAR"].astype(int)
     rows["booklet_id"] = rows["CO_PROVA"].astype(int)
     rows["prompt_language"] = rows["LANGUAGE"].map(LANGUAGE_ALIASES)
@@ -105,9 +105,10 @@ def test_each_run_carries_the_paper_booklets(paper_db):
     expected = {(year, area, booklet) for year, areas in BOOKLETS.items()
                 for area, booklet in areas.items()}
     for run_id, rows in booklets.groupby("run_id"):
-        assert set(zip(rows["year"], rows["area"], rows["booklet_id"])) == expected, run_id
+        forms = set(zip(rows["year"], rows["area"], rows["booklet_id"], strict=True))
+        assert forms == expected, run_id
     answered = query_frame(db, """SELECT DISTINCT area, item_language FROM model_responses""")
-    languages = dict(zip(answered["area"], answered["item_language"]))
+    languages = dict(zip(answered["area"], answered["item_language"], strict=True))
     assert languages["LC"] == 1  # the Spanish LC form
     assert all(pd.isna(languages[a]) for a in ("CN", "CH", "MT"))
 
@@ -125,7 +126,7 @@ def test_nine_runs_with_distinct_labels_and_their_repetition(paper_db):
     assert set(runs["prompt_type"]) == {"few-shot"} and set(runs["temperature"]) == {0.6}
     assert set(runs["n_shuffles"]) == {30}
     assert all(run_id.startswith("paper-") and f"-{rep}-" in run_id
-               for run_id, rep in zip(runs["run_id"], runs["repetition"]))
+               for run_id, rep in zip(runs["run_id"], runs["repetition"], strict=True))
     assert {ScoringOptions.from_dict(json.loads(s)) for s in runs["scoring"]} == {PAPER_OPTIONS}
 
 
@@ -172,7 +173,8 @@ def test_chosen_letters_are_original_letters(paper_db):
              AND i.booklet_id = r.booklet_id AND i.item_id = r.item_id
              AND (i.item_language IS NULL OR i.item_language = r.item_language)
         WHERE i.a IS NOT NULL AND (r.choice = i.key) <> r.correct GROUP BY ALL""")
-    assert set(zip(disagree["year"], disagree["booklet_id"], disagree["position"])) == {
+    assert set(zip(disagree["year"], disagree["booklet_id"], disagree["position"],
+                   strict=True)) == {
         (2019, 522, 16)}
 
 

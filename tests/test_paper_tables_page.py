@@ -55,7 +55,8 @@ def _add_min_k(path: Path) -> None:
         noise = rng.normal(0, 0.05, len(accuracy))
         unrelated = rng.normal(0, 0.5, len(accuracy))
         for rows in accuracy.groupby(["model_id", "area", "language"]).groups.values():
-            centred = accuracy.loc[rows, "accuracy"].to_numpy() - accuracy.loc[rows, "accuracy"].mean()
+            values = accuracy.loc[rows, "accuracy"]
+            centred = values.to_numpy() - values.mean()
             part = unrelated[rows]
             if centred @ centred > 0:  # remove the noise's projection on the accuracies
                 unrelated[rows] = part - (part @ centred) / (centred @ centred) * centred
@@ -179,7 +180,8 @@ def test_table3_r_and_p_match_scipy_and_bold_marks_p_below_005(page_db):
         # † marks a cell that also survives Benjamini–Hochberg over the table (q >= p: only
         # bold cells can carry it; the correlated model's p is far below 0.05)
         assert ("†" in cell) is bold
-        assert cell.strip("*† ") == f"{round(expected.statistic, 2) + 0.0:.2f} ({expected.pvalue:.3f})"
+        r = round(expected.statistic, 2) + 0.0
+        assert cell.strip("*† ") == f"{r:.2f} ({expected.pvalue:.3f})"
         assert cell.startswith("**") is bold
     figure = next(c for c in charts(app) if any("least-squares" in (t.get("name") or "")
                                                 for t in c["data"]))

@@ -133,7 +133,7 @@ def test_each_row_shows_its_mean_lz_and_sd(models_db):
     shown = {}
     for trace in figure["data"]:
         if trace.get("mode") == "text":
-            shown.update(zip(trace["y"], trace["text"]))
+            shown.update(zip(trace["y"], trace["text"], strict=True))
     for (series, language), group in scores.groupby(["series", "prompt_language"]):
         lz = group["lz"].astype(float)
         lz = lz[np.isfinite(lz)]

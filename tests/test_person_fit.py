@@ -31,7 +31,7 @@ def _slow_p(theta: float, a: float, b: float, c: float, d: float) -> float:
 
 
 def _counted_items(pattern, bank):
-    for u, a, b, c in zip(pattern, bank.a, bank.b, bank.c):
+    for u, a, b, c in zip(pattern, bank.a, bank.b, bank.c, strict=True):
         if not any(math.isnan(x) for x in (u, a, b, c)):
             yield u, a, b, c
 

@@ -3,9 +3,10 @@ through Playwright (fixtures of ``tests/test_browser.py``; FAILS, never skips, w
 
 At 1280 and 1920 px wide: no sidebar, one figure drawn by plotly.js with type no smaller than
 on the page, the controls above the title above the figure, the caption beside the figure and
-the selection under the caption, nothing wider than the window; on every slide no two labels of the figure overlap (titles, legend, colour
-bars, annotations against each other and against tick labels); no console error; the arrow
-keys and Esc work. Screenshots go to ``test-artifacts/browser/presentation_*.png``.
+the selection under the caption, nothing wider than the window; on every slide no two labels of the
+figure overlap (titles, legend, colour bars, annotations against each other and against tick
+labels); no console error; the arrow keys and Esc work. Screenshots go to
+``test-artifacts/browser/presentation_*.png``.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def test_presentation_renders_large_and_clean(server, browser, width, height):
         # The slide shows the page's first figure (a tall one, squeezed to the window): its
         # type is no smaller anywhere (slide_scale: larger where the figure has the room).
         sizes = page.evaluate(FONT_SIZES)
-        assert all(slide >= 0.99 * shown for slide, shown in zip(sizes, on_page)), (sizes, on_page)
+        assert all(slide >= 0.99 * shown
+                   for slide, shown in zip(sizes, on_page, strict=True)), (sizes, on_page)
         parts = page.evaluate(PARTS)
         order = [parts["buttons"], parts["heading"], parts["figure"]]
         for upper, lower in itertools.pairwise(order):

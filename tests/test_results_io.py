@@ -28,7 +28,7 @@ def _paper_rows(demo_files, n_seeds=3):
             pattern = "".join("1" if (i * 7 + seed) % 3 == 0 else "0" for i in range(len(form)))
             letters = "".join(item["TX_GABARITO"] if bit == "1" else
                               ("A" if item["TX_GABARITO"] != "A" else "B")
-                              for bit, item in zip(pattern, form))
+                              for bit, item in zip(pattern, form, strict=True))
             rows.append({"MODEL_NAME": "demo/fake-7b", "MODEL_SIZE": "7B", "TEMPERATURE": 0.0,
                          "SYSTEM_PROMPT_TYPE": "4-shot", "LANGUAGE": "english",
                          "SEED": 100 + seed, "CO_PROVA": booklet, "EXAM_YEAR": 2023,
@@ -52,7 +52,7 @@ def test_paper_results_are_rescored_like_humans(demo_db, demo_files_2023, tmp_pa
         "SELECT count(*) FROM model_responses WHERE correct AND choice = '.'").fetchone()[0]
     con.close()
     assert len(stored) == len(rows) == 6
-    for row, (area, _, shots, language, theta, se) in zip(rows, stored):
+    for row, (area, _, shots, language, theta, se) in zip(rows, stored, strict=True):
         params = [None if not item["NU_PARAM_A"] else
                   (float(item["NU_PARAM_A"]), float(item["NU_PARAM_B"]),
                    float(item["NU_PARAM_C"])) for item in row["_form"]]

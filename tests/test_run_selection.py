@@ -74,7 +74,7 @@ def test_pooling_is_named_and_sums_the_runs(two_random_runs_db):
     pooled = model_points(con, year, "CN", None, "pt", 0, runs["model"].tolist(), True)
     con.close()
     sizes = {label: _patterns(two_random_runs_db, ids[0], "CN")
-             for label, ids in zip(runs["model"], runs["run_ids"])}
+             for label, ids in zip(runs["model"], runs["run_ids"], strict=True)}
     assert apart.groupby("model").size().to_dict() == sizes
     assert pooled.groupby("model").size().to_dict() == {"random-baseline": sum(sizes.values())}
     assert sorted(sizes.values()) == [10, 30]

@@ -54,7 +54,7 @@ def test_random_run_is_published_and_scored_like_humans(demo_db, tmp_path):
         expected_theta, expected_se = slow_eap(values, params)
         assert theta == pytest.approx(expected_theta, abs=1e-9)
         assert se == pytest.approx(expected_se, abs=1e-9)
-        assert ctt == sum(v == 1 for v, p in zip(values, params) if p is not None)
+        assert ctt == sum(v == 1 for v, p in zip(values, params, strict=True) if p is not None)
     # Choices are original letters; correctness agrees with the items' keys.
     wrong = query_rows(demo_db, """SELECT count(*) FROM model_responses r JOIN items i
                              ON i.year = r.year AND i.booklet_id = r.booklet_id
@@ -164,8 +164,9 @@ def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path)
     spec = RunSpec(model=str(folder), backend="transformers", year=2023, areas=("MT",),
                    languages=("en",), shots=(1,), n_shuffles=3, seed=4, model_name="tiny")
     execute_run(spec, demo_db, tmp_path / "runs", batch_items=9)
-    stored = query_rows(demo_db, """SELECT position, shuffle, prob_a, prob_b, prob_c, prob_d, prob_e,
-                                      letter_mass FROM model_responses ORDER BY position, shuffle""")
+    stored = query_rows(demo_db, """
+        SELECT position, shuffle, prob_a, prob_b, prob_c, prob_d, prob_e, letter_mass
+        FROM model_responses ORDER BY position, shuffle""")
     assert len(stored) == 45 * 3
     # Recompute one item independently with the plain (one prompt per forward pass) path.
     with connected(demo_db, read_only=True) as con:
@@ -179,7 +180,8 @@ def test_tiny_transformers_run_stores_probabilities_and_min_k(demo_db, tmp_path)
     np.testing.assert_allclose(got, expected, atol=1e-5)
     np.testing.assert_allclose([row[7] for row in stored if row[0] == unit.position],
                                result.letter_mass, atol=1e-5)
-    min_k = dict(query_rows(demo_db, "SELECT item_id, value FROM min_k_prob WHERE model_id = 'tiny'"))
+    min_k = dict(query_rows(demo_db,
+                            "SELECT item_id, value FROM min_k_prob WHERE model_id = 'tiny'"))
     assert len(min_k) == 45
     direct = plain.min_k_percent_prob([unit.question.stem])[0]
     assert min_k[unit.item_id] == pytest.approx(direct, abs=1e-6)

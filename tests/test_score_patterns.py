@@ -58,14 +58,14 @@ def test_response_pattern_with_paper_grid_matches_slow_reference(tmp_path, demo_
         booklet = booklet_items(items, record["CO_PROVA"], row["TP_LINGUA"])
         record["RESPONSE_PATTERN"] = "".join(
             "1" if mark == item["TX_GABARITO"] else "0"
-            for mark, item in zip(record["TX_RESPOSTAS"], booklet))
+            for mark, item in zip(record["TX_RESPOSTAS"], booklet, strict=True))
     source, output = tmp_path / "in.csv", tmp_path / "out.csv"
     _write(source, records, ["CO_PROVA", "TP_LINGUA", "RESPONSE_PATTERN", "AREA"])
     assert cli.main(["score-patterns", "--items", str(demo_files_2023.items), "--patterns",
                      str(source), "--output", str(output), "--grid-points", "121",
                      "--grid-range", "-6", "6", "--scale", "paper"]) == 0
     result = _read(output)
-    for record, got in zip(records, result):
+    for record, got in zip(records, result, strict=True):
         theta, se, _ = score_candidate(record["_row"], record["AREA"], items,
                                        n_points=121, low=-6.0, high=6.0)
         assert float(got["THETA"]) == pytest.approx(theta, abs=1e-9)
@@ -131,7 +131,7 @@ def test_bad_booklet_ids_are_row_errors(tmp_path, demo_files_2023):
     code, output = _score(tmp_path, demo_files_2023, source)
     assert code == 0
     result = _read(output)
-    for value, got in zip(bad_ids, result):
+    for value, got in zip(bad_ids, result[:len(bad_ids)], strict=True):
         assert "CO_PROVA" in got["SCORE_ERROR"] and got["THETA"] == "", (value, got)
     assert "TP_LINGUA" in result[len(bad_ids)]["SCORE_ERROR"]
     assert "TP_LINGUA" in result[len(bad_ids) + 1]["SCORE_ERROR"]

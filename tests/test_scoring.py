@@ -91,7 +91,7 @@ def test_threaded_blocks_give_the_same_numbers(monkeypatch):
     monkeypatch.setattr(irt, "MAX_THREADS", 3)
     shared = [score_responses(responses, bank, estimator)
               for estimator in (MLEstimator(), MAPEstimator())] + [score_responses(responses, bank)]
-    for one, many in zip(alone, shared):
+    for one, many in zip(alone, shared, strict=True):
         for field in ("theta", "theta_se", "lz", "lz_star", "ctt", "n_scored"):
             np.testing.assert_array_equal(getattr(one, field), getattr(many, field))
 

@@ -15,7 +15,7 @@ from store.layout import copy_store
 def _brute_force_eap(correct: np.ndarray, a, b, c, grid: np.ndarray) -> float:
     """EAP of one 0/1 pattern under the 3PL (D = 1) and a N(0, 1) prior, item by item."""
     posterior = np.exp(-grid ** 2 / 2)
-    for u, ai, bi, ci in zip(correct, a, b, c):
+    for u, ai, bi, ci in zip(correct, a, b, c, strict=True):
         p = ci + (1 - ci) / (1 + np.exp(-ai * (grid - bi)))
         posterior = posterior * (p if u else 1 - p)
     return float((grid * posterior).sum() / posterior.sum())
@@ -43,9 +43,10 @@ def test_ingest_with_the_papers_grid_scores_stores_and_prints_it(tmp_path, demo_
         items = con.execute(
             """SELECT key, a, b, c FROM items WHERE year = 2023 AND booklet_id = ?
                ORDER BY co_posicao""", [booklet]).fetchall()
-        scored = [(mark == key, a, b, c) for mark, (key, a, b, c) in zip(responses, items)
+        scored = [(mark == key, a, b, c)
+                  for mark, (key, a, b, c) in zip(responses, items, strict=True)
                   if a is not None and key in OPTION_LETTERS]
-        u, a, b, c = (np.array(column, dtype=float) for column in zip(*scored))
+        u, a, b, c = (np.array(column, dtype=float) for column in zip(*scored, strict=True))
         assert abs(theta - _brute_force_eap(u, a, b, c, grid)) < 1e-9
     con.close()
 

@@ -82,7 +82,8 @@ def test_humans_se_is_read_from_the_bin_holding_theta():
     assert np.isnan(humans_se_at(table, 1.5, 0.1))
 
 
-def test_person_fit_page_does_not_trust_random_runs_and_names_the_baseline(monkeypatch, pages_models_db):
+def test_person_fit_page_does_not_trust_random_runs_and_names_the_baseline(monkeypatch,
+                                                                            pages_models_db):
     monkeypatch.setenv("ENEM_DB", str(pages_models_db))
     app = run_page("pages/Person_fit.py")
     assert_clean(app)

@@ -1,9 +1,9 @@
 """Score a year's areas, with their item statistics, in worker processes.
 
 The ingest (``workflows.ingest``) reads each area's present records from the store and gets back
-its score rows, rejects, booklet audit and item tables, area by area as the workers finish. Records and
-score rows travel as Arrow IPC files in a scratch folder beside the store, memory-mapped at
-both ends: piping and pickling hundreds of MB per area cost more system time than the scoring.
+its score rows, rejects, booklet audit and item tables, area by area as the workers finish. Records
+and score rows travel as Arrow IPC files in a scratch folder beside the store, memory-mapped at both
+ends: piping and pickling hundreds of MB per area cost more system time than the scoring.
 
 The workers also count the area's histograms (``store.histograms``) and summarise its
 populations (``store.populations``) from the score rows they hold, so nothing is read back from

@@ -23,8 +23,8 @@ Nothing that fails validation replaces a year:
   parameters in range) than the year holds (checked before anything is loaded, for
   ``ingest_items`` too), or an ingest that scores under SHRINK_LIMIT of the area records per
   candidate that the year scores now, or reproduces the official notas of fewer booklets (the
-  booklet audit: audited and not flagged). The synthetic demo, rebuilt at whatever size is asked, is exempt
-  from these checks;
+  booklet audit: audited and not flagged). The synthetic demo, rebuilt at whatever size is asked, is
+  exempt from these checks;
 * bad lines are all counted by reason (malformed lines, rows of another NU_ANO, later
   repetitions of an examinee id, of which the first line is kept) and the first REJECT_SAMPLES
   of each reason are stored in ``rejects`` with their line numbers.
@@ -253,7 +253,7 @@ def _duplicate_samples(scan: LineScan, samples: list[tuple[int, str, int]]):
     dropped = scan.row_lines([ordinal for ordinal, _, _ in samples])
     kept = scan.row_lines([first for _, _, first in samples])
     return [(int(line), examinee, f"first on line {int(first)}")
-            for line, first, (_, examinee, _) in zip(dropped, kept, samples)]
+            for line, first, (_, examinee, _) in zip(dropped, kept, samples, strict=True)]
 
 
 def _cut_short(scan: LineScan) -> str:
@@ -363,7 +363,8 @@ def _writing_year(db_path: Path, year: int, what: str, replace: bool = False
     except (IngestError, UnusableFileError):
         raise
     except Exception as error:
-        raise IngestError(f"{what} stopped and was rolled back; the database is unchanged: {error}") from error
+        raise IngestError(f"{what} stopped and was rolled back; the database is unchanged: "
+                          f"{error}") from error
 
 
 def ingest_items(
@@ -407,7 +408,8 @@ def ingest_items(
 
 
 def _first_problems(items: ItemsTable) -> str:
-    return "; ".join(f"booklet {b}: {why}" for b, why in list(items.invalid.items())[:3]) or "no rows"
+    first = list(items.invalid.items())[:3]
+    return "; ".join(f"booklet {b}: {why}" for b, why in first) or "no rows"
 
 
 def _score_areas(con, year, items: ItemsTable, options, batch_rows, progress, ingest_id,

@@ -251,7 +251,7 @@ def _paper_rows(frame: pd.DataFrame) -> pd.DataFrame:
     empty = names.isna() | (names.astype(str).str.strip() == "")
     _first_bad(names, empty, "MODEL_NAME", "a model name")
     size = rows["MODEL_SIZE"] if "MODEL_SIZE" in rows else pd.Series("", index=rows.index)
-    rows["model_id"] = [paper_model_id(name, sz) for name, sz in zip(names, size)]
+    rows["model_id"] = [paper_model_id(name, sz) for name, sz in zip(names, size, strict=True)]
     rows["prompt_type"] = (rows["SYSTEM_PROMPT_TYPE"].fillna("").astype(str)
                            if "SYSTEM_PROMPT_TYPE" in rows else "")
     # Object dtype keeps None (no temperature) from turning into NaN, which equals nothing.
@@ -276,7 +276,7 @@ def _paper_rows(frame: pd.DataFrame) -> pd.DataFrame:
     _first_bad(patterns, patterns.isna(), "RESPONSE_PATTERN", "a pattern of 0 and 1")
     rows["shuffle_k"] = np.where(rows["repetition"] == "shuffle", _shuffle_numbers(rows), -1)
     rows["_run"] = list(zip(rows["model_id"], rows["prompt_type"], rows["temperature"],
-                            rows["repetition"]))
+                            rows["repetition"], strict=True))
     return rows
 
 
@@ -290,7 +290,7 @@ def _temperatures(rows: pd.DataFrame) -> list:
     parsed = _numbers(values)
     _first_bad(values, given & ~(np.isfinite(parsed) & (parsed >= 0)), "TEMPERATURE",
                "a temperature (a number ≥ 0)")
-    return [float(t) if ok else None for t, ok in zip(parsed, given)]
+    return [float(t) if ok else None for t, ok in zip(parsed, given, strict=True)]
 
 
 def paper_model_id(name, size) -> str:
@@ -395,7 +395,7 @@ class _Census:
     def _count(self, run: _RunCensus, group: pd.DataFrame) -> None:
         run.rows += len(group)
         years, booklets = group["year"].to_numpy(), group["booklet_id"].to_numpy()
-        pairs = set(zip(years.tolist(), booklets.tolist()))
+        pairs = set(zip(years.tolist(), booklets.tolist(), strict=True))
         run.years.update(years.tolist())
         run.booklets.update(pairs)
         self.years.update(years.tolist())
@@ -468,7 +468,7 @@ class _Census:
         built = []
         for keys in sorted(self.runs, key=_key_order):
             run = self.runs[keys]
-            named = dict(zip(RUN_KEYS, keys))
+            named = dict(zip(RUN_KEYS, keys, strict=True))
             seeds = (np.unique(np.concatenate(run.seeds)) if run.seeds
                      else np.empty(0, np.int64))
             n_repetitions = (len(seeds) if keys[3] == "seed" else
@@ -543,7 +543,7 @@ def _key_differences(year: int, form: BookletForm, key: str) -> list[str]:
     """
     stored = [chr(k) if k else "" for k in form.keys]
     return [f"{year} booklet {form.booklet_id} position {i + 1}: file {mine}, store {theirs}"
-            for i, (mine, theirs) in enumerate(zip(key, stored))
+            for i, (mine, theirs) in enumerate(zip(key, stored, strict=False))
             if theirs in OPTION_LETTERS and mine != theirs and not np.isnan(form.bank.a[i])]
 
 
@@ -635,7 +635,7 @@ def _shown_orders(rows: pd.DataFrame, k: int, repetition: str) -> pa.StringArray
     contradict = usable[0] & usable[1] & ((key_shown == choice_shown) != (key == choice))
     orders = np.full((n, k, len(OPTION_LETTERS)), ord(UNRECORDED_OPTION), np.uint8)
     rows_, items_ = np.indices((n, k))
-    for (shown, original), ok in zip(pairs, usable):
+    for (shown, original), ok in zip(pairs, usable, strict=True):
         orders[rows_[ok], items_[ok], shown[ok]] = original[ok] + ord(OPTION_LETTERS[0])
     valid = ((usable[0] | usable[1]) & ~contradict).ravel()
     width = len(OPTION_LETTERS)

@@ -100,16 +100,18 @@ def baseline_display(table: pd.DataFrame) -> pd.DataFrame:
         "language": table["prompt_language"], "area": table["area"],
         "repetitions": table["repetitions"],
         "CTT (%)": [plus_minus(m, s, 1) for m, s in zip(table["ctt_percent_mean"],
-                                                          table["ctt_percent_sd"])],
-        "θ": [plus_minus(m, s) for m, s in zip(table["theta_mean"], table["theta_sd"])],
-        "l_z": [plus_minus(m, s) for m, s in zip(table["lz_mean"], table["lz_sd"])],
+                                                          table["ctt_percent_sd"], strict=True)],
+        "θ": [plus_minus(m, s)
+              for m, s in zip(table["theta_mean"], table["theta_sd"], strict=True)],
+        "l_z": [plus_minus(m, s) for m, s in zip(table["lz_mean"], table["lz_sd"], strict=True)],
     })
 
 
 def missing_cells(patterns: pd.DataFrame, areas: Sequence[str],
                   languages: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """Prompt language → areas (in the given order) without any random-baseline pattern."""
-    have = set(zip(patterns["prompt_language"], patterns["area"])) if len(patterns) else set()
+    have = (set(zip(patterns["prompt_language"], patterns["area"], strict=True))
+            if len(patterns) else set())
     missing = {language: tuple(a for a in areas if (language, a) not in have)
                for language in languages}
     return {language: found for language, found in missing.items() if found}

@@ -62,7 +62,7 @@ class CatPaths:
 
     def item_sets(self) -> list[NDArray[np.intp]]:
         """The items each simulee answered, in the order given."""
-        return [row[:length] for row, length in zip(self.items, self.length)]
+        return [row[:length] for row, length in zip(self.items, self.length, strict=True)]
 
 
 class LockstepCat:

@@ -416,7 +416,8 @@ def fit_logistic(
     log_lik = _log_likelihood(eta, y, w)
     converged = False
     iterations = 0
-    for iterations in range(1, max_iter + 1):
+    while iterations < max_iter:
+        iterations += 1
         prob = expit(eta)
         gradient = x.T @ (w * (y - prob))
         hessian = (x * (w * prob * (1.0 - prob))[:, None]).T @ x

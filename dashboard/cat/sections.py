@@ -38,26 +38,26 @@ def show_simulation(filters: Filters, area: str, years: list[int], paths: pd.Dat
         cat.show(cat.mse_figure(table, area), "cat.mse",
                  f"Mean squared error E[(θ̂ − θ₀)²] over {simulees} simulees (θ₀ ~ N(0, 1)) after "
                  f"each item: CAT ({settings.describe()}) against random fixed forms of the same "
-                 "length (the first t items of a random order), same simulees and estimator. MSE is "
-                 "in logits² (θ's unit squared); its square root is the typical distance of θ̂ from "
-                 f"the true θ. {lines[0]}; `enem-llm cat-simulate --area {area} --years "
+                 "length (the first t items of a random order), same simulees and estimator. MSE "
+                 "is in logits² (θ's unit squared); its square root is the typical distance of θ̂ "
+                 f"from the true θ. {lines[0]}; `enem-llm cat-simulate --area {area} --years "
                  f"{' '.join(map(str, sorted(years)))}` prints the same table.", table,
                  filters.image_format)
 
         st.subheader("Variable length: stop at an SE target")
         variable = cat.variable_table(bank, key, settings, simulees, seed)
         cat.show(cat.variable_figure(variable, table, area, settings.max_items), "cat.variable",
-                 f"Each diamond: the same simulees take a CAT that stops once SE(θ̂) falls below the "
-                 f"target, or at {settings.max_items} items; x is the mean number of items they "
-                 "used, y the MSE of their final θ̂. The lines are the fixed-length CAT and random "
-                 "forms from the figure above: a diamond under the CAT line measures as well with "
-                 "fewer items on average. SE is the posterior SD for EAP (1/√information for ML "
-                 "and MAP), in logits. `enem-llm cat-simulate … --se-target SE` prints one target's "
-                 "row.", cat.variable_frame(variable), filters.image_format)
+                 "Each diamond: the same simulees take a CAT that stops once SE(θ̂) falls below "
+                 f"the target, or at {settings.max_items} items; x is the mean number of items "
+                 "they used, y the MSE of their final θ̂. The lines are the fixed-length CAT and "
+                 "random forms from the figure above: a diamond under the CAT line measures as "
+                 "well with fewer items on average. SE is the posterior SD for EAP (1/√information "
+                 "for ML and MAP), in logits. `enem-llm cat-simulate … --se-target SE` prints one "
+                 "target's row.", cat.variable_frame(variable), filters.image_format)
         tables.show_table(cat.variable_frame(variable), "cat.variable_table",
                           "Per SE target: mean and median items used, the share of simulees whose "
-                          f"SE reached the target (the rest stopped at {settings.max_items} items), "
-                          "and the MSE of the final θ̂.")
+                          f"SE reached the target (the rest stopped at {settings.max_items} "
+                          "items), and the MSE of the final θ̂.")
 
         st.subheader("Guess and slip: SE curves of noisy simulees, with the models")
         noise = cat.noise_table(bank, key, settings, simulees, seed)
@@ -65,13 +65,14 @@ def show_simulation(filters: Filters, area: str, years: list[int], paths: pd.Dat
         figure, nearest, clipped = cat.noise_figure(noise, models)
         cat.show(figure, "cat.noise",
                  "Grey: the median SE(θ̂) over the simulees after each item, for simulees whose "
-                 "right answers are scored wrong with probability slip and wrong answers right with "
-                 f"probability guess, guess and slip in {', '.join(f'{v:g}' for v in cat.NOISE_VALUES)}"
-                 "; coloured: each live CAT run's median SE over its paths. The median, not the "
-                 "mean: one θ̂ at an ML bound has an SE in the thousands and would carry a mean with "
-                 "it. SE is in logits, θ's unit (INEP's items put their calibration population at "
-                 "mean 0, SD 1): an SE of 0.3 means θ̂ is typically within ±0.3 of the θ it "
-                 "estimates. With EAP it is the posterior SD and cannot exceed the prior's 1."
+                 "right answers are scored wrong with probability slip and wrong answers right "
+                 "with probability guess, guess and slip in "
+                 f"{', '.join(f'{v:g}' for v in cat.NOISE_VALUES)}; coloured: each live CAT run's "
+                 "median SE over its paths. The median, not the mean: one θ̂ at an ML bound has an "
+                 "SE in the thousands and would carry a mean with it. SE is in logits, θ's unit "
+                 "(INEP's items put their calibration population at mean 0, SD 1): an SE of 0.3 "
+                 "means θ̂ is typically within ±0.3 of the θ it estimates. With EAP it is the "
+                 "posterior SD and cannot exceed the prior's 1."
                  + (f" The axis ends at {cat.NOISE_SE_CAP:g} logits; values above it are off the "
                     "chart." if clipped else ""), noise, filters.image_format)
         if nearest:
@@ -177,6 +178,7 @@ def show_posthoc(filters: Filters, area: str, seed: int) -> None:
             st.write(summary[1])
             cat.show(cat.posthoc_figure(frame, area), "cat.posthoc",
                      "Each sampled candidate's recorded answers replayed as a maximum-information "
-                     "CAT on their own booklet, θ̂ by the year's scoring recipe: the number of items "
-                     "from which θ̂ stays within the candidate's full-test θ ± SE. " + summary[0]
+                     "CAT on their own booklet, θ̂ by the year's scoring recipe: the number of "
+                     "items from which θ̂ stays within the candidate's full-test θ ± "
+                     "SE. " + summary[0]
                      + ".", frame, filters.image_format)

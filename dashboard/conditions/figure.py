@@ -22,7 +22,7 @@ def _panel_title(area: str) -> str:
 def _grid(areas: list[str], series: list[str]) -> go.Figure:
     height = max(MIN_ROW_PX, ROW_PX_PER_SERIES * len(series))
     figure = area_grid(areas, columns=COLUMNS, row_height=height)
-    for annotation, area in zip(figure.layout.annotations, areas):
+    for annotation, area in zip(figure.layout.annotations, areas, strict=True):
         annotation.text = _panel_title(area)
     return figure
 

@@ -23,9 +23,10 @@ RELIABILITY_COLUMNS = ["area", "booklet_id", "items", "candidates", "theta_mean"
 def reliability_table(year: int, curves: Mapping[str, AreaInformation], lc_language: int,
                       scoring: str | None) -> pd.DataFrame:
     """One row per drawn area (:data:`RELIABILITY_COLUMNS`): the booklet, its counted items,
-    its scored candidates (all-blank tests left out; in LC, only those of ``lc_language``), the mean and latent SD of their θ, the
-    marginal reliability σ²/(σ² + E[1/I(θ)]) over N(mean, SD²) (N(0, 1) without candidates) and
-    the empirical reliability var(θ̂)/(var(θ̂) + mean SE²) (NaN without candidates)."""
+    its scored candidates (all-blank tests left out; in LC, only those of ``lc_language``), the mean
+    and latent SD of their θ, the marginal reliability σ²/(σ² + E[1/I(θ)]) over N(mean, SD²) (N(0,
+    1) without candidates) and the empirical reliability var(θ̂)/(var(θ̂) + mean SE²) (NaN without
+    candidates)."""
     scaling = ScoringOptions.from_stored(scoring).scaling
     rows = []
     for area, curve in curves.items():

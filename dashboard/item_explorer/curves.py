@@ -52,12 +52,12 @@ def _abandoned_panels(figure: go.Figure) -> None:
 def _model_curves(figure: go.Figure, item: pd.Series) -> pd.DataFrame:
     """The 3PL P(θ) (left) and I(θ) (right) of ``item``'s a, b, c on :data:`THETA_GRID`."""
     p, info = item_curves(item["a"], item["b"], item["c"])
-    figure.add_trace(go.Scatter(x=THETA_GRID, y=p, name="3PL P(θ)", line={
-        "color": OKABE_ITO[0], "width": 2}, hovertemplate="θ %{x:.2f}: P = %{y:.3f}<extra></extra>"),
-        row=1, col=1)
-    figure.add_trace(go.Scatter(x=THETA_GRID, y=info, name="information I(θ)", line={
-        "color": OKABE_ITO[5], "width": 2}, hovertemplate="θ %{x:.2f}: I = %{y:.3f}<extra></extra>"),
-        row=1, col=2)
+    figure.add_trace(go.Scatter(
+        x=THETA_GRID, y=p, name="3PL P(θ)", line={"color": OKABE_ITO[0], "width": 2},
+        hovertemplate="θ %{x:.2f}: P = %{y:.3f}<extra></extra>"), row=1, col=1)
+    figure.add_trace(go.Scatter(
+        x=THETA_GRID, y=info, name="information I(θ)", line={"color": OKABE_ITO[5], "width": 2},
+        hovertemplate="θ %{x:.2f}: I = %{y:.3f}<extra></extra>"), row=1, col=2)
     return pd.DataFrame({"kind": "model curve", "theta": THETA_GRID, "p": p,
                          "information": info})
 

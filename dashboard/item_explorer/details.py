@@ -57,7 +57,7 @@ def show_texts(texts: pd.DataFrame) -> None:
     prompt_order = {language: index for index, language in enumerate(PROMPT_LANGUAGES)}
     texts = texts.assign(order=texts["language"].map(prompt_order).fillna(len(prompt_order)))
     texts = texts.sort_values("order")
-    for column, row in zip(st.columns(len(texts)), texts.itertuples()):
+    for column, row in zip(st.columns(len(texts)), texts.itertuples(), strict=True):
         with column:
             st.markdown(f"**{PROMPT_LANGUAGE_NAMES.get(row.language, row.language)}** "
                         f"· source: {row.source}")

@@ -19,7 +19,7 @@ from enem.item_statistics import ICC_BIN_WIDTH
 MIN_BIN_CANDIDATES = 30
 #: One colour per option letter A–E (Okabe–Ito without black and yellow).
 OPTION_COLOURS = dict(zip(OPTION_LETTERS, (OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2],
-                                           OKABE_ITO[3], OKABE_ITO[5])))
+                                           OKABE_ITO[3], OKABE_ITO[5]), strict=True))
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,8 @@ def model_option_shares(choices: pd.DataFrame, model_theta: pd.DataFrame) -> pd.
         return pd.DataFrame(columns=["model", "theta", "option", "n", "share"])
     totals = chosen.groupby("model")["n"].transform("sum")
     theta = model_theta.set_index("model")["mean_theta"]
-    return pd.DataFrame({"model": chosen["model"], "theta": theta.reindex(chosen["model"]).to_numpy(),
+    return pd.DataFrame({"model": chosen["model"],
+                         "theta": theta.reindex(chosen["model"]).to_numpy(),
                          "option": chosen["choice"], "n": chosen["n"],
                          "share": chosen["n"] / totals}).dropna(subset=["theta"])
 

@@ -141,14 +141,14 @@ def show_dif(filters: Filters, checks: ItemChecks) -> None:
         st.dataframe(checks.dif, hide_index=True, width="stretch", placeholder="—",
                      column_config=dif_column_config())
         st.caption(
-            "Reference group: the candidates of the booklet; focal group: every repetition "
-            "of the selected runs, each one examinee. Both are matched on the number-correct score of "
-            "the booklet (an unanswered item counts wrong, as a blank does). Mantel–Haenszel: "
-            "the common odds ratio α, ETS Δ = −2.35·ln α with its Robins–Breslow–Greenland SE, "
-            "the continuity-corrected χ² and the ETS class (A negligible; B moderate; C large: "
-            "|Δ| ≥ 1.5 and significantly above 1). Logistic regression: likelihood-ratio χ² "
-            "of the group (uniform) and group × score terms (total, 2 df) and Nagelkerke's ΔR². "
-            "q: Benjamini–Hochberg over the booklet's items." + filters.provenance)
+            "Reference group: the candidates of the booklet; focal group: every repetition of the "
+            "selected runs, each one examinee. Both are matched on the number-correct score of the "
+            "booklet (an unanswered item counts wrong, as a blank does). Mantel–Haenszel: the "
+            "common odds ratio α, ETS Δ = −2.35·ln α with its Robins–Breslow–Greenland SE, the "
+            "continuity-corrected χ² and the ETS class (A negligible; B moderate; C large: |Δ| ≥ "
+            "1.5 and significantly above 1). Logistic regression: likelihood-ratio χ² of the group "
+            "(uniform) and group × score terms (total, 2 df) and Nagelkerke's ΔR². q: "
+            "Benjamini–Hochberg over the booklet's items." + filters.provenance)
         csv_download(checks.dif, label="DIF table (CSV)", file_stem=f"{stem}_dif",
                      key="items.dif.csv")
 
@@ -292,12 +292,11 @@ def show_fit(filters: Filters, checks: ItemChecks) -> None:
         st.dataframe(checks.fit, hide_index=True, width="stretch", placeholder="—",
                      column_config=fit_column_config())
         st.caption(
-            "Orlando–Thissen S-X² of INEP's parameters on the booklet's candidates (scores "
-            "grouped from the tails until every group expects at least one right and one "
-            "wrong "
-            "answer; df = groups − 3), q by Benjamini–Hochberg, RMSEA = √max(0, (S-X² − df) / "
-            "(df·(N − 1))). With this many candidates tiny misfit is significant: an item is "
-            f"flagged ({MARK}) when q < {FIT_Q:g} and RMSEA > {MISFIT_RMSEA:g}; the Item explorer and the Response patterns "
-            "heatmap mark it too." + filters.provenance)
+            "Orlando–Thissen S-X² of INEP's parameters on the booklet's candidates (scores grouped "
+            "from the tails until every group expects at least one right and one wrong answer; df "
+            "= groups − 3), q by Benjamini–Hochberg, RMSEA = √max(0, (S-X² − df) / (df·(N − 1))). "
+            f"With this many candidates tiny misfit is significant: an item is flagged ({MARK}) "
+            f"when q < {FIT_Q:g} and RMSEA > {MISFIT_RMSEA:g}; the Item explorer and the Response "
+            "patterns heatmap mark it too." + filters.provenance)
         csv_download(checks.fit, label="Item fit (CSV)", file_stem=f"{stem}_fit",
                      key="items.fit.csv")

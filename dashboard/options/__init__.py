@@ -1,1 +1,2 @@
-"""The Options and traps view: which option each model and each human group chooses, key positions, pairs of models."""
+"""The Options and traps view: which option each model and each human group chooses, key positions,
+pairs of models."""

@@ -69,7 +69,7 @@ def item_distances(items: pd.DataFrame, answers: pd.DataFrame,
                                                           theta, NEAR)
     frame["js_near_theta"] = jensen_shannon_distance(model, near)
     frame["model_theta"] = [model_theta.get(key, np.nan)
-                            for key in zip(frame["model"], frame["area"])]
+                            for key in zip(frame["model"], frame["area"], strict=True)]
     return frame.drop(columns=list(OPTION_LETTERS)).rename(columns={"model": "series"})
 
 

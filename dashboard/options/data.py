@@ -100,7 +100,8 @@ def answer_table(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """The model answers (``store.option_queries.model_option_answers``) with option indices:
     chosen, key_index and distractor (the humans' most chosen distractor), and the positions
     shown: shown (of the chosen option) and key_shown, -1 where unknown (no choice, a run that
-    did not record its option order, or an option its partial order leaves out). Items carry area, band, trap and trap_near_b."""
+    did not record its option order, or an option its partial order leaves out). Items carry area,
+    band, trap and trap_near_b."""
     merged = answers.merge(items[["item_id", "area", "key", "band", "distractor", "trap",
                                   "trap_near_b"]], on="item_id", how="left")
     merged["chosen"] = letter_index(merged["choice"])

@@ -111,7 +111,7 @@ def position_figure(long: pd.DataFrame, tests: pd.DataFrame,
     """Grouped bars: per shown position A–E, each series' share of answers that chose the option
     shown there; the legend gives each series' χ² p against uniform; a dashed line at 1/5."""
     figure = go.Figure()
-    p_of = dict(zip(tests["series"], tests["p_value"]))
+    p_of = dict(zip(tests["series"], tests["p_value"], strict=True))
     for series, group in long.groupby("series", sort=False):
         colour, symbol = styles[series]
         # Runs of one model share its colour; their bars differ by hatching.
@@ -200,7 +200,7 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
     hover = {"customdata": [
         [int(place[i]), int(items[i]), code, int(right), int(asked), float(share)]
         for i, code, right, asked, share in zip(at, shown["key_position"], shown["correct"],
-                                                shown["answers"], shown["accuracy"])],
+                                                shown["answers"], shown["accuracy"], strict=True)],
              "hovertemplate": ("Q%{customdata[0]} · item %{customdata[1]}<br>key shown as "
                                "%{customdata[2]}: %{customdata[3]} of %{customdata[4]} correct "
                                "(%{customdata[5]:.0%})<extra></extra>")}
@@ -212,7 +212,7 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
     line_x = np.column_stack([left - 0.5, left + N_OPTIONS - 0.5, np.full(n_items, np.nan)])
     line_y = np.column_stack([base + overall, base + overall, np.full(n_items, np.nan)])
     titles = [f"Q{q} · " + (f"b {value:.2f}" if np.isfinite(value) else "no b")
-              for q, value in zip(place, b)]
+              for q, value in zip(place, b, strict=True)]
     # Letters under the lowest panel of each column: the last row's on the x axis, any other
     # on an x axis of their own at that panel's foot.
     lowest = index[index + columns >= n_items]

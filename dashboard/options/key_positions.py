@@ -23,9 +23,9 @@ ITEM_KEYS = ["series", "area", "item_id"]
 
 
 def rescored_items(answers: pd.DataFrame) -> pd.DataFrame:
-    """(series, area, item_id, position) of the items whose answers were scored against another key than
-    the stored one (a chosen key marked wrong, or another choice marked right: the paper's
-    2019 MT booklet 522 position 16): where the stored key was shown says nothing there."""
+    """(series, area, item_id, position) of the items whose answers were scored against another key
+    than the stored one (a chosen key marked wrong, or another choice marked right: the paper's 2019
+    MT booklet 522 position 16): where the stored key was shown says nothing there."""
     chosen = (answers["chosen"] >= 0) & (answers["key_index"] >= 0) & answers["correct"].notna()
     other = chosen & ((answers["chosen"] == answers["key_index"]) != (answers["correct"] == 1))
     found = answers[other].groupby(["model", "area", "item_id"], as_index=False)["position"].min()

@@ -2,8 +2,8 @@
 (:func:`dashboard.threads.map_in_threads`).
 
 The page needs seven queries per area (:mod:`store.option_queries` and two of
-:mod:`store.item_queries` and :mod:`store.model_queries`). The results are kept with the page's tables
-(:func:`dashboard.options.loading.option_results`), not query by query.
+:mod:`store.item_queries` and :mod:`store.model_queries`). The results are kept with the page's
+tables (:func:`dashboard.options.loading.option_results`), not query by query.
 """
 
 from __future__ import annotations

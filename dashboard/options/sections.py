@@ -39,13 +39,14 @@ def show_traps(filters: Filters, results: OptionResults, styles: dict, stem: str
     series = results.series
     st.subheader("Trap items: accuracy on all items / on trap items")
     if not results.has_option_counts:
-        st.info(f"{filters.year} holds no candidates' answers for these areas (stored from its item "
-                "file alone, or no candidate took them), so there are no trap items, distractors or "
-                "human option shares to compare with; the position bias and the accuracy by "
-                "difficulty below need only the model runs.")
+        st.info(f"{filters.year} holds no candidates' answers for these areas (stored from its "
+                "item file alone, or no candidate took them), so there are no trap items, "
+                "distractors or human option shares to compare with; the position bias and the "
+                "accuracy by difficulty below need only the model runs.")
     else:
         traps = with_ratio(results.traps)
-        st.dataframe(traps, hide_index=True, placeholder="—", width="stretch", column_config=trap_column_config())
+        st.dataframe(traps, hide_index=True, placeholder="—", width="stretch",
+                     column_config=trap_column_config())
         st.caption(
             "Humans: every candidate of the year (item p-values, pooled over booklets by item); "
             f"runs: their answers in the selection ({filters.prompt_label}), on the items they "
@@ -67,9 +68,10 @@ def show_traps(filters: Filters, results: OptionResults, styles: dict, stem: str
                 distractor_figure(agreement, styles), key="options.distractor",
                 file_stem=f"{stem}_distractor", image_format=filters.image_format, data=agreement,
                 caption=("Per run: of its wrong answers (a chosen option other than the key), the "
-                         "share that chose the option most often chosen wrongly by the humans, with "
-                         "the two-sided exact binomial test against 1/4 (dashed). Answers without a "
-                         f"choice are left out. {filters.prompt_label}." + filters.provenance))
+                         "share that chose the option most often chosen wrongly by the humans, "
+                         "with the two-sided exact binomial test against 1/4 (dashed). Answers "
+                         "without a choice are left out. "
+                         f"{filters.prompt_label}." + filters.provenance))
 
         st.subheader("Item by item")
         distances = results.distances
@@ -78,12 +80,13 @@ def show_traps(filters: Filters, results: OptionResults, styles: dict, stem: str
             table = results.items.assign(series=None)
         else:
             table = distances[distances["series"] == shown_series]
-        table = table.assign(explorer=[explorer_link(item, area, filters.year)
-                                       for item, area in zip(table["item_id"], table["area"])])
+        table = table.assign(explorer=[
+            explorer_link(item, area, filters.year)
+            for item, area in zip(table["item_id"], table["area"], strict=True)])
         table = table[[c for c in ITEM_COLUMNS if c in table.columns]].sort_values(
             ["area", "b"], na_position="last").reset_index(drop=True)
-        event = st.dataframe(table, hide_index=True, placeholder="—", width="stretch", key="options.items",
-                             on_select="rerun", selection_mode="single-row",
+        event = st.dataframe(table, hide_index=True, placeholder="—", width="stretch",
+                             key="options.items", on_select="rerun", selection_mode="single-row",
                              column_config=item_column_config())
         st.caption(
             "One row per item (sort by any column; select a row, or follow its link, to open the "
@@ -124,12 +127,13 @@ def show_pair(filters: Filters, results: OptionResults, styles: dict, stem: str)
             "accuracy": st.column_config.NumberColumn(format="%.3f"),
             "mean_theta": st.column_config.NumberColumn("mean θ", format="%.2f")})
         st.caption(
-            f"The two runs chose the same option in {agreement['agreeing']} of {agreement['pairs']} "
-            "answers to the same item, prompt variant and repetition"
+            f"The two runs chose the same option in {agreement['agreeing']} of "
+            f"{agreement['pairs']} answers to the same item, prompt variant and repetition"
             + (f" ({agreement['agreement']:.1%})" if agreement["pairs"] else "")
             + "; answers without a choice (e.g. a generated answer whose letter could not be read) "
             "are left out, and count in neither run's accuracy. Repetitions with the same number "
-            "show the options in the same order when the runs share their seed." + filters.provenance)
+            "show the options in the same order when the runs share their seed."
+            + filters.provenance)
         csv_download(pair.assign(**agreement), label="Comparison (CSV)", file_stem=f"{stem}_pair",
                      key="options.pair.csv")
 

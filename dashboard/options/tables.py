@@ -25,7 +25,7 @@ def with_ratio(traps: pd.DataFrame) -> pd.DataFrame:
     placed right after the series: it is the table's answer, so it must be on screen without
     scrolling sideways (the counts and the θ-conditional columns follow it)."""
     ratio = [f"{a:.2f}/{t:.2f}" if pd.notna(a) and pd.notna(t) else "—"
-             for a, t in zip(traps["accuracy_all"], traps["accuracy_trap"])]
+             for a, t in zip(traps["accuracy_all"], traps["accuracy_trap"], strict=True)]
     table = traps.assign(**{"x/y": ratio})
     first = [column for column in ("series", "x/y") if column in table.columns]
     return table[first + [column for column in table.columns if column not in first]]

@@ -118,7 +118,8 @@ def r_p_markdown(correlations: pd.DataFrame, areas: Sequence[str]) -> str:
     area, cells 'r (p)' in bold where p < :data:`ALPHA` (the paper's marking) and with a † where
     the Benjamini–Hochberg q over every cell of the table is below it too."""
     shown = correlations[correlations["area"].isin(list(areas))]
-    q_values = dict(zip(shown.index, benjamini_hochberg(shown["p_value"].to_numpy(np.float64))))
+    q_values = dict(zip(shown.index, benjamini_hochberg(shown["p_value"].to_numpy(np.float64)),
+                        strict=True))
     header = "| series | language | " + " | ".join(areas) + " |"
     lines = [header, "|" + "---|" * (len(areas) + 2)]
     keys = correlations[["model", "prompt_language"]].drop_duplicates()

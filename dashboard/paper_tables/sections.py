@@ -201,9 +201,9 @@ def min_k_section(filters: Filters) -> None:
                          f"repetition); lines are least-squares fits per run. Direction: "
                          f"{SEEN_DIRECTION}." + filters.provenance))
     st.markdown(r_p_markdown(correlations, filters.areas))
-    st.caption(f"Pearson's r (two-sided p) of Min-K% Prob against {MIN_K_SHOTS}-shot accuracy "
-               f"over items, per model run, prompt language and area ({filters.year}); bold "
-               f"where p < 0.05 (the paper's marking); † where the Benjamini–Hochberg q over "
-               f"the table's cells is below 0.05 too. Reading r: {SEEN_DIRECTION}; a positive r (the paper's Table "
-               "3 reports +0.45…+0.65 for 2022 English CN) is no such evidence.")
+    st.caption(f"Pearson's r (two-sided p) of Min-K% Prob against {MIN_K_SHOTS}-shot accuracy over "
+               f"items, per model run, prompt language and area ({filters.year}); bold where p < "
+               "0.05 (the paper's marking); † where the Benjamini–Hochberg q over the table's "
+               f"cells is below 0.05 too. Reading r: {SEEN_DIRECTION}; a positive r (the paper's "
+               "Table 3 reports +0.45…+0.65 for 2022 English CN) is no such evidence.")
     download_csv(correlations, "Table 3 (CSV)", f"paper_table3_{filters.year}", "paper.t3.csv")

@@ -141,7 +141,7 @@ def build_panel(
     rows = rows.sort_values(["model", "_lang", *keys[2:]]).drop(columns="_lang")
     rows = rows.reset_index(drop=True)
     rows["group"] = [f"{names.get(m, m)} · {lang}"
-                     for m, lang in zip(rows["model"], rows["prompt_language"])]
+                     for m, lang in zip(rows["model"], rows["prompt_language"], strict=True)]
     if per_repetition:
         runs = rows.groupby("model")["run_id"].transform(
             lambda ids: ids.map({run: i + 1 for i, run in enumerate(sorted(ids.unique()))}))
@@ -149,7 +149,7 @@ def build_panel(
         rows["label"] = [
             f"{group} · {words.get(m, 'repetition')} {int(s)}" + (f" (run {r})" if many else "")
             for group, m, s, r, many in zip(rows["group"], rows["model"], rows["shuffle"], runs,
-                                            several)]
+                                            several, strict=True)]
     else:
         rows["run_id"] = np.nan
         rows["shuffle"] = np.nan

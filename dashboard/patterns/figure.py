@@ -142,7 +142,8 @@ def _item_info(panel: PatternPanel, x: list[str]) -> list[tuple[str, int, float]
     """(item id, question number in the panel's booklet or −1, b) per column."""
     positions = panel.items["co_posicao"].to_numpy()
     b = panel.items["b"].to_numpy(dtype=float)
-    return [(item, int(p) if pd.notna(p) else -1, bv) for item, p, bv in zip(x, positions, b)]
+    return [(item, int(p) if pd.notna(p) else -1, bv)
+            for item, p, bv in zip(x, positions, b, strict=True)]
 
 
 def _human_hover(panel: PatternPanel, human: np.ndarray, geometry: _Geometry,
@@ -154,7 +155,8 @@ def _human_hover(panel: PatternPanel, human: np.ndarray, geometry: _Geometry,
         x=x, y=[HUMAN_ROW] * len(x), mode="markers", name="Humans", showlegend=False,
         marker=_cell_marker(geometry),
         customdata=[(item, pos, _fmt(bv), _fmt(h, "{:.1%}"), int(n), _misfit_note(panel, item))
-                    for (item, pos, bv), h, n in zip(item_info, human, panel.items["humans"])],
+                    for (item, pos, bv), h, n in zip(item_info, human, panel.items["humans"],
+                                                     strict=True)],
         hovertemplate=("<b>Humans</b> · item %{customdata[0]} (question %{customdata[1]} of "
                        f"booklet {panel.booklet})<br>b = %{{customdata[2]}}<br>"
                        "%{customdata[3]} of %{customdata[4]:,} candidates correct"

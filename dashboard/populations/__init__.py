@@ -1,1 +1,2 @@
-"""The Populations view: models placed among real human populations (groups, their θ distributions, tables)."""
+"""The Populations view: models placed among real human populations (groups, their θ distributions,
+tables)."""

@@ -39,9 +39,9 @@ def require_database() -> DatabaseState:
         st.info(_problem_for_this_session(state))
         st.stop()
     if not state.has_humans:
-        st.info(f"The database `{state.path.name}` is empty: nothing has been ingested yet. Build the "
-                "demo with `enem-llm demo`, or ingest a year with `enem-llm "
-                "ingest-enem --year … --microdata … --items …`; the Data page will then list it.")
+        st.info(f"The database `{state.path.name}` is empty: nothing has been ingested yet. Build "
+                "the demo with `enem-llm demo`, or ingest a year with `enem-llm ingest-enem --year "
+                "… --microdata … --items …`; the Data page will then list it.")
         st.stop()
     return state
 

@@ -192,7 +192,7 @@ def runs_from_url(catalogue: pd.DataFrame) -> None:
         return
     wanted = set(ids)
     st.session_state["filter.model"] = [
-        label for label, run_ids in zip(catalogue["model"], catalogue["run_ids"])
+        label for label, run_ids in zip(catalogue["model"], catalogue["run_ids"], strict=True)
         if wanted & {str(run_id) for run_id in run_ids}]
 
 

@@ -6,9 +6,10 @@ mean percent correct, and per difficulty band their percent correct, from the ro
 usable items (a difficulty b, not abandoned; LC with both foreign-language blocks) of the
 reference form (the booklet most candidates took; without candidates, the one the runs answered:
 ``store.trend_queries.year_items``) are sorted by b (ties by item id) and cut into thirds by
-rank: the item at rank r (0-based) of n goes to band ⌊3r/n⌋. Each band holds n/3 items (sizes differ by at most one, the larger first), whatever
-the year's spread of b, so every year has an easiest, a middle and a hardest third; a band is
-relative to its own exam, and its b range (in the table) says where it lies on the θ scale.
+rank: the item at rank r (0-based) of n goes to band ⌊3r/n⌋. Each band holds n/3 items (sizes differ
+by at most one, the larger first), whatever the year's spread of b, so every year has an easiest, a
+middle and a hardest third; a band is relative to its own exam, and its b range (in the table) says
+where it lies on the θ scale.
 
 **Means** (:func:`year_means`, :func:`band_means`): a model series' value is the plain mean over
 its repetitions (response patterns) with the interval mean ± 1.96·SD/√n

@@ -284,7 +284,8 @@ class KVReuseEngine:
             self.prefix_cache.popitem(last=False)
         return kv
 
-    def run_stems(self, base_kv: KV | None, block: Sequence[Segment]) -> tuple[KV | None, torch.Tensor]:
+    def run_stems(self, base_kv: KV | None, block: Sequence[Segment]
+                  ) -> tuple[KV | None, torch.Tensor]:
         """Run each segment's stem (tokens l1..l2 of its first text) on top of ``base_kv``
         (one row, or one per segment), batched across the block.
 

@@ -131,7 +131,7 @@ class OpenAIGenerateScorer(OpenAIScorer):
         texts = self.per_shuffle(requests, lambda prompt, where, req, shuffle: self.complete(
             prompt, sampling_seed(req.seed, req.key, shuffle), where))
         return [ItemScores.from_generated(req.key, rows, bool(req.meta.get("reasoning")))
-                for req, rows in zip(requests, texts)]
+                for req, rows in zip(requests, texts, strict=True)]
 
 
 class OpenAIFullAnswerScorer(OpenAIScorer):
@@ -143,8 +143,8 @@ class OpenAIFullAnswerScorer(OpenAIScorer):
                      where: str = "prompt") -> np.ndarray:
         """Mean log-probability of each option's continuation after ``prompt``, (len(options),),
         in one request (with retries)."""
-        texts = [prompt + continuation(letter, option)
-                 for letter, option in zip(OPTION_LETTERS, options)]
+        texts = [prompt + continuation(letter, option)  # the probe asks one option, not five
+                 for letter, option in zip(OPTION_LETTERS, options, strict=False)]
         kwargs = {"model": self.model, "prompt": texts, "echo": True, "logprobs": 1,
                   "max_tokens": 0}
         create = self._client.completions.with_raw_response.create
@@ -156,7 +156,7 @@ class OpenAIFullAnswerScorer(OpenAIScorer):
         means = self.per_shuffle(requests, lambda prompt, where, req, shuffle: self.option_means(
             prompt, displayed_options(req)[shuffle], where))
         return [ItemScores.from_option_scores(req.key, np.array(rows))
-                for req, rows in zip(requests, means)]
+                for req, rows in zip(requests, means, strict=True)]
 
     def probe(self) -> None:
         """One small request, bounded to ``PROBE_SECONDS`` in all (module docstring);
@@ -253,4 +253,6 @@ def _mean_after(logprobs: Any, prompt_chars: int) -> float:
     scored = values[start:]
     if not all(isinstance(v, (int, float)) for v in scored):
         raise _Malformed("a continuation token has no log-probability")
-    return math.fsum(checked_logprob(t, v) for t, v in zip(tokens[start:], scored)) / len(scored)
+    total = math.fsum(checked_logprob(t, v)
+                      for t, v in zip(tokens[start:], scored, strict=True))
+    return total / len(scored)

@@ -490,8 +490,8 @@ class OpenAIScorer:
         found = self.per_shuffle(requests, lambda prompt, where, *_: self.score_prompt(prompt,
                                                                                        where))
         results = []
-        for req, rows in zip(requests, found):
-            probs, mass, choice = zip(*rows)
+        for req, rows in zip(requests, found, strict=True):
+            probs, mass, choice = zip(*rows, strict=True)
             results.append(ItemScores(req.key, np.array(probs), np.array(mass),
                                       np.array(choice, dtype=np.int64)))
         return results

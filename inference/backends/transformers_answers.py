@@ -103,7 +103,7 @@ class FullAnswerScorer(TransformersScorer):
         full, starts = [], []
         for shuffle, row in enumerate(displayed_options(req)):
             texts = [prompt_texts[shuffle] + continuation(letter, option)
-                     for letter, option in zip(OPTION_LETTERS, row)]
+                     for letter, option in zip(OPTION_LETTERS, row, strict=True)]
             for ids in self.encode(texts):
                 start = max(1, common_prefix_length(prompts[shuffle], ids))
                 if start >= len(ids):
@@ -139,7 +139,7 @@ class FullAnswerScorer(TransformersScorer):
             block_kv, block_mask = self.engine.run_stems(kv, block)
             rows = [(b, d) for b in range(len(block)) for d in range(n_options)]
             found = self._continuation_means(block_kv, block_mask, block, rows, starts)
-            for (b, d), mean in zip(rows, found):
+            for (b, d), mean in zip(rows, found, strict=True):
                 means[block[b].index * n_options + d] = mean
         return self._item_scores(req, means)
 

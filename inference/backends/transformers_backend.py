@@ -175,10 +175,11 @@ class TransformersScorer:
             "batch_size": self.engine.batch_size,
             "kv_budget_gb": round(self.engine.kv_budget / (1 << 30), 3),
             "avoid_cudnn_attention": self.engine.avoid_cudnn_attention,
-            "letter_token_ids": {L: list(ids) for L, ids in zip(OPTION_LETTERS, self.letter_ids)},
+            "letter_token_ids": {L: list(ids)
+                                 for L, ids in zip(OPTION_LETTERS, self.letter_ids, strict=True)},
             "letter_tokens": {
                 L: [self.tokenizer.convert_ids_to_tokens(i) for i in ids]
-                for L, ids in zip(OPTION_LETTERS, self.letter_ids)
+                for L, ids in zip(OPTION_LETTERS, self.letter_ids, strict=True)
             },
             "transformers": transformers.__version__,
             "torch": torch.__version__,
@@ -280,7 +281,7 @@ class TransformersScorer:
             for at in range(0, len(items), per_block):
                 block = items[at:at + per_block]
                 kv, mask = self.engine.run_stems(prefix_kv, block)
-                for item, (raw, mass) in zip(block, self._run_tails(kv, mask, block)):
+                for item, (raw, mass) in zip(block, self._run_tails(kv, mask, block), strict=True):
                     out[item.index] = ItemScores.from_letter_probs(item.key, raw, mass)
         scores = [o for o in out if o is not None]
         assert len(scores) == len(out)  # every request belongs to one group
@@ -349,7 +350,8 @@ class TransformersScorer:
         enc = self.tokenizer(list(texts), add_special_tokens=True, return_attention_mask=False)
         seqs = [list(ids) for ids in enc["input_ids"]]
         out: list[np.ndarray] = [np.empty(0)] * len(seqs)
-        order = sorted((i for i in range(len(seqs)) if len(seqs[i]) > 1), key=lambda i: len(seqs[i]))
+        order = sorted((i for i in range(len(seqs)) if len(seqs[i]) > 1),
+                       key=lambda i: len(seqs[i]))
         for at in range(0, len(order), batch_size):
             rows = order[at:at + batch_size]
             # No mask: a row's pads come after its tokens, so causal attention never sees them.

@@ -93,7 +93,8 @@ def load_paper_csv(
       the other areas (item_language unknown).
     * source: ``paper-csv:<folder>/<file> row <n> (<text language>)``.
 
-    ``item_id`` is None: these files carry no CO_ITEM; link by (booklet_id, position, item_language).
+    ``item_id`` is None: these files carry no CO_ITEM; link by (booklet_id, position,
+    item_language).
     """
     path = Path(path)
     rows = _read_rows(path)
@@ -193,7 +194,8 @@ def _prompt_language(language: str | None, rows: Rows, positions: list[tuple[int
         return from_folder
     found = {
         _TEXT_LANGUAGES.get((row.get("language") or "").strip().lower())
-        for (_, row), (_, item_language) in zip(rows, positions) if item_language is None
+        for (_, row), (_, item_language) in zip(rows, positions, strict=True)
+        if item_language is None
     }
     if len(found) == 1:
         (only,) = found

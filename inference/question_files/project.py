@@ -34,7 +34,8 @@ def _project_record(path: Path, lineno: int, line: str) -> Question:
     options = obj["options"]
     if not isinstance(options, list):
         raise QuestionFormatError("options must be a list of 5 strings", path, where)
-    if obj.get("item_id") is None and (obj.get("booklet_id") is None or obj.get("position") is None):
+    by_position = obj.get("booklet_id") is not None and obj.get("position") is not None
+    if obj.get("item_id") is None and not by_position:
         raise QuestionFormatError(
             "needs item_id, or booklet_id and position, to link to the item tables", path, where
         )

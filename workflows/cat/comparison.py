@@ -50,8 +50,9 @@ def compare_with_full_exam(steps: pd.DataFrame, full: pd.DataFrame) -> pd.DataFr
     last = steps.sort_values("step").groupby(PATH_KEYS, dropna=False).tail(1)
     final = keys.merge(last[[*PATH_KEYS, "step", "theta", "theta_se"]], on=PATH_KEYS,
                        how="left")
-    reference = full.dropna(subset=["shots"]).rename(columns={"theta": "full_theta", "theta_se": "full_se",
-                                     "n_patterns": "full_patterns", "runs": "full_runs"})
+    reference = full.dropna(subset=["shots"]).rename(columns={
+        "theta": "full_theta", "theta_se": "full_se", "n_patterns": "full_patterns",
+        "runs": "full_runs"})
     table = final.merge(_typed(reference, final), on=MATCH_KEYS, how="left")
     table = table.rename(columns={"step": "items", "theta": "cat_theta", "theta_se": "cat_se"})
     table["difference"] = table["cat_theta"] - table["full_theta"]

@@ -132,19 +132,19 @@ def ask(scorer: LetterScorer, spec: CatRunSpec, items: AreaItems, paths: np.ndar
     """Ask each path its chosen item (with the path's option order); one row per path."""
     units = [items.units[k] for k in chosen]
     perms = [option_permutations(spec.n_paths, spec.seed, item_key=u.item_id)[p]
-             for u, p in zip(units, paths)]
+             for u, p in zip(units, paths, strict=True)]
     requests = [build_request(u.question, u.shot_examples, perm[None, :], seed=spec.seed,
                               key=f"{items.area}:{p}:{step}:{u.position}")
-                for u, p, perm in zip(units, paths, perms)]
+                for u, p, perm in zip(units, paths, perms, strict=True)]
     results = scorer.score(requests)
     original = [int(to_original_choices(r.choice, perm[None, :])[0])
-                for r, perm in zip(results, perms)]
+                for r, perm in zip(results, perms, strict=True)]
     choice = [OPTION_LETTERS[c] if c >= 0 else "." for c in original]
     return pd.DataFrame({
         "area": items.area, "path": paths.astype(int), "step": step,
         "item_id": [u.item_id for u in units], "position": [u.position for u in units],
         "booklet_id": [u.booklet_id for u in units], "choice": choice,
-        "correct": [c == u.question.key for c, u in zip(choice, units)],
+        "correct": [c == u.question.key for c, u in zip(choice, units, strict=True)],
     })
 
 
@@ -171,7 +171,7 @@ def run_area(spec: CatRunSpec, items: AreaItems, folder: RunFolder, done: pd.Dat
             folder.write_part(asked)
             if on_asked:
                 on_asked(len(asked))
-            for k, row in zip(missing, asked.itertuples()):
+            for k, row in zip(missing, asked.itertuples(), strict=True):
                 known[k] = row
         complete = [row for row in known if row is not None]
         assert len(complete) == len(known)  # ask answered every missing (path, step)

@@ -94,7 +94,7 @@ def load_candidates(db_path: Path, year: int, area: str, n_candidates: int, seed
         languages = (sample["language"] if area == "LC"
                      else pd.Series(None, index=sample.index, dtype=object))
         keys = [(int(b), None if pd.isna(lang) else int(lang))
-                for b, lang in zip(sample["booklet_id"], languages)]
+                for b, lang in zip(sample["booklet_id"], languages, strict=True)]
         order = sorted(set(keys), key=lambda key: (key[0], -1 if key[1] is None else key[1]))
         forms = [load_form(con, year, booklet, language) for booklet, language in order]
     if sample.empty:

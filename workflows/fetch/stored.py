@@ -16,7 +16,7 @@ def stored_item_years(db_path: Path) -> set[int]:
         return set()
     with connected(Path(db_path), read_only=True) as con:
         table = overview(con)
-    return {int(year) for year, items in zip(table["year"], table["items"]) if items}
+    return {int(year) for year, items in zip(table["year"], table["items"], strict=True) if items}
 
 
 def require_item_years(db_path: Path, years: Iterable[int], what: str) -> None:

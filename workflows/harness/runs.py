@@ -160,7 +160,7 @@ def _response(run_id: str, answer: LinkedAnswer) -> dict[str, Any]:
             "position": place.position, "item_id": place.item_id,
             "prompt_language": answer.prompt_language, "shots": answer.shots,
             "shuffle": answer.shuffle, "permutation": shown,
-            **{f"prob_{x.lower()}": p for x, p in zip(OPTION_LETTERS, probs)},
+            **{f"prob_{x.lower()}": p for x, p in zip(OPTION_LETTERS, probs, strict=True)},
             "letter_mass": read.letter_mass, "choice": choice,
             "correct": None if read.index is None else choice == place.key,
             "answer_text": read.text}

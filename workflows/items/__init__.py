@@ -1,1 +1,2 @@
-"""Item-level checks of a selection: human–machine gaps, DIF, machine calibration and human item fit."""
+"""Item-level checks of a selection: human–machine gaps, DIF, machine calibration and human item
+fit."""

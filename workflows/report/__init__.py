@@ -1,1 +1,2 @@
-"""The report of a selection: building it, capturing figures, its HTML and its exports (PDF, slides, images)."""
+"""The report of a selection: building it, capturing figures, its HTML and its exports (PDF, slides,
+images)."""

@@ -1,1 +1,2 @@
-"""Model runs: the service that starts, follows, cancels and lists them; their folders, slots, worker process and execution."""
+"""Model runs: the service that starts, follows, cancels and lists them; their folders, slots,
+worker process and execution."""

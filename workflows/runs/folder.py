@@ -55,7 +55,8 @@ class RunFolder:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            raise RunBusyError(f"run {self.run_id} is already being worked on by another process")
+            raise RunBusyError(
+                f"run {self.run_id} is already being worked on by another process") from None
         self._lock_handle = handle
 
     def release(self) -> None:

@@ -1,7 +1,8 @@
-"""The background process of a run: ``python -m workflows.runs.worker --db DB --runs-dir DIR RUN_ID``.
+"""The background process of a run: ``python -m workflows.runs.worker --db DB --runs-dir DIR
+RUN_ID``.
 
-Started by ``workflows.runs.service.start_in_background``; it reads the spec that the service wrote into
-the run folder and executes it (resuming whatever the folder already holds). Its output goes to
+Started by ``workflows.runs.service.start_in_background``; it reads the spec that the service wrote
+into the run folder and executes it (resuming whatever the folder already holds). Its output goes to
 the folder's ``log.txt``.
 
 ``enem-llm cancel`` sends it SIGTERM. ``execute_run`` (in this process's main thread) turns it
