@@ -2,7 +2,8 @@
 non-zero exit code, never a traceback.
 
 Exit codes: 2 bad input (flags, files or values a command cannot use), 3 an ingest refused, 1 a
-failure while working (a backend that cannot score, a run another process holds, the store).
+failure while working (a backend that cannot score, a run another process holds, the store),
+130 stopped by Ctrl-C or SIGTERM.
 An exception of a kind not listed in ``EXIT_CODES`` is a bug and keeps its traceback.
 """
 
@@ -18,6 +19,9 @@ from store.migration import StoreMigrationError
 from workflows.ingest import IngestError
 from workflows.runs.folder import RunBusyError
 from workflows.runs.service import RunNotRemovable, RunNotRunning
+
+#: The exit code of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
 
 
 class UsageError(ValueError):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cli.arguments import add_db, add_scoring_overrides, db_path, scoring_overrides
-from cli.errors import UsageError
+from cli.errors import INTERRUPTED, UsageError
 from cli.run_commands import booklet_flags
 from workflows.fetch.inep import fetch_inep_year
 from workflows.fetch.paper import fetch_paper
@@ -36,10 +36,6 @@ from workflows.fetch.texts import fetch_texts
 
 #: Downloads go to this folder beside the database unless --dest says otherwise.
 DOWNLOADS_FOLDER = "downloads"
-
-
-#: The exit code of a fetch stopped by Ctrl-C (128 + SIGINT, as shells report it).
-INTERRUPTED = 130
 
 
 def _interruptible(command: Callable[[argparse.Namespace], int]

@@ -25,7 +25,7 @@ from cli.arguments import (
     scoring_overrides,
     temperature,
 )
-from cli.errors import UsageError
+from cli.errors import INTERRUPTED, UsageError
 from enem.areas import AREAS
 from inference.answer_methods import (
     ANSWER_METHOD_BACKENDS,
@@ -305,7 +305,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_in_foreground(spec: RunSpec, args: argparse.Namespace, db: Path,
                        runs_dir: Path) -> int:
-    """One run with a progress bar; its outcome line; 130 when it was cancelled."""
+    """One run with a progress bar; its outcome line; INTERRUPTED (130) when it was
+    cancelled."""
     bars: list[tqdm] = []
 
     def report(status: dict) -> None:
@@ -330,7 +331,7 @@ def _run_in_foreground(spec: RunSpec, args: argparse.Namespace, db: Path,
         outcome = execute_run(spec, db, runs_dir, batch_items=args.batch_items, progress=report)
     except RunCancelled as stopped:
         print(stopped, file=sys.stderr)
-        return 130
+        return INTERRUPTED
     finally:
         for bar in bars:
             bar.close()
