@@ -208,7 +208,7 @@ def grant_operator_cookie(page, base: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def server(pages_models_db):  # the page fixtures' database (tests/page_fixtures.py)
+def server(pages_models_db):  # the page fixtures' database (tests/page_db_support.py)
     """The real Streamlit server on the test database with synthetic test model runs (one for
     the session: every test only reads the store)."""
     with serving(pages_models_db, "streamlit-server.log") as base:
@@ -216,7 +216,7 @@ def server(pages_models_db):  # the page fixtures' database (tests/page_fixtures
 
 
 @pytest.fixture(scope="session")
-def demo_server(pages_demo_db):  # the synthetic demo year (tests/page_fixtures.py)
+def demo_server(pages_demo_db):  # the synthetic demo year (tests/page_db_support.py)
     """The real Streamlit server on the synthetic demo year (its own runs include the random
     baseline), one for the session: every test only reads the store."""
     with serving(pages_demo_db, "streamlit-demo-server.log") as base:

@@ -29,7 +29,7 @@ REAL_YEARS = (2019, 2020, 2021, 2022)
 # fixtures several test modules share: the paper's store (paper_db), the local OpenAI-API
 # servers (openai_server, chat_endpoint) and the Runs page's store (runs_page_db). A test module
 # never imports from another one: what they share lives in these modules and the *_support ones.
-pytest_plugins = ["tests.page_fixtures", "tests.browser_support", "tests.paper_fixtures",
+pytest_plugins = ["tests.page_db_support", "tests.browser_support", "tests.paper_db_support",
                   "tests.openai_support", "tests.runs_page_support"]
 
 

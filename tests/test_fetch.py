@@ -31,7 +31,7 @@ from tests.fetch_support import (
     with_method,
     zipcrypto_zip,
 )
-from tests.paper_fixtures import RESULT_FILES, SEED_SERIES, SHUFFLE_SERIES
+from tests.paper_db_support import RESULT_FILES, SEED_SERIES, SHUFFLE_SERIES
 from workflows.fetch.archives import extract, open_archive
 from workflows.fetch.download import download
 from workflows.fetch.errors import ArchiveError, FetchError

@@ -33,7 +33,7 @@ from tests.browser_support import (
 )
 from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, charts, run_page
-from tests.paper_fixtures import SEED_SERIES, SHUFFLE_SERIES
+from tests.paper_db_support import SEED_SERIES, SHUFFLE_SERIES
 from workflows.runs.execution import execute_run
 
 #: What the Runs page's form launches for the random backend with its defaults: the demo

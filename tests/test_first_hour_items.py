@@ -10,7 +10,7 @@ explorer, Options and traps, Discrimination and Data.
   horizontal scroll (the trap table's x/y, the length tests' p, the Data page's scoring and
   run status), and no table cell reads "None" or "nan".
 
-The AppTest checks use the paper's store (``paper_db`` of tests/paper_fixtures.py). A
+The AppTest checks use the paper's store (``paper_db`` of tests/paper_db_support.py). A
 st.dataframe is painted on a canvas, so the browser checks note every text the page paints
 (an init script around ``fillText``) with where it landed on the page.
 """

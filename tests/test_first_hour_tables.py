@@ -73,7 +73,7 @@ def test_the_key_column_is_on_screen_without_scrolling(server, page, path):
 
 
 @pytest.fixture(scope="module")
-def paper_server(paper_db):  # the paper's nine series (tests/paper_fixtures.py)
+def paper_server(paper_db):  # the paper's nine series (tests/paper_db_support.py)
     with _serving(paper_db, "streamlit-first-hour-tables-paper.log") as base:
         yield base
 

@@ -16,7 +16,8 @@ Imports are read from the source with ``ast`` (not by importing), so an import i
 function counts exactly like one at the top. A project import inside a function is refused
 outright: it is how cycles used to be hidden. Only the tests may import inside a function:
 nothing imports a test, so there it hides no cycle. Within tests/, a test module never imports
-another test module: what tests share lives in conftest.py and the ``*_support.py`` modules.
+another test module: what tests share lives in conftest.py and the ``*_support.py`` modules, the
+only other modules there.
 """
 
 from __future__ import annotations
@@ -123,12 +124,24 @@ def imports_of_test_modules(root: Path) -> list[str]:
     return sorted(set(problems))
 
 
+def misnamed_test_helpers(root: Path) -> list[str]:
+    """Every module of tests/ that is neither a test module, conftest.py, nor a ``*_support.py``
+    helper (the README's layout names the helpers so)."""
+    return sorted(str(path.relative_to(root)) for path in (root / "tests").glob("*.py")
+                  if not path.name.startswith("test_") and not path.name.endswith("_support.py")
+                  and path.name not in ("__init__.py", "conftest.py"))
+
+
 def test_every_module_imports_only_downwards():
     assert layer_violations(ROOT) == []
 
 
 def test_no_test_module_imports_another():
     assert imports_of_test_modules(ROOT) == []
+
+
+def test_test_helpers_are_support_modules():
+    assert misnamed_test_helpers(ROOT) == []
 
 
 def test_every_layered_component_exists():
@@ -168,6 +181,13 @@ def test_the_check_catches_a_test_importing_another_test(tmp_path):
     assert imports_of_test_modules(root) == [
         "tests/test_a.py:1 imports the test module tests.test_b",
         "tests/test_c.py:1 imports the test module tests.test_b"]
+
+
+def test_the_check_catches_a_misnamed_test_helper(tmp_path):
+    root = _tree(tmp_path, {"tests/conftest.py": "", "tests/__init__.py": "",
+                            "tests/test_a.py": "", "tests/db_support.py": "",
+                            "tests/fixtures.py": ""})
+    assert misnamed_test_helpers(root) == ["tests/fixtures.py"]
 
 
 def test_the_check_catches_siblings_and_function_local_imports(tmp_path):

@@ -18,11 +18,11 @@ from tests.page_support import (
     run_page,
     series_names,
 )
-from tests.paper_fixtures import RESULT_FILES, SEED_SERIES, SHUFFLE_SERIES
+from tests.paper_db_support import RESULT_FILES, SEED_SERIES, SHUFFLE_SERIES
 
 
 @pytest.fixture
-def paper_dashboard(monkeypatch, paper_db):  # the paper's runs (tests/paper_fixtures.py)
+def paper_dashboard(monkeypatch, paper_db):  # the paper's runs (tests/paper_db_support.py)
     monkeypatch.setenv("ENEM_DB", str(paper_db))
     return paper_db
 

@@ -33,7 +33,7 @@ from tests.browser_support import (
     wait_until_rendered,
 )
 from tests.page_support import assert_clean, charts, messages, open_section, run_page
-from tests.paper_fixtures import RESULT_FILES
+from tests.paper_db_support import RESULT_FILES
 from workflows.ingest import ingest_items, ingest_year
 
 PAGE = "pages/Years.py"
