@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from bench.inference import default_gguf, make_questions, model_arguments, timed
-from inference.backends.transformers_answers import FullAnswerScorer
+from inference.backends.transformers.answers import FullAnswerScorer
 from inference.prompts import build_request, choose_shot_examples
 from inference.shuffles import option_permutations
 from testbed.tiny_model import build_tiny_model

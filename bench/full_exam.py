@@ -48,7 +48,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 from bench.inference import OUT, default_gguf
 from enem.areas import AREAS, ITEMS_PER_AREA
 from inference.backends import make_scorer
-from inference.backends.hf_loading import split_gguf
+from inference.backends.transformers.loading import split_gguf
 from inference.plan import RunSpec
 from inference.protocol import PROMPT_LANGUAGES, SHOT_SETTINGS
 from testbed.tiny_model import build_tiny_model

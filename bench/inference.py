@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from inference.backends.transformers_backend import TransformersScorer
+from inference.backends.transformers.scorer import TransformersScorer
 from inference.prompts import build_request, choose_shot_examples
 from inference.protocol import SHOT_SETTINGS
 from inference.questions import Question

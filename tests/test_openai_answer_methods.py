@@ -13,12 +13,12 @@ import pytest
 
 from cli import main as cli
 from inference.backends import NO_CHOICE, BackendSettingsError
-from inference.backends.openai_answers import (
+from inference.backends.openai.answers import (
     OpenAIFullAnswerScorer,
     OpenAIGenerateScorer,
     check_endpoint,
 )
-from inference.backends.openai_backend import OpenAIScorer
+from inference.backends.openai.scorer import OpenAIScorer
 from inference.run_scoring import UNPARSED_MARK
 from tests.db_support import query_rows
 from tests.openai_support import (

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from inference.backends import ScoringError
-from inference.backends.openai_backend import OpenAIScorer
+from inference.backends.openai.scorer import OpenAIScorer
 from tests.openai_support import cli_exit_code, openai_run_args, request
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +173,7 @@ def test_a_run_against_an_endless_answer_fails_within_two_timeouts(endless, demo
 def test_an_answer_past_the_size_limit_fails_at_once(no_key_config, monkeypatch):
     """An endless body sent at full speed: the request fails once it passes the size limit
     (made 64 KiB here), long before its deadline, and is not asked again."""
-    monkeypatch.setattr("inference.backends.http_deadline.MAX_RESPONSE_BYTES", 64 << 10)
+    monkeypatch.setattr("inference.backends.openai.deadline.MAX_RESPONSE_BYTES", 64 << 10)
     with serving("chunked") as endless:
         scorer = OpenAIScorer("endless", base_url=endless.url, timeout=PATIENCE)
         thread, outcome = _in_thread(lambda: scorer.score([request("Plarge")]))

@@ -15,7 +15,7 @@ import pytest
 
 from cli import main as cli
 from inference.backends import ScoringError
-from inference.backends.openai_backend import OpenAIScorer, letters_from_top_logprobs
+from inference.backends.openai.scorer import OpenAIScorer, letters_from_top_logprobs
 from tests.db_support import query_rows
 from tests.openai_support import (
     LETTERS_TOP,

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from inference.backends import NO_CHOICE, BackendSettingsError, ScoringError
-from inference.backends.openai_answers import check_endpoint
-from inference.backends.openai_backend import OpenAIScorer
+from inference.backends.openai.answers import check_endpoint
+from inference.backends.openai.scorer import OpenAIScorer
 from inference.plan import RunSpec
 from inference.run_scoring import NoLetterError, check_answer_letters
 from tests.openai_support import (

@@ -21,7 +21,7 @@ from dashboard.access import (
     without_paths,
 )
 from inference.backends import BackendSettingsError, check_backend
-from inference.backends.openai_key import NO_KEY, api_key
+from inference.backends.openai.key import NO_KEY, api_key
 from inference.operator_config import (
     OPENAI_API_URL,
     AllowedModel,
@@ -162,7 +162,7 @@ class _HeaderLog(BaseHTTPRequestHandler):
 def test_a_real_request_to_an_unconfigured_url_carries_no_key(tmp_path, monkeypatch):
     """The OpenAI client itself, pointed at a local header-logging server: without an entry
     pairing the URL with a variable it never sees the canary; with one, it does."""
-    from inference.backends.openai_backend import OpenAIScorer
+    from inference.backends.openai.scorer import OpenAIScorer
 
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     monkeypatch.setenv("ENEM_OPERATOR_CONFIG", str(tmp_path / "operator.toml"))

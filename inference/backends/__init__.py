@@ -1,6 +1,7 @@
 """Model backends behind one interface (:class:`~inference.backends.base.LetterScorer`).
 
-Adding a backend = one new module in this package with a class implementing the interface, and
+Adding a backend = one new module in this package (a subpackage named for the backend once it
+takes three or more: ``openai/``, ``transformers/``) with a class implementing the interface, and
 one line in :data:`BACKENDS`. Modules are imported only when their backend is made, so importing
 this package never loads torch or the OpenAI client.
 """
@@ -11,7 +12,6 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from inference.backends import openai_key
 from inference.backends.base import (
     NO_CHOICE,
     BackendSettingsError,
@@ -21,12 +21,13 @@ from inference.backends.base import (
     ScoreRequest,
     ScoringError,
 )
+from inference.backends.openai.key import api_key
 
 #: Registry: backend name -> "module:Class" (or a function building one; the transformers and
 #: openai entries pick the class of their ``answer_method`` option).
 BACKENDS: dict[str, str] = {
-    "transformers": "inference.backends.transformers_answers:transformers_scorer",
-    "openai": "inference.backends.openai_answers:openai_scorer",
+    "transformers": "inference.backends.transformers.answers:transformers_scorer",
+    "openai": "inference.backends.openai.answers:openai_scorer",
     "random": "inference.backends.random_backend:RandomScorer",
 }
 
@@ -34,14 +35,14 @@ BACKENDS: dict[str, str] = {
 #: Checks of a backend's settings that need no import of the backend itself (no torch, no
 #: client library), run before a run writes or sends anything. Backend name -> check(options).
 PREFLIGHT: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "openai": lambda options: openai_key.api_key(options.get("base_url")),
+    "openai": lambda options: api_key(options.get("base_url")),
 }
 
 #: Checks that ask the backend itself what it can do (an endpoint's prompt log-probabilities for
 #: ``full-answer-prob``), run after ``PREFLIGHT`` and still before a run writes anything or
 #: sends a prompt: backend name -> "module:function(options)", loaded like ``BACKENDS``.
 PROBES: dict[str, str] = {
-    "openai": "inference.backends.openai_answers:check_endpoint",
+    "openai": "inference.backends.openai.answers:check_endpoint",
 }
 
 

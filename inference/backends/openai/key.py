@@ -1,7 +1,7 @@
 """The OpenAI backend's API key: which key, if any, goes to an endpoint; checked before any
 request.
 
-Apart from ``openai_backend`` (which imports the OpenAI client) so that a run can be refused for
+Apart from ``scorer`` (which imports the OpenAI client) so that a run can be refused for
 a missing key before anything is imported, written or sent (``inference.backends.check_backend``).
 
 A key is sent only to an endpoint the operator configured (``inference.operator_config``: the

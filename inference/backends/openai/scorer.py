@@ -1,6 +1,6 @@
 """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, …).
 
-This module is the ``letter-prob`` answer method; ``openai_answers`` adds ``generate`` and
+This module is the ``letter-prob`` answer method; ``answers`` adds ``generate`` and
 ``full-answer-prob`` on the same requests, retries and thread pool
 (:meth:`OpenAIScorer.with_retries`, :meth:`OpenAIScorer.per_shuffle`).
 
@@ -26,15 +26,15 @@ generated token (plus the generated token itself):
 
 Requests go to ``base_url``, else the OpenAI API, never to ``$OPENAI_BASE_URL``; the API key
 goes only to an endpoint the operator configured, read from the variable that endpoint names
-(``openai_key``; by default the OpenAI API with ``OPENAI_API_KEY``); any other URL gets a
+(``key``; by default the OpenAI API with ``OPENAI_API_KEY``); any other URL gets a
 placeholder, and a configured endpoint whose variable is unset is refused when the scorer is
-made, before any request (``openai_client`` builds the client so). The key
+made, before any request (``client.openai_client`` builds the client so). The key
 is never logged, put in ``repr``/``describe()`` or in error messages (messages are redacted and
 exceptions are raised without the client's exception chained, which holds the request headers).
 
 Timeouts: ``timeout`` (``enem-llm run --request-timeout``; default 60 s) bounds each attempt
 of a request in wall-clock time, from connecting to the answer's last byte
-(``http_deadline``): an endpoint that never answers, sends its answer a byte at a time, or
+(``deadline``): an endpoint that never answers, sends its answer a byte at a time, or
 streams a body (chunked or server-sent events) that never ends fails the attempt after
 ``timeout``, and an answer over ``MAX_RESPONSE_BYTES`` (64 MiB) fails the request at once. At
 most ``timeout_attempts`` (``TIMEOUT_ATTEMPTS`` = 2) attempts of one request may end in a
@@ -58,7 +58,7 @@ its SIGTERM/SIGINT handler sets), no request is sent once the event is set, a wa
 retries ends at once, and ``score`` raises :class:`~inference.backends.base.ScoringCancelled`
 within ``STOP_POLL_SECONDS`` (requests not yet sent are cancelled, those in flight are not
 waited for): a cancel acts within one request, not after the whole batch. The requests in
-flight give up too, within ``http_deadline.POLL_SECONDS`` of the stop or of their batch's
+flight give up too, within ``deadline.POLL_SECONDS`` of the stop or of their batch's
 failure, whatever the endpoint sends, so their threads end and the process can exit.
 """
 
@@ -87,9 +87,9 @@ from inference.backends.base import (
     ScoringCancelled,
     ScoringError,
 )
-from inference.backends.http_deadline import RequestStopped, ResponseTooLarge, request_deadline
-from inference.backends.openai_client import openai_client
-from inference.backends.openai_key import API_KEY_ENV, NO_KEY
+from inference.backends.openai.client import openai_client
+from inference.backends.openai.deadline import RequestStopped, ResponseTooLarge, request_deadline
+from inference.backends.openai.key import API_KEY_ENV, NO_KEY
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -329,7 +329,7 @@ class OpenAIScorer:
         """POST once with the client's raw-response ``create`` (chat or completions); returns
         the response body, or raises _Retryable / _Malformed / ScoringError, or
         ScoringCancelled when a stop comes while it waits. The whole attempt, answer
-        included, ends within ``timeout`` seconds (``http_deadline``)."""
+        included, ends within ``timeout`` seconds (``deadline``)."""
         try:
             with request_deadline(self.timeout, stopped=self._stopped):
                 raw = create(**kwargs)

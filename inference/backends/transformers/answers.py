@@ -10,7 +10,8 @@ the softmax of the five scores (so the argmax is the option with the highest mea
 prefix cache, then the tokens every shuffle and option of the item share (the stem) in one
 forward; then each shuffle's own tokens before its continuations (its options block and the
 suffix) once per shuffle, and on top of those the five continuations, rows batched. The
-forwards, caches and padding are :mod:`inference.backends.kv_reuse`'s, as the letter scorer's.
+forwards, caches and padding are :mod:`inference.backends.transformers.kv_reuse`'s, as the letter
+scorer's.
 
 :class:`GenerateScorer` (``generate``). Each shuffle's prompt is completed by sampling
 ``max_new_tokens`` tokens at ``temperature`` (greedy at 0) with the seed
@@ -45,7 +46,7 @@ from inference.backends.base import (
     ScoringError,
     displayed_options,
 )
-from inference.backends.kv_reuse import (
+from inference.backends.transformers.kv_reuse import (
     KV,
     Row,
     Segment,
@@ -54,7 +55,7 @@ from inference.backends.kv_reuse import (
     prefix_reuse,
     stem_end,
 )
-from inference.backends.transformers_backend import TransformersScorer
+from inference.backends.transformers.scorer import TransformersScorer
 
 
 def transformers_scorer(model: str, *, answer_method: str = DEFAULT_ANSWER_METHOD,

@@ -2,10 +2,10 @@
 
 Letter scoring. The prompt ends with ``(``; the scores are the next-token probabilities of the
 letters A–E. Each letter's probability is the sum over all its single-token forms ("A", " A",
-…; see :func:`~inference.backends.hf_loading.letter_token_ids`). ``letter_mass`` is the sum over
-the five letters before normalising. The raw prompt text is used (completion style, as the
-paper); ``chat_template=True`` instead wraps prefix + stem + options as one user message and
-puts the suffix (``Answer: (``) at the start of the assistant turn.
+…; see :func:`~inference.backends.transformers.loading.letter_token_ids`). ``letter_mass`` is the
+sum over the five letters before normalising. The raw prompt text is used (completion style, as the
+paper); ``chat_template=True`` instead wraps prefix + stem + options as one user message and puts
+the suffix (``Answer: (``) at the start of the assistant turn.
 
 Two modes give the same probabilities (up to floating-point noise):
 
@@ -27,11 +27,11 @@ Two modes give the same probabilities (up to floating-point noise):
      right-padded, with per-row position ids continuing from the row's true length L2, and the
      logits taken at each row's last real token (``logits_to_keep``).
 
-  The forwards, caches and padding are :mod:`inference.backends.kv_reuse`'s (shared with the
-  full-answer scorer). Models whose cache is not a plain full-attention ``DynamicCache``
-  (sliding-window or linear attention layers) fall back to ``plain`` with a logged warning. On
-  CUDA the cuDNN SDPA backend is avoided (``avoid_cudnn_attention``): it plans per shape, and
-  shared-mode shapes rarely repeat.
+  The forwards, caches and padding are :mod:`inference.backends.transformers.kv_reuse`'s (shared
+  with the full-answer scorer). Models whose cache is not a plain full-attention ``DynamicCache``
+  (sliding-window or linear attention layers) fall back to ``plain`` with a logged warning. On CUDA
+  the cuDNN SDPA backend is avoided (``avoid_cudnn_attention``): it plans per shape, and shared-mode
+  shapes rarely repeat.
 """
 
 from __future__ import annotations
@@ -48,8 +48,7 @@ import transformers
 
 from enem.areas import OPTION_LETTERS
 from inference.backends.base import ItemScores, LetterScores, ScoreRequest, ScoringError
-from inference.backends.hf_loading import LoadedModel, letter_token_ids, load_model
-from inference.backends.kv_reuse import (
+from inference.backends.transformers.kv_reuse import (
     KV,
     KVReuseEngine,
     NoReuse,
@@ -59,6 +58,7 @@ from inference.backends.kv_reuse import (
     right_pad,
     stem_end,
 )
+from inference.backends.transformers.loading import LoadedModel, letter_token_ids, load_model
 from inference.min_k import DEFAULT_K_PERCENT, min_k_from_logprobs
 
 logger = logging.getLogger(__name__)
@@ -82,9 +82,10 @@ class TransformersScorer:
     1-shot), ``avoid_cudnn_attention`` (CUDA only; see module docstring), ``revision``,
     ``trust_remote_code``, ``local_files_only``.
 
-    The forwards run on :attr:`engine` (:class:`~inference.backends.kv_reuse.KVReuseEngine`),
-    which holds the settings of the forwards (``batch_size``, ``kv_budget`` in bytes,
-    ``avoid_cudnn_attention``, ``pad_id``) and the prefix caches.
+    The forwards run on :attr:`engine`
+    (:class:`~inference.backends.transformers.kv_reuse.KVReuseEngine`), which holds the settings of
+    the forwards (``batch_size``, ``kv_budget`` in bytes, ``avoid_cudnn_attention``, ``pad_id``) and
+    the prefix caches.
     """
 
     name = "transformers"

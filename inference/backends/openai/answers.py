@@ -1,6 +1,6 @@
 """The OpenAI-compatible backend's other two answer methods (see ``inference.answer_methods``).
 
-Both reuse :class:`~inference.backends.openai_backend.OpenAIScorer`'s key handling, retries
+Both reuse :class:`~inference.backends.openai.scorer.OpenAIScorer`'s key handling, retries
 (``with_retries``) and thread pool (``per_shuffle``): one request per (item, shuffle).
 
 :class:`OpenAIGenerateScorer` (``generate``). A chat-completions request with the prompt as the
@@ -60,7 +60,7 @@ from inference.backends.base import (
     ScoringError,
     displayed_options,
 )
-from inference.backends.openai_backend import (
+from inference.backends.openai.scorer import (
     OpenAIScorer,
     RequestTimeoutError,
     _Malformed,

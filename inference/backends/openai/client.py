@@ -4,7 +4,7 @@ process is what the project decided, not what the client finds in the environmen
 * **URL**: the scorer's base URL, else the OpenAI API (``operator_config.request_url``), always
   passed to the client. Given no URL, the client would read ``$OPENAI_BASE_URL`` and send the
   OpenAI API's key there; the variable is ignored, with a warning when it is set.
-* **Key**: ``openai_key.api_key`` of that URL (the key of the endpoint the operator paired with
+* **Key**: ``key.api_key`` of that URL (the key of the endpoint the operator paired with
   it, else a placeholder that is no secret).
 * **Headers**: :class:`OutgoingHeaders` runs on every request the client sends, redirects
   included. To the endpoint's own origin it sends ``Authorization: Bearer <that key>``, to any
@@ -12,7 +12,7 @@ process is what the project decided, not what the client finds in the environmen
   environment (``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID`` and every header of
   ``OPENAI_CUSTOM_HEADERS``, which may hold a credential) belong to the account whose key goes
   with them: they are sent only with a real key, to the endpoint it is paired with.
-* **Deadline**: the client's connection pools obey ``http_deadline.request_deadline``, so the
+* **Deadline**: the client's connection pools obey ``deadline.request_deadline``, so the
   scorer bounds each request in wall-clock time.
 """
 
@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
-from inference.backends.http_deadline import install_deadlines
-from inference.backends.openai_key import NO_KEY, api_key
+from inference.backends.openai.deadline import install_deadlines
+from inference.backends.openai.key import NO_KEY, api_key
 from inference.operator_config import OPENAI_URL_ENV, request_url
 
 logger = logging.getLogger(__name__)
