@@ -16,7 +16,6 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -25,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.operator_proof import TOKEN_ENV_VAR, operator_link
+from workflows.background import Attached, start_attached
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
 #: Streamlit's own first port; the next free one is taken when it is busy.
@@ -58,7 +58,7 @@ def free_port(first: int = FIRST_PORT, tries: int = 100) -> int:
     raise OSError(f"no free port in {first}–{first + tries - 1}")
 
 
-def wait_until_serving(process: subprocess.Popen, port: int, timeout_s: float) -> bool:
+def wait_until_serving(process: Attached, port: int, timeout_s: float) -> bool:
     """Whether the server on ``port`` answered its health check before ``timeout_s`` (False
     as soon as the process ended)."""
     deadline = time.monotonic() + timeout_s
@@ -90,7 +90,7 @@ def serve(flags: Sequence[str]) -> int:
     command = [sys.executable, "-m", "streamlit", "run", str(APP), *flags, *port_flags,
                # The launcher opens the browser itself, on the link with the token.
                "--server.headless", "true"]
-    process = subprocess.Popen(command, cwd=APP.parent, env={**os.environ, TOKEN_ENV_VAR: token})
+    process = start_attached(command, {**os.environ, TOKEN_ENV_VAR: token}, cwd=APP.parent)
     signal.signal(signal.SIGTERM, lambda *_: process.terminate())
     try:
         if wait_until_serving(process, port, START_TIMEOUT_S):

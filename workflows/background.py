@@ -11,6 +11,9 @@ Two kinds of work must not run inside the process that asks for it:
   output captured and a time limit: work that would disturb the serving dashboard if it ran
   inside it (capturing pages with Streamlit's ``AppTest`` replaces the process's Streamlit
   runtime).
+- an **attached** child (:func:`start_attached`) shares the caller's terminal and session and
+  lives as long as the caller wants: the Streamlit server ``make run``'s launcher
+  (``dashboard.serve``) starts, prints beside and stops.
 
 Both run from the project root (``store.connection.PROJECT_ROOT``), so ``python -m …`` finds
 the project's packages whatever folder the caller was started from.
@@ -114,6 +117,18 @@ def start_detached(command: Sequence[str], log: Path, *, cwd: Path = PROJECT_ROO
                                    stdin=subprocess.DEVNULL, start_new_session=True,
                                    cwd=cwd, env=None if env is None else dict(env))
     return Detached(process.pid, log, process)
+
+
+#: A child started by :func:`start_attached` (the caller polls, waits for and stops it).
+Attached = subprocess.Popen
+
+
+def start_attached(command: Sequence[str], env: Mapping[str, str], *,
+                   cwd: Path = PROJECT_ROOT) -> Attached:
+    """Start ``command`` in this process's session, with its terminal (stdin, stdout, stderr)
+    and environment ``env``: a Ctrl-C in the terminal reaches it too, and the caller stops it
+    (``terminate``) when it is stopped itself."""
+    return subprocess.Popen(list(command), cwd=cwd, env=dict(env))
 
 
 def run_to_end(command: Sequence[str], timeout: float, *, cwd: Path = PROJECT_ROOT
