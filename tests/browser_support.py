@@ -4,8 +4,8 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 
 - ``CHROMIUM``, ``BROWSER_ARGS``, ``ARTIFACTS`` (screenshots), ``PAGE_TIMEOUT_MS`` and
   :func:`require_browser` (a test failure, never a skip, naming what to install).
-- The ``browser`` fixture (:func:`launched_browser`): one Chromium for the whole test
-  session (:func:`session_chromium`; one per module cost seconds each). Every tab it opens
+- The ``browser`` fixture (:func:`launched_browser`): one Chromium per test module
+  (:func:`session_chromium`, whose docstring says why not per session). Every tab it opens
   (``browser.new_page``) has a browser context of its own, so cookies, storage and the
   operator's cookie (:func:`grant_operator_cookie`) never pass from one test to another.
   tests/conftest.py registers this module as a plugin, so every fixture here is there for any
@@ -71,9 +71,12 @@ def require_browser():
     return sync_playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def session_chromium():
-    """Headless Chromium, launched once per test session (screenshot folder created)."""
+    """Headless Chromium, launched once per test module (screenshot folder created). Not once
+    per session: Playwright's sync API keeps an event loop running while it is open, and the
+    modules that start Playwright themselves (a server of their own, a browser with other
+    flags) then fail with "Sync API inside the asyncio loop"."""
     sync_playwright = require_browser()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
