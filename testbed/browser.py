@@ -74,8 +74,13 @@ def running(process: subprocess.Popen, base: str, log: Path) -> Iterator[None]:
             time.sleep(0.3)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
+
+
+def stop(process: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Terminate ``process`` and wait for it; kill it when it has not ended in ``timeout`` s."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()

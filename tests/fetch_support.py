@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from cli.main import main
+
 
 @dataclass
 class Served:
@@ -288,3 +290,23 @@ def zipcrypto_zip(members: dict[str, bytes], password: bytes) -> bytes:
     out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members),
                           len(central.getvalue()), start, 0))
     return out.getvalue()
+
+
+def fetch(capsys, *args) -> tuple[int, str, list[str]]:
+    """``enem-llm fetch ARGS --quiet`` in this process: (exit code, stdout, stderr lines)."""
+    code = main(["fetch", *map(str, args), "--quiet"])
+    out = capsys.readouterr()
+    return code, out.out, out.err.strip().splitlines()
+
+
+def one_error(lines: list[str]) -> str:
+    """The one ``error:`` line of a command's stderr ``lines`` (asserted to be alone)."""
+    assert len(lines) == 1 and lines[0].startswith("error:"), lines
+    return lines[0]
+
+
+def files_under(folder) -> list[str]:
+    """Every file under ``folder`` (relative paths), sorted."""
+    if not folder.exists():
+        return []
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())

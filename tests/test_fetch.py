@@ -18,13 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from demo import generate_demo_files
 from store.layout import copy_store
 from tests.db_support import query_rows
 from tests.fetch_support import (
     damaged,
+    fetch,
+    files_under,
     inep_zip,
+    one_error,
     random_text,
     running_server,
     self_signed_certificate,
@@ -76,25 +78,6 @@ def places(tmp_path):
     return tmp_path / "store" / "enem.duckdb", tmp_path / "downloads"
 
 
-def fetch(capsys, *args) -> tuple[int, str, list[str]]:
-    """``enem-llm fetch ARGS --quiet`` in this process: (exit code, stdout, stderr lines)."""
-    code = main(["fetch", *map(str, args), "--quiet"])
-    out = capsys.readouterr()
-    return code, out.out, out.err.strip().splitlines()
-
-
-def one_error(lines: list[str]) -> str:
-    assert len(lines) == 1 and lines[0].startswith("error:"), lines
-    return lines[0]
-
-
-def leftovers(folder) -> list[str]:
-    """Every file under ``folder`` (relative paths), sorted."""
-    if not folder.exists():
-        return []
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-
-
 def candidates(db, year: int = YEAR) -> int:
     return query_rows(db, "SELECT count(*) FROM examinees WHERE year = ?", [year])[0][0]
 
@@ -116,7 +99,7 @@ def test_fetch_inep_downloads_extracts_and_ingests_the_year(server, places, year
     folder = dest / "inep" / str(YEAR)
     assert microdata == str(folder / "MICRODADOS_ENEM_2023.csv")
     # The ZIP went after the extract; the two CSVs stay, byte for byte INEP's, nothing else.
-    assert leftovers(dest) == ["inep/2023/ITENS_PROVA_2023.csv",
+    assert files_under(dest) == ["inep/2023/ITENS_PROVA_2023.csv",
                                "inep/2023/MICRODADOS_ENEM_2023.csv"]
     assert (folder / "MICRODADOS_ENEM_2023.csv").read_bytes() == year_files.microdata.read_bytes()
     assert server.gets(ZIP_PATH) == [None]
@@ -136,7 +119,7 @@ def test_a_2024_zip_holds_resultados_and_is_ingested_as_such(server, places, cap
     assert code == 0, err
     assert query_rows(db, "SELECT layout FROM ingests WHERE year = 2024") == [("resultados",)]
     # PARTICIPANTES is not what the ingest reads: it is not extracted.
-    assert leftovers(dest) == ["inep/2024/ITENS_PROVA_2024.csv", "inep/2024/RESULTADOS_2024.csv"]
+    assert files_under(dest) == ["inep/2024/ITENS_PROVA_2024.csv", "inep/2024/RESULTADOS_2024.csv"]
 
 
 def test_keep_keeps_the_zip_and_a_second_fetch_downloads_nothing(server, places, year_zip,
@@ -148,7 +131,7 @@ def test_keep_keeps_the_zip_and_a_second_fetch_downloads_nothing(server, places,
     code, out, err = fetch(capsys, *args)
     assert code == 0, err
     assert (dest / "inep/2023/microdados_enem_2023.zip").read_bytes() == year_zip
-    assert leftovers(dest) == ["inep/2023/ITENS_PROVA_2023.csv",
+    assert files_under(dest) == ["inep/2023/ITENS_PROVA_2023.csv",
                                "inep/2023/microdados_enem_2023.zip"]
     assert query_rows(db, "SELECT layout FROM ingests WHERE year = ?", [YEAR]) == [
         ("items-only",)]
@@ -171,7 +154,7 @@ def test_an_interrupted_download_resumes_with_a_range_request(server, places, ye
     line = one_error(err)
     assert f"stopped after {cut:,} of {len(year_zip):,} bytes" in line
     assert "run the same command again to resume" in line
-    assert leftovers(dest) == ["inep/2023/microdados_enem_2023.zip.part"]
+    assert files_under(dest) == ["inep/2023/microdados_enem_2023.zip.part"]
     assert not db.exists()
     code, out, err = fetch(capsys, *args)
     assert code == 0, err
@@ -274,7 +257,7 @@ def test_a_corrupt_zip_is_refused_and_nothing_is_written(server, places, year_zi
     line = one_error(err)
     assert ("is damaged" if kind == "damaged member" else "is not a readable ZIP") in line
     assert "was removed, so the next fetch downloads it again" in line
-    assert leftovers(dest) == []
+    assert files_under(dest) == []
     assert not db.exists()
 
 
@@ -290,7 +273,7 @@ def test_a_zip_without_the_year_s_files_is_kept_and_the_error_names_them(server,
     assert "microdados_enem_2023.zip has no ITENS_PROVA_2023.csv (it holds " in line
     assert "microdados_enem_2023/DADOS/MICRODADOS_ENEM_2023.csv" in line
     assert f"the download stays at {dest / 'inep/2023/microdados_enem_2023.zip'}" in line
-    assert leftovers(dest) == ["inep/2023/microdados_enem_2023.zip"]
+    assert files_under(dest) == ["inep/2023/microdados_enem_2023.zip"]
     assert not db.exists()
 
 
@@ -346,7 +329,7 @@ def test_a_refused_ingest_keeps_the_files_and_names_the_retry(server, places, ye
     assert (f"retry with `enem-llm ingest-enem --db {db} --year 2023 --microdata "
             f"{folder / 'MICRODADOS_ENEM_2023.csv'} --items {folder / 'ITENS_PROVA_2023.csv'}`"
             in line)
-    assert leftovers(dest) == ["inep/2023/ITENS_PROVA_2023.csv",
+    assert files_under(dest) == ["inep/2023/ITENS_PROVA_2023.csv",
                                "inep/2023/MICRODADOS_ENEM_2023.csv"]
     # Fetching again retries the ingest on the kept files, without downloading.
     code, _, err = fetch(capsys, *args)
@@ -392,7 +375,7 @@ def test_a_pinned_checksum_that_differs_removes_the_download(server, tmp_path):
     with pytest.raises(FetchError, match="SHA-256 .* not the pinned 00"):
         download(f"{server.url}/f.bin", tmp_path / "f.bin", missing="-", progress=False,
                  sha256="00" * 32)
-    assert leftovers(tmp_path) == []
+    assert files_under(tmp_path) == []
 
 
 def test_an_aes_member_is_refused_before_anything_is_written(tmp_path):
@@ -401,7 +384,7 @@ def test_an_aes_member_is_refused_before_anything_is_written(tmp_path):
                                  "ITENS_PROVA_2023.csv", 99))
     with open_archive(path) as archive, pytest.raises(ArchiveError, match="AES-encrypted"):
         extract(archive, [(archive.infolist()[-1], tmp_path / "out.csv")], progress=False)
-    assert leftovers(tmp_path) == ["a.zip"]
+    assert files_under(tmp_path) == ["a.zip"]
 
 
 def test_a_deflate64_member_is_read_through_unzip(tmp_path):
@@ -425,7 +408,7 @@ def test_a_wrong_password_is_one_archive_error(tmp_path):
     with open_archive(path) as archive, pytest.raises(ArchiveError, match="password"):
         extract(archive, [(archive.infolist()[0], tmp_path / "out.csv")], password=b"wrong",
                 progress=False)
-    assert leftovers(tmp_path) == ["a.zip"]
+    assert files_under(tmp_path) == ["a.zip"]
 
 
 # --- the paper's repository -------------------------------------------------------------------
@@ -467,7 +450,7 @@ def test_fetch_paper_imports_the_results_and_the_texts(paper_server, places, rea
     assert query_rows(db, texts) == query_rows(expected, texts)
     assert {language for (language,) in query_rows(
         db, "SELECT DISTINCT language FROM question_texts")} == {"pt", "en"}
-    assert leftovers(dest) == sorted(
+    assert files_under(dest) == sorted(
         [f"paper/{name}" for name in RESULT_FILES]
         + [f"paper/questions/{folder}/{path.name}" for folder in ("en", "pt")
            for path in (real_data / "paper-questions-2022" / folder).glob("*.csv")])
@@ -532,7 +515,7 @@ def test_fetch_texts_imports_a_maritaca_year(server, places, ingested_2023, demo
                         [YEAR])[0]
     assert stored[0] == 45 and stored[1].startswith("maritaca:2023.jsonl:questao_1")
     assert "all keys agree with the item file" in out
-    assert leftovers(dest) == ["texts/maritaca/2023.jsonl"]
+    assert files_under(dest) == ["texts/maritaca/2023.jsonl"]
 
 
 def test_fetch_texts_refuses_before_downloading_without_a_booklet(server, places, capsys):

@@ -14,8 +14,7 @@ import time
 
 import pytest
 
-from cli.main import main
-from tests.fetch_support import random_text, running_server
+from tests.fetch_support import fetch, files_under, one_error, random_text, running_server
 from workflows.fetch.deadline import TransferLimits
 from workflows.fetch.sources import INEP_ZIP
 
@@ -31,25 +30,6 @@ SLACK = 3.0
 def server():
     with running_server() as started:
         yield started
-
-
-def fetch(capsys, *args) -> tuple[int, str, list[str]]:
-    """``enem-llm fetch ARGS --quiet`` in this process: (exit code, stdout, stderr lines)."""
-    code = main(["fetch", *map(str, args), "--quiet"])
-    out = capsys.readouterr()
-    return code, out.out, out.err.strip().splitlines()
-
-
-def one_error(lines: list[str]) -> str:
-    assert len(lines) == 1 and lines[0].startswith("error:"), lines
-    return lines[0]
-
-
-def files_under(folder) -> list[str]:
-    """Every file under ``folder`` (relative paths), sorted."""
-    if not folder.exists():
-        return []
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
 def fetch_in_thread(capsys, *args) -> tuple[threading.Thread, dict]:

@@ -37,6 +37,7 @@ from dashboard.operator_proof import (
 from dashboard.serve import flag_value
 from dashboard.serve import free_port as launcher_free_port
 from inference.operator_config import PROXY_SECRET_HEADER
+from testbed.browser import stop
 from tests.browser_support import (
     ARTIFACTS,
     OPERATOR_TOKEN,
@@ -173,11 +174,7 @@ def launched(pages_demo_db) -> Iterator[str]:
                 yield found.group(0)
                 break
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process, timeout=15)
 
 
 def test_the_launchers_link_makes_this_browser_the_operator_and_no_other(launched, browser):
