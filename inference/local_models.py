@@ -30,8 +30,8 @@ def bundled_models() -> list[AllowedModel]:
     if spec is None or not spec.submodule_search_locations:
         return []
     folder = Path(next(iter(spec.submodule_search_locations)))
-    return [AllowedModel(f"{gguf.name.split('.')[0]} (bundled, {gguf.name})", str(folder),
-                         gguf.name)
+    # The label stays short: the select box cuts a long one; the file shows in the command.
+    return [AllowedModel(f"{gguf.name.split('.')[0]} (bundled)", str(folder), gguf.name)
             for gguf in sorted(folder.glob("*.gguf")) if gguf.is_file()]
 
 
