@@ -8,6 +8,7 @@ import sys
 
 import pandas as pd
 
+from analytics.items.fit import DEFAULT_POOLING, POOLING_RULES
 from analytics.items.gaps import MIN_SERIES
 from cli.arguments import add_db, db_path, output_file
 from cli.errors import UsageError
@@ -63,7 +64,7 @@ def cmd_items(args: argparse.Namespace) -> int:
             table, notes = _group_table(human_group_dif(con, selection, args.grouping,
                                                         focal=args.state))
         else:
-            checks = item_checks(con, selection)
+            checks = item_checks(con, selection, sx2_pooling=args.sx2_pooling)
             table = {"gaps": ranked(checks.gaps) if not args.every_series else checks.gaps,
                      "dif": checks.dif, "calibration": checks.calibration.table,
                      "fit": checks.fit}[args.table]
@@ -153,6 +154,10 @@ def add_item_parser(commands) -> None:
     items.add_argument("--state", metavar="UF",
                        help="group-dif by state: the focal state (default: the booklet's "
                             "largest), e.g. SP")
+    items.add_argument("--sx2-pooling", choices=POOLING_RULES, default=DEFAULT_POOLING,
+                       help="fit: how S-X² pools sparse score groups: mirt (default, mirt's "
+                            "rule: a sparse group joins its less populated neighbour) or tails "
+                            "(from both tails toward the centre)")
     items.add_argument("--every-series", action="store_true",
                        help=f"gaps: every series' rows, not only '{ALL_RUNS}'")
     items.add_argument("--output", help="write the CSV here instead of to standard output")

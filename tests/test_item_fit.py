@@ -15,6 +15,7 @@ from analytics.items.fit import (
     RMSD_MISFIT_THRESHOLD,
     collapse_score_groups,
     expected_proportions_by_score,
+    pool_into_less_populated,
     rmsd_item_fit,
     score_tables,
     summed_score_likelihood,
@@ -131,6 +132,25 @@ def test_collapse_merges_sparse_tails_toward_the_middle():
     np.testing.assert_array_equal(collapse_score_groups([4, 4, 8], [0.5] * 3, 2.5), [0, 0, 1])
 
 
+def test_mirt_pooling_merges_the_lowest_sparse_row_into_its_less_populated_neighbour():
+    # Expected right .1 .2 5 5 5 .9 (wrong .9 .8 5 5 5 .1). Score 0 is sparse and at the end:
+    # it joins score 1 (N 2, right .3, still sparse), which joins score 2; then the top score
+    # joins its only neighbour.
+    labels = pool_into_less_populated([1, 1, 10, 10, 10, 1], [0.1, 0.2, 0.5, 0.5, 0.5, 0.9])
+    np.testing.assert_array_equal(labels, [0, 0, 0, 1, 2, 2])
+    # An interior sparse row joins the less populated side (6 people below, 20 above) ...
+    np.testing.assert_array_equal(
+        pool_into_less_populated([20, 6, 1, 20], [0.5, 0.5, 0.5, 0.5]), [0, 1, 1, 2])
+    # ... and the lower side on a tie.
+    np.testing.assert_array_equal(
+        pool_into_less_populated([20, 6, 1, 6, 20], [0.5] * 5), [0, 1, 1, 2, 3])
+    # A score nobody obtained is left out (−1) and does not count as a neighbour.
+    np.testing.assert_array_equal(
+        pool_into_less_populated([10, 0, 1, 30], [0.5] * 4), [0, -1, 0, 1])
+    # One group left, still sparse: it stays.
+    np.testing.assert_array_equal(pool_into_less_populated([1, 0], [0.5, 0.5]), [0, -1])
+
+
 # --- S-X² against a slow reference --------------------------------------------------------------
 
 def _reference_collapse(n_s, e_s, minimum):
@@ -203,7 +223,7 @@ def test_sx2_equals_the_slow_reference(n_examinees, n_parameters, minimum):
     responses = _simulate(bank, n_examinees, np.random.default_rng(8))
     counts, correct = score_tables(responses)
     result = sx2_item_fit(bank, counts, correct, n_estimated_parameters=n_parameters,
-                          min_expected=minimum)
+                          min_expected=minimum, pooling="tails")
     statistic, df = _reference_sx2(bank, responses, n_parameters, minimum)
     np.testing.assert_allclose(result.statistic, statistic, rtol=1e-9)
     np.testing.assert_array_equal(result.df, df)
@@ -328,3 +348,57 @@ def test_rmsd_weights_missing_entries_and_items_without_parameters():
     blank = responses.copy()
     blank[:, 0] = np.nan
     assert np.isnan(rmsd_item_fit(blank, bank).rmsd[0])
+
+
+# --- S-X² against the Python mirt package ------------------------------------------------------
+
+def _mirt_sx2(bank: ItemBank, responses: np.ndarray, mean: float, sd: float, minimum: float,
+              n_parameters: int) -> dict:
+    """``mirt.compute_s_x2`` (mirt 1.2.0) on the same 3PL items, θ grid and N(mean, sd²)
+    weights: the reference implementation of S-X² and of its pooling of sparse scores."""
+    from mirt.diagnostics import compute_s_x2
+    from mirt.models.dichotomous import ThreeParameterLogistic
+
+    from analytics.ability import QuadratureGrid
+
+    model = ThreeParameterLogistic(n_items=bank.n_items)
+    # mirt's slope multiplies θ − b directly: D·a is ours.
+    model.set_parameters(discrimination=bank.scaling * bank.a, difficulty=bank.b,
+                         guessing=bank.c)
+    points = QuadratureGrid(121, (-6.0, 6.0)).points
+    weights = np.exp(-0.5 * ((points - mean) / sd) ** 2)
+    return compute_s_x2(model, responses.astype(int), quadrature_points=points,
+                        quadrature_weights=weights / weights.sum(), min_expected=minimum,
+                        item_parameter_counts=np.full(bank.n_items, n_parameters))
+
+
+@pytest.mark.parametrize("n_items, n_examinees, mean, sd, minimum, n_parameters", [
+    (45, 3000, 0.0, 1.0, 1.0, 3),   # a booklet's length, a sample of a form
+    (20, 250, -0.8, 0.7, 1.0, 3),   # a small low-scoring group: many sparse rows pooled
+    (12, 60, 0.5, 1.2, 5.0, 0),     # a stricter minimum; sometimes one sparse group is left
+    (30, 900, 1.0, 0.8, 2.0, 2),
+])
+def test_sx2_equals_the_python_mirt_package(n_items, n_examinees, mean, sd, minimum,
+                                            n_parameters):
+    base = _bank(n_items, n_items)
+    bank = ItemBank(base.a, base.b, base.c, scaling=1.7)
+    rng = np.random.default_rng(n_examinees)
+    theta = rng.normal(mean, sd, n_examinees)
+    responses = (rng.random((n_examinees, n_items)) < probability(theta, bank)).astype(float)
+    ours = sx2_item_fit(bank, *score_tables(responses), n_estimated_parameters=n_parameters,
+                        min_expected=minimum, prior_mean=mean, prior_sd=sd)
+    reference = _mirt_sx2(bank, responses, mean, sd, minimum, n_parameters)
+    np.testing.assert_allclose(ours.statistic, reference["S_X2"], rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(np.maximum(ours.df, 0), reference["df"])
+    np.testing.assert_allclose(ours.p_value, reference["p_value"], rtol=1e-6, atol=1e-10,
+                               equal_nan=True)
+    # The tails rule differs from mirt's wherever sparse rows are pooled differently.
+    tails = sx2_item_fit(bank, *score_tables(responses), n_estimated_parameters=n_parameters,
+                         min_expected=minimum, prior_mean=mean, prior_sd=sd, pooling="tails")
+    assert not np.allclose(tails.statistic, reference["S_X2"], rtol=1e-6, equal_nan=True)
+
+
+def test_sx2_rejects_an_unknown_pooling_rule():
+    bank = _bank(11, 4)
+    with pytest.raises(ValueError, match="pooling"):
+        sx2_item_fit(bank, np.full(5, 10.0), np.full((4, 5), 5.0), pooling="centre")

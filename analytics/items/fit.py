@@ -19,9 +19,11 @@ S-X² (Orlando & Thissen, 2000, 2003)
 
     the model's probability of a correct answer to i among examinees with summed score s, where
     f*_i is the summed-score likelihood of the other n − 1 items. O_is is the observed proportion
-    correct among the N_s examinees with score s. Adjacent scores are collapsed into groups g
-    (:func:`collapse_score_groups`) until every group's expected counts N_g·E_ig and
-    N_g·(1 − E_ig) reach ``min_expected`` (1 by default, as Orlando & Thissen), and
+    correct among the N_s examinees with score s. Adjacent scores are pooled into groups g until
+    every group's expected counts N_g·E_ig and N_g·(1 − E_ig) reach ``min_expected`` (1 by
+    default, as Orlando & Thissen): by default as mirt does (:func:`pool_into_less_populated`:
+    the lowest sparse group joins its less populated neighbour), or from the tails toward the
+    centre (:func:`collapse_score_groups`, ``pooling="tails"``), and
 
         S-X²_i = Σ_g N_g (O_ig − E_ig)² / (E_ig (1 − E_ig)),
 
@@ -231,10 +233,80 @@ def expected_proportions_by_score(
 
 # --- S-X² ---------------------------------------------------------------------------------------
 
+#: S-X²'s pooling rules for sparse score groups (:func:`pool_score_groups`). ``"mirt"``, the
+#: default, is the rule of the reference implementations (mirt for R, the Python ``mirt``
+#: package): the first sparse score row merges into its less populated neighbour.
+#: ``"tails"`` pools from both tails toward the centre (:func:`collapse_score_groups`).
+POOLING_RULES = ("mirt", "tails")
+DEFAULT_POOLING = "mirt"
+
+# mirt's slack on the minimum: a pooled row's expected total equals its person count only up
+# to rounding, which must not decide whether a one-person row is sparse.
+_SPARSE_RELATIVE_TOLERANCE = 1e-10
+
+
+def pool_into_less_populated(
+    counts: ArrayLike, expected: ArrayLike, min_expected: float = 1.0
+) -> NDArray[np.intp]:
+    """mirt's pooling of sparse score rows (the default of :func:`sx2_item_fit`).
+
+    Scores nobody obtained (N_s = 0) are left out first. Then, while more than one group is
+    left and some group has an expected count of correct or of incorrect answers (N_g·E_g or
+    N_g·(1 − E_g)) below ``min_expected`` (less a relative 1e-10), the lowest such group
+    merges into its less populated neighbour (fewer examinees; the lower one on a tie; an end
+    group into its only neighbour). If a single group is left it may still be sparse.
+
+    Parameters
+    ----------
+    counts : array of shape (m,)
+        N_s of consecutive scores (for S-X², s = 1 … n − 1).
+    expected : array of shape (m,)
+        E_s, the model's proportion correct at each score.
+    min_expected : float, default 1.0
+        The minimum expected count of correct and of incorrect answers in a group (> 0).
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        Group label of each score, 0 … n_groups − 1, non-decreasing over the populated
+        scores; −1 for a score nobody obtained.
+    """
+    n, e = _checked_score_rows(counts, expected, min_expected)
+    minimum = min_expected * (1.0 - _SPARSE_RELATIVE_TOLERANCE)
+    populated = np.flatnonzero(n > 0)
+    starts = list(range(populated.shape[0]))
+    people = list(n[populated])
+    right = list(n[populated] * e[populated])
+    wrong = list(n[populated] * (1.0 - e[populated]))
+    while len(starts) > 1:
+        sparse = next((g for g in range(len(starts))
+                       if min(right[g], wrong[g]) < minimum), None)
+        if sparse is None:
+            break
+        if sparse == 0:
+            neighbour = 1
+        elif sparse == len(starts) - 1:
+            neighbour = sparse - 1
+        else:
+            below, above = people[sparse - 1], people[sparse + 1]
+            neighbour = sparse - 1 if below <= above else sparse + 1
+        people[neighbour] += people[sparse]
+        right[neighbour] += right[sparse]
+        wrong[neighbour] += wrong[sparse]
+        # The merged group starts at the lower of the two.
+        starts[neighbour] = min(starts[neighbour], starts[sparse])
+        del starts[sparse], people[sparse], right[sparse], wrong[sparse]
+    labels = np.full(n.shape[0], -1, dtype=np.intp)
+    labels[populated] = np.searchsorted(np.asarray(starts, dtype=np.intp),
+                                        np.arange(populated.shape[0]), side="right") - 1
+    return labels
+
+
 def collapse_score_groups(
     counts: ArrayLike, expected: ArrayLike, min_expected: float = 1.0
 ) -> NDArray[np.intp]:
-    """Group adjacent score cells so that each group's expected counts reach a minimum.
+    """Group adjacent score cells so that each group's expected counts reach a minimum (the
+    ``"tails"`` pooling of :func:`sx2_item_fit`).
 
     A group is adequate when both N_g·E_g = Σ N_s E_s and N_g·(1 − E_g) = Σ N_s (1 − E_s)
     are ≥ ``min_expected``. Rule (from the tails inward): while some group is inadequate and
@@ -259,12 +331,7 @@ def collapse_score_groups(
     ndarray of int, shape (m,)
         Group label of each score, 0 … n_groups − 1, non-decreasing.
     """
-    n = np.asarray(counts, dtype=np.float64)
-    e = np.asarray(expected, dtype=np.float64)
-    if n.ndim != 1 or n.shape != e.shape:
-        raise ValueError("counts and expected must both have shape (m,)")
-    if not (np.isfinite(min_expected) and min_expected > 0):
-        raise ValueError(f"min_expected must be finite and positive; got {min_expected!r}")
+    n, e = _checked_score_rows(counts, expected, min_expected)
     starts = list(range(n.shape[0]))
     right = list(n * e)
     wrong = list(n * (1.0 - e))
@@ -312,6 +379,7 @@ def sx2_item_fit(
     theta_range: tuple[float, float] = DEFAULT_THETA_RANGE,
     prior_mean: float = 0.0,
     prior_sd: float = 1.0,
+    pooling: str = DEFAULT_POOLING,
 ) -> SX2Result:
     """Orlando–Thissen S-X² for every item of a fixed booklet, from aggregated counts.
 
@@ -329,10 +397,15 @@ def sx2_item_fit(
         examinees (2 for a 2PL); 0 for parameters fixed in advance, as INEP's published ones
         are when checked against another sample.
     min_expected : float, default 1.0
-        Minimum expected count of correct and of incorrect answers per group (see
-        :func:`collapse_score_groups`).
+        Minimum expected count of correct and of incorrect answers per group.
     n_quadrature, theta_range : int and (float, float)
         Uniform quadrature grid over θ (default 121 points on [−6, 6]).
+    pooling : {"mirt", "tails"}, default "mirt"
+        How sparse score groups are pooled (:data:`POOLING_RULES`): ``"mirt"`` as mirt's
+        ``S_X2`` (:func:`pool_into_less_populated`; empty scores left out; when a single group
+        is left still sparse its statistic is reported with a NaN p-value, as mirt does);
+        ``"tails"`` toward the centre (:func:`collapse_score_groups`; a single group left
+        sparse has a NaN statistic).
     prior_mean, prior_sd : float, default 0.0 and 1.0
         The examinees' latent distribution N(μ, σ²) on the bank's θ scale. E_is depends on it,
         though weakly, because conditioning on the summed score absorbs most of a shift (in
@@ -361,28 +434,39 @@ def sx2_item_fit(
         raise ValueError("correct_by_score cannot exceed score_counts at the same score")
     if int(n_estimated_parameters) != n_estimated_parameters or n_estimated_parameters < 0:
         raise ValueError("n_estimated_parameters must be a non-negative integer")
+    if pooling not in POOLING_RULES:
+        raise ValueError(f"pooling must be one of {POOLING_RULES}; got {pooling!r}")
+    pool = pool_into_less_populated if pooling == "mirt" else collapse_score_groups
     expected = expected_proportions_by_score(bank, n_quadrature, theta_range, prior_mean,
                                              prior_sd)
     inner = slice(1, n_items)  # scores 1 … n − 1
     statistic = np.full(n_items, np.nan)
     n_groups = np.zeros(n_items, dtype=np.intp)
+    testable = np.zeros(n_items, dtype=bool)
     for i in range(n_items):
-        labels = collapse_score_groups(counts[inner], expected[i, inner], min_expected)
-        if labels.shape[0] == 0:
+        labels = pool(counts[inner], expected[i, inner], min_expected)
+        kept = labels >= 0
+        if not kept.any():
             continue
-        groups = int(labels[-1]) + 1
-        right = np.bincount(labels, counts[inner] * expected[i, inner], minlength=groups)
-        wrong = np.bincount(labels, counts[inner] * (1.0 - expected[i, inner]), minlength=groups)
-        observed = np.bincount(labels, correct[i, inner], minlength=groups)
+        groups = int(labels[kept][-1]) + 1
+        right = np.bincount(labels[kept], (counts[inner] * expected[i, inner])[kept],
+                            minlength=groups)
+        wrong = np.bincount(labels[kept], (counts[inner] * (1.0 - expected[i, inner]))[kept],
+                            minlength=groups)
+        observed = np.bincount(labels[kept], correct[i, inner][kept], minlength=groups)
         n_groups[i] = groups
-        if right.min() < min_expected or wrong.min() < min_expected:
+        sparse = min(right.min(), wrong.min()) < (
+            min_expected * (1.0 - _SPARSE_RELATIVE_TOLERANCE) if pooling == "mirt"
+            else min_expected)
+        if sparse and pooling == "tails":
             continue  # one group left and still too sparse: no test
+        testable[i] = not sparse
         # N(O − E)²/(E(1 − E)) written with counts: (O·N − E·N)² (1/(N·E) + 1/(N·(1 − E))).
         deviation = observed - right
         statistic[i] = float(np.sum(deviation**2 * (1.0 / right + 1.0 / wrong)))
     df = n_groups - int(n_estimated_parameters)
     p_value = np.full(n_items, np.nan)
-    testable = (df > 0) & np.isfinite(statistic)
+    testable &= (df > 0) & np.isfinite(statistic)
     p_value[testable] = chi2.sf(statistic[testable], df[testable])
     return SX2Result(statistic=statistic, df=df, p_value=p_value, n_groups=n_groups)
 
@@ -529,6 +613,19 @@ def rmsd_item_fit(
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+def _checked_score_rows(
+    counts: ArrayLike, expected: ArrayLike, min_expected: float
+) -> tuple[FloatArray, FloatArray]:
+    """N_s and E_s as float arrays of one shape (m,), with a usable minimum."""
+    n = np.asarray(counts, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    if n.ndim != 1 or n.shape != e.shape:
+        raise ValueError("counts and expected must both have shape (m,)")
+    if not (np.isfinite(min_expected) and min_expected > 0):
+        raise ValueError(f"min_expected must be finite and positive; got {min_expected!r}")
+    return n, e
+
 
 def _normal_quadrature(
     n_quadrature: int, theta_range: tuple[float, float], prior_mean: float, prior_sd: float

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 import duckdb
 import pandas as pd
 
+from analytics.items.fit import DEFAULT_POOLING
 from store import item_queries, model_queries
 from store.model_runs import year_scoring_options
 from workflows.items.calibration import MachineCalibration, machine_calibration
@@ -53,8 +54,9 @@ def runs_item_language(con: duckdb.DuckDBPyConnection, selection: ItemSelection)
 
 
 def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
-                scaling: float | None = None) -> ItemChecks:
-    """Run every check of ``selection``; ``scaling``: D of the items (default the year's).
+                scaling: float | None = None, sx2_pooling: str = DEFAULT_POOLING) -> ItemChecks:
+    """Run every check of ``selection``; ``scaling``: D of the items (default the year's);
+    ``sx2_pooling``: the item fit's pooling rule (mirt's by default).
 
     With a booklet, every check is about that form's items, numbered as in it; without one
     (a year without booklets), the gaps and the calibration take every item of the area."""
@@ -85,7 +87,7 @@ def item_checks(con: duckdb.DuckDBPyConnection, selection: ItemSelection,
             correct, _, _ = pattern_matrix(patterns, ids)
             dif = human_machine_dif(ids, positions, counts, by_score, correct)
             fit = form_item_fit(con, selection.year, selection.area, selection.booklet,
-                                selection.item_language, scaling)
+                                selection.item_language, scaling, sx2_pooling)
     return ItemChecks(selection, gaps, dif, fit, calibration, missing, baselines)
 
 

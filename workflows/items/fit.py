@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analytics.irt import ItemBank
-from analytics.items.fit import sx2_item_fit
+from analytics.items.fit import DEFAULT_POOLING, sx2_item_fit
 from analytics.multiple_testing import benjamini_hochberg
 
 #: The RMSEA of S-X² above which an item's misfit is more than sampling noise of a large
@@ -40,16 +40,19 @@ def rmsea(statistic: np.ndarray, df: np.ndarray, n: float) -> np.ndarray:
 
 def human_item_fit(item_ids: np.ndarray, positions: np.ndarray, bank: ItemBank,
                    score_counts: np.ndarray, correct_by_score: np.ndarray,
-                   prior_mean: float = 0.0, prior_sd: float = 1.0) -> pd.DataFrame:
+                   prior_mean: float = 0.0, prior_sd: float = 1.0,
+                   pooling: str = DEFAULT_POOLING) -> pd.DataFrame:
     """One row per item of the form (:data:`FIT_COLUMNS`), in booklet order.
 
     ``bank``: the form's items' parameters (all usable, with the year's D); ``score_counts``
     (n + 1,) and ``correct_by_score`` (n, n + 1): the stored tables of the form;
-    ``prior_mean``/``prior_sd``: the candidates' ability distribution on INEP's scale.
+    ``prior_mean``/``prior_sd``: the candidates' ability distribution on INEP's scale;
+    ``pooling``: how sparse score groups are pooled (``analytics.items.fit.POOLING_RULES``;
+    mirt's rule by default).
     """
     result = sx2_item_fit(bank, score_counts, correct_by_score,
                           n_estimated_parameters=ESTIMATED_PARAMETERS,
-                          prior_mean=prior_mean, prior_sd=prior_sd)
+                          prior_mean=prior_mean, prior_sd=prior_sd, pooling=pooling)
     q = benjamini_hochberg(result.p_value)
     effect = rmsea(result.statistic, result.df, float(np.sum(score_counts)))
     with np.errstate(invalid="ignore"):

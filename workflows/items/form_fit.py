@@ -16,16 +16,19 @@ import numpy as np
 import pandas as pd
 
 from analytics.irt import ItemBank
+from analytics.items.fit import DEFAULT_POOLING
 from store import item_queries
 from store.model_runs import year_scoring_options
 from workflows.items.fit import FIT_COLUMNS, human_item_fit
 
 
 def form_item_fit(con: duckdb.DuckDBPyConnection, year: int, area: str, booklet: int,
-                  item_language: int | None, scaling: float | None = None) -> pd.DataFrame:
+                  item_language: int | None, scaling: float | None = None,
+                  pooling: str = DEFAULT_POOLING) -> pd.DataFrame:
     """The human item-fit table (:data:`~workflows.items.fit.FIT_COLUMNS`, booklet order) of
     one form: ``booklet`` and, in LC, ``item_language`` (0 English, 1 Spanish; ignored
-    elsewhere). ``scaling``: D of the items (default the year's).
+    elsewhere). ``scaling``: D of the items (default the year's); ``pooling``: S-X²'s pooling
+    rule (mirt's by default; ``analytics.items.fit.POOLING_RULES``).
 
     Empty (with those columns) when the store holds no score tables of the form: a year
     stored from its item file alone, or ingested before the tables existed.
@@ -50,7 +53,7 @@ def form_item_fit(con: duckdb.DuckDBPyConnection, year: int, area: str, booklet:
     # in item_checks.
     return human_item_fit(ids, params["co_posicao"].to_numpy(), bank, counts, by_score,
                           prior_mean=mean if np.isfinite(mean) else 0.0,
-                          prior_sd=sd if np.isfinite(sd) and sd > 0 else 1.0)
+                          prior_sd=sd if np.isfinite(sd) and sd > 0 else 1.0, pooling=pooling)
 
 
 def misfitting_items(fit: pd.DataFrame) -> frozenset[int]:
