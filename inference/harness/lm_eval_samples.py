@@ -209,14 +209,16 @@ MODEL_ARG_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
 
 def model_from_args(model_args: Any) -> str | None:
     """The model a ``model_args`` value names (``pretrained=org/name,dtype=…`` → ``org/name``;
-    a dict is read the same way), None when it names none."""
+    a dict is read the same way), None when it names none. A GGUF file (``gguf_file=``) is
+    the model itself, its folder or repository only where it lies: ``<pretrained>/<file>``."""
     if isinstance(model_args, dict):
         pairs = {str(k): str(v) for k, v in model_args.items()}
     elif isinstance(model_args, str):
         pairs = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
     else:
         return None
-    for key in MODEL_ARG_KEYS:
-        if pairs.get(key):
-            return pairs[key].strip()
-    return None
+    named = next((pairs[key].strip() for key in MODEL_ARG_KEYS if pairs.get(key)), None)
+    gguf = pairs.get("gguf_file", "").strip()
+    if gguf:
+        return f"{named.rstrip('/')}/{gguf}" if named else gguf
+    return named

@@ -93,7 +93,7 @@ def store_harness_run(con, run: HarnessRun, answers: list[LinkedAnswer], counts:
         unknown=counts.unknown, abandoned=linker.unanswered(a.place for a in answers),
         unparsed=sum(a.read.index is None for a in answers),
         norm_disagreements=sum(a.read.norm_index not in (None, a.read.index) for a in answers))
-    summary.notes = _notes(answers, summary)
+    summary.notes = _notes(answers, summary) + _accuracy_notes(run.tool, responses, scores)
     record = run_record(run, run_id, responses, options.as_dict(), summary)
     with bulk_import(con):
         begin_run(con, record, model_row(run))
@@ -131,9 +131,10 @@ def harness_run_id(run: HarnessRun) -> str:
 
 
 def model_id(model_name: str) -> str:
-    """How the store names a model: the last part of its name or path (``org/name`` → name),
-    as the project's own runs name a hub model."""
-    return model_name.rstrip("/").split("/")[-1] or model_name or "unknown-model"
+    """How the store names a model: the last part of its name or path (``org/name`` → name,
+    ``folder/model.Q4_1.gguf`` → ``model.Q4_1``), as the project's own runs name a model."""
+    last = model_name.rstrip("/").split("/")[-1]
+    return last.removesuffix(".gguf") or model_name or "unknown-model"
 
 
 def response_rows(run_id: str, answers: list[LinkedAnswer]) -> pd.DataFrame:
@@ -223,6 +224,21 @@ def _notes(answers: list[LinkedAnswer], summary: HarnessImportSummary) -> list[s
         notes.append(f"the per-character rule (lm-eval's acc_norm) would choose another "
                      f"option in {summary.norm_disagreements:,} of {summary.linked:,} answers")
     return notes
+
+
+def _accuracy_notes(tool: str, responses: pd.DataFrame, scores: pd.DataFrame) -> list[str]:
+    """The tool's accuracy (every answer it gave, items INEP does not score included) beside
+    the project's correct count (the scored items only), when the two count different items."""
+    answered = responses["correct"].notna()
+    right, given = int(responses.loc[answered, "correct"].astype(bool).sum()), int(answered.sum())
+    ctt, scored = int(scores["ctt"].sum()), int(scores["n_scored"].sum())
+    if not given or not scored or scored == given:
+        return []
+    left_out = given - scored
+    answers = "answer" if left_out == 1 else "answers"
+    return [f"{tool}'s accuracy counts every answer: {right:,} of {given:,} right "
+            f"({right / given:.1%}); the project's scores leave out {left_out:,} {answers} "
+            f"to items INEP does not score: {ctt:,} of {scored:,} right ({ctt / scored:.1%})"]
 
 
 def _top_reasons(counts: LinkCounts) -> str:
