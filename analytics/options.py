@@ -212,6 +212,20 @@ def key_position_dependence(answers: ArrayLike, correct: ArrayLike) -> np.ndarra
     return np.where(positions >= 2, statistic, np.nan)
 
 
+def key_position_uniformity(answers: ArrayLike, correct: ArrayLike) -> np.ndarray:
+    """(n_items,) the paper's uniformity measure: the most minus the fewest correct answers over
+    the five positions the key was shown at, max_d c_d − min_d c_d.
+
+    ``answers`` and ``correct`` are (n_items, 5) as in :func:`position_accuracy`. The counts
+    compare only when every position held the key equally often (24 times each when an item
+    is asked under all 120 orders of its options, so the measure runs 0–24): NaN for an item
+    where the positions held it unequally often, or never.
+    """
+    shown, right = _key_counts(answers, correct)
+    balanced = (shown.min(axis=1) == shown.max(axis=1)) & (shown[:, 0] > 0)
+    return np.where(balanced, right.max(axis=1) - right.min(axis=1), np.nan)
+
+
 def difficulty_band_edges(b: ArrayLike, n_bands: int = 3) -> np.ndarray:
     """(n_bands + 1,) edges of equal-count bands of the finite values of ``b`` (its quantiles;
     the outer edges are the minimum and maximum)."""

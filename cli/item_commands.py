@@ -22,11 +22,12 @@ from workflows.items.checks import default_booklet, item_checks, runs_item_langu
 from workflows.items.gaps import ALL_RUNS, ranked
 from workflows.items.group_dif import GROUPINGS, GroupDIF, human_group_dif
 from workflows.items.selection import ItemSelection
+from workflows.key_positions import key_position_table
 from workflows.views import shots_from_url
 
-#: What the command can print: each a table of ``ItemChecks``, and the DIF between two groups
-#: of the booklet's candidates.
-TABLES = ("gaps", "dif", "calibration", "fit", "group-dif")
+#: What the command can print: each a table of ``ItemChecks``, the DIF between two groups
+#: of the booklet's candidates, and correctness by the key's shown position.
+TABLES = ("gaps", "dif", "calibration", "fit", "group-dif", "key-position")
 
 
 def cmd_items(args: argparse.Namespace) -> int:
@@ -51,6 +52,10 @@ def cmd_items(args: argparse.Namespace) -> int:
             lambda years: str(args.year) in years).astype(bool)
         year_runs = catalogue.loc[of_year]
         models = list(args.models or year_runs["model"])
+        if args.table == "key-position":
+            return _print_key_positions(con, args, models, output)
+        if args.shots is None:
+            args.shots = 0
         booklet = args.booklet if args.booklet is not None else default_booklet(
             con, args.year, args.area, args.lang, args.shots, models)
         selection = ItemSelection(args.year, args.area, booklet, None, args.lang, args.shots,
@@ -76,6 +81,30 @@ def cmd_items(args: argparse.Namespace) -> int:
     else:
         table.to_csv(output, index=False)
         print(f"{len(table)} rows written to {output}", file=sys.stderr)
+    return 0
+
+
+def _print_key_positions(con, args: argparse.Namespace, models: list[str], output) -> int:
+    """The key-position table as CSV, then one line per series with the paper's measure: its
+    Pearson r with b (`uniformity vs difficulty: r = …`)."""
+    table, correlations = key_position_table(con, args.year, args.area, args.lang, args.shots,
+                                             models)
+    if table.empty:
+        print("note: no model answer of the selection records where the key was shown",
+              file=sys.stderr)
+    if output is None:
+        table.to_csv(sys.stdout, index=False, float_format="%.6g")
+    else:
+        table.to_csv(output, index=False, float_format="%.6g")
+        print(f"{len(table)} rows written to {output}", file=sys.stderr)
+    if correlations.empty and not table.empty:
+        print("note: no series showed each item's key equally often at every position (all "
+              "120 orders), so the paper's uniformity measure is undefined", file=sys.stderr)
+    several = len(correlations) > 1
+    for row in correlations.itertuples():
+        named = f"{row.series}: " if several else ""
+        print(f"{named}uniformity vs difficulty: r = {row.r:.3f} (p = {row.p_value:.3g}, "
+              f"n = {row.items} items)")
     return 0
 
 
@@ -134,19 +163,21 @@ def add_item_parser(commands) -> None:
                             "runs took most, else the one most candidates took)")
     items.add_argument("--lang", choices=PROMPT_LANGUAGES, default="pt",
                        help="prompt language of the runs (default pt)")
-    items.add_argument("--shots", type=shots_from_url, default=0,
+    items.add_argument("--shots", type=shots_from_url, default=None,
                        choices=[*SHOT_SETTINGS, UNCOUNTED_SHOTS], metavar="{0,1,4,published}",
-                       help="prompt shots of the runs (default 0; 'published': the paper's "
-                            "few-shot runs)")
+                       help="prompt shots of the runs (default 0, key-position: every "
+                            "setting; 'published': the paper's few-shot runs)")
     items.add_argument("--models", nargs="+", metavar="LABEL",
                        help="runs by their label (default: every run of the year)")
     items.add_argument("--pooled", action="store_true",
                        help="pool the runs of each model into one series")
     items.add_argument("--table", choices=TABLES, default="gaps",
                        help="gaps (default: the pooled rows ranked from much easier to much "
-                            "harder for the machines), dif, calibration, fit, or group-dif "
+                            "harder for the machines), dif, calibration, fit, group-dif "
                             "(DIF between two groups of the booklet's candidates: needs "
-                            "--grouping)")
+                            "--grouping), or key-position (correct answers by where the key "
+                            "was shown, the paper's uniformity measure and its r with b as a "
+                            "last line)")
     items.add_argument("--grouping", choices=GROUPINGS,
                        help="group-dif: sex (female reference, male focal), school_type "
                             "(public reference, private focal) or state (one state focal, "

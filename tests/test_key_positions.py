@@ -14,13 +14,6 @@ import pytest
 from scipy import stats
 
 from dashboard.options.data import answer_table, human_items
-from dashboard.options.key_positions import (
-    dependence_correlations,
-    key_dependence,
-    key_position_counts,
-    rescored_items,
-    shuffled_series,
-)
 from enem.areas import AREAS
 from store.connection import connected, open_reader, writing
 from store.layout import copy_store
@@ -32,6 +25,13 @@ from tests.page_support import (
     open_section,
     run_page,
     run_via_home,
+)
+from workflows.key_positions import (
+    dependence_correlations,
+    key_dependence,
+    key_position_counts,
+    rescored_items,
+    shuffled_series,
 )
 from workflows.results_io import import_results_summary
 

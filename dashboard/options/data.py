@@ -19,13 +19,12 @@ from analytics.options import (
     distractor_agreement,
     most_chosen_distractor,
     option_shares,
-    shown_positions,
     trap_flags,
 )
 from analytics.significance import chi_square_goodness_of_fit
 from enem.areas import OPTION_LETTERS
 from enem.item_statistics import ICC_BIN_WIDTH
-from store.model_runs import UNRECORDED_OPTION
+from workflows.key_positions import letter_index, shown_at
 
 #: Half-width (logits) of the θ window around an item's b (θ-conditional trap) or a model's θ.
 NEAR = 0.5
@@ -33,11 +32,6 @@ NEAR = 0.5
 BAND_NAMES: tuple[str, ...] = ("easy", "medium", "difficult")
 HUMANS = "humans"
 SHARE_COLUMNS = [f"share_{letter}" for letter in OPTION_LETTERS]
-
-
-def letter_index(letters: pd.Series) -> np.ndarray:
-    """'A'–'E' → 0–4; anything else (blank, '.', 'X', NULL) → -1."""
-    return pd.Index(list(OPTION_LETTERS)).get_indexer(pd.Series(letters, dtype=object))
 
 
 def _letter(index: np.ndarray) -> list[str | None]:
@@ -110,35 +104,9 @@ def answer_table(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     # 1/0, NaN for an answer scored neither way (a generated answer whose letter was unread).
     merged["correct"] = pd.to_numeric(merged["correct"].astype(object), errors="coerce") \
         .astype(np.float64)
-    # A run shows at most 120 orders: read each distinct one once.
-    codes, distinct = pd.factorize(merged["permutation"])
-    lookup = [_order(text) for text in distinct]
-    recorded = codes >= 0
-    recorded[recorded] = [lookup[code] is not None for code in codes[recorded]]
-    merged["shown"] = -1
-    merged["key_shown"] = -1
-    if recorded.any():
-        table = np.stack([order if order is not None else np.arange(len(OPTION_LETTERS))
-                          for order in lookup])
-        matrix = table[codes[recorded]]
-        merged.loc[recorded, "shown"] = shown_positions(merged.loc[recorded, "chosen"], matrix)
-        merged.loc[recorded, "key_shown"] = shown_positions(merged.loc[recorded, "key_index"],
-                                                            matrix)
+    merged["shown"] = shown_at(merged["permutation"], merged["chosen"].to_numpy())
+    merged["key_shown"] = shown_at(merged["permutation"], merged["key_index"].to_numpy())
     return merged
-
-
-def _order(permutation) -> np.ndarray | None:
-    """A stored permutation ('CAEBD': the original letter shown under A, B, …; '?C??A' where
-    the source recorded only some, :data:`store.model_runs.UNRECORDED_OPTION`) as indices, -1
-    where not recorded; None when it is missing, records nothing, or is no (partial)
-    permutation of A–E."""
-    if not isinstance(permutation, str) or len(permutation) != len(OPTION_LETTERS):
-        return None
-    known = [letter for letter in permutation if letter != UNRECORDED_OPTION]
-    if not known or len(set(known)) != len(known) or not set(known) <= set(OPTION_LETTERS):
-        return None
-    return np.array([OPTION_LETTERS.index(letter) if letter != UNRECORDED_OPTION else -1
-                     for letter in permutation], dtype=np.int64)
 
 
 def model_item_accuracy(answers: pd.DataFrame) -> pd.DataFrame:

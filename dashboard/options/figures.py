@@ -165,7 +165,7 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
     the share of its answers that were correct when the key was shown at each position A–E,
     drawn over a light full-height bar at each position that held the key (none where it never
     did), and a dotted line at the item's accuracy over every position. ``counts``: rows of
-    :func:`dashboard.options.key_positions.key_position_counts` for that series and area.
+    :func:`workflows.key_positions.key_position_counts` for that series and area.
 
     The panels share one pair of axes, each panel a window of the plane (``KEY_PANEL_WIDTH``
     letters wide, [0, 1.05] high, at the same gaps a grid of subplots had): a browser draws
@@ -262,32 +262,47 @@ def key_position_figure(counts: pd.DataFrame, area: str, colour: str,
         "meta": {"figure": "key-positions", "area": area}}}, _validate=False)
 
 
+#: Per measure of :data:`workflows.key_positions.MEASURES`: the y axis's title, its name in the
+#: hover text, and what an empty panel says.
+MEASURE_TEXTS = {
+    "dependence": ("χ² of correct × key position", "χ²",
+                   "no item whose key was shown at two positions"),
+    "uniformity": ("most − fewest correct over the 5 positions", "uniformity",
+                   "no item asked under all 120 option orders"),
+}
+
+
 def key_dependence_figure(dependence: pd.DataFrame, correlations: pd.DataFrame,
-                          areas: list[str], colour: str, symbol: str) -> go.Figure:
-    """One panel per area: each item's dependence of correctness on the key's position (χ² of
-    correct × key position) against its b, the least-squares line, and Pearson's r, p and the
-    items in the panel's title. ``dependence`` and ``correlations`` are one series' rows of
-    :func:`dashboard.options.key_positions.key_dependence` and ``dependence_correlations``."""
+                          areas: list[str], colour: str, symbol: str,
+                          measure: str = "dependence") -> go.Figure:
+    """One panel per area: each item's dependence of correctness on the key's position (the
+    ``measure``: χ² of correct × key position, or the paper's uniformity) against its b, the
+    least-squares line, and Pearson's r, p and the items in the panel's title. ``dependence``
+    and ``correlations`` are one series' rows of
+    :func:`workflows.key_positions.key_dependence` and ``dependence_correlations`` (of that
+    measure)."""
+    axis_title, short, nothing = MEASURE_TEXTS[measure]
     figure = area_grid(areas, columns=2, row_height=300)
     titles = {area: area_title(area) for area in areas}
     for index, area in enumerate(areas):
         row, col = panel(index, 2)
-        group = dependence[(dependence["area"] == area) & dependence["dependence"].notna()
+        group = dependence[(dependence["area"] == area) & dependence[measure].notna()
                            & dependence["b"].notna()]
         found = correlations[correlations["area"] == area]
         if group.empty or found.empty:
-            empty_panel(figure, row, col, "no item whose key was shown at two positions")
+            empty_panel(figure, row, col, nothing)
             continue
         fit = found.iloc[0]
         titles[area] += (f" · r = {fit['r']:.2f}, {p_text(fit['p_value'])} (n = {fit['items']})"
                          if np.isfinite(fit["r"]) else f" · r undefined (n = {fit['items']})")
         figure.add_trace(go.Scatter(
-            x=group["b"], y=group["dependence"], mode="markers", showlegend=False,
+            x=group["b"], y=group[measure], mode="markers", showlegend=False,
             marker={"color": with_alpha(colour, 0.8), "symbol": symbol, "size": 8},
             customdata=np.column_stack([group["position"], group["item_id"], group["accuracy"],
                                         group["answers"], group["key_positions"]]),
             hovertemplate=("Q%{customdata[0]} · item %{customdata[1]}<br>b = %{x:.2f}, "
-                           "χ² = %{y:.2f}<br>%{customdata[3]} answers over %{customdata[4]} "
+                           f"{short} = " + "%{y:.2f}<br>%{customdata[3]} answers over "
+                           "%{customdata[4]} "
                            "key positions, accuracy %{customdata[2]:.0%}<extra></extra>")),
             row=row, col=col)
         if np.isfinite(fit["slope"]):
@@ -297,8 +312,7 @@ def key_dependence_figure(dependence: pd.DataFrame, correlations: pd.DataFrame,
                 line={"color": REFERENCE_COLOUR, "width": 1, "dash": "dash"}, hoverinfo="skip"),
                 row=row, col=col)
         figure.update_xaxes(title_text="item difficulty b", row=row, col=col)
-        figure.update_yaxes(title_text="χ² of correct × key position", rangemode="tozero",
-                            row=row, col=col)
+        figure.update_yaxes(title_text=axis_title, rangemode="tozero", row=row, col=col)
     figure.for_each_annotation(lambda a: a.update(text=titles.get(_area_of(a.text), a.text)))
     figure.update_layout(meta={"figure": "key-dependence"})
     return figure

@@ -22,14 +22,14 @@ from dashboard.options.data import (
     theta_cube,
     trap_table,
 )
-from dashboard.options.key_positions import (
+from dashboard.options.queries import AreaInputs, RunSelection, all_area_inputs
+from dashboard.state.filters import Filters
+from workflows.key_positions import (
     dependence_correlations,
     key_dependence,
     key_position_counts,
     rescored_items,
 )
-from dashboard.options.queries import AreaInputs, RunSelection, all_area_inputs
-from dashboard.state.filters import Filters
 
 
 class OptionResults:
@@ -44,7 +44,7 @@ class OptionResults:
     ``has_lengths``: whether any question text is stored. The rest are the tables of
     :mod:`dashboard.options.data` and :mod:`dashboard.options.comparisons` (``distances`` is
     ``item_distances``; ``positions``/``chi_square`` the two tables of ``position_table``),
-    and of :mod:`dashboard.options.key_positions` (``key_counts``: ``key_position_counts``,
+    and of :mod:`workflows.key_positions` (``key_counts``: ``key_position_counts``,
     ``key_dependence``, ``key_correlations``: ``dependence_correlations``, ``rescored``: the
     items left out of those by ``rescored_items``). Shared by every session (never change a
     table in place).
@@ -124,6 +124,10 @@ class OptionResults:
     @cached_property
     def key_correlations(self) -> pd.DataFrame:
         return dependence_correlations(self.key_dependence)
+
+    @cached_property
+    def uniformity_correlations(self) -> pd.DataFrame:
+        return dependence_correlations(self.key_dependence, "uniformity")
 
     @cached_property
     def rescored(self) -> pd.DataFrame:

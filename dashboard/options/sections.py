@@ -18,7 +18,6 @@ from dashboard.options.figures import (
     key_position_figure,
     position_figure,
 )
-from dashboard.options.key_positions import shuffled_series
 from dashboard.options.loading import OptionResults, item_words, runs_without_order
 from dashboard.options.pairs import choice_agreement, pair_table
 from dashboard.options.tables import (
@@ -31,6 +30,7 @@ from dashboard.options.tables import (
 )
 from dashboard.state.filters import Filters
 from dashboard.state.frame import no_runs_message
+from workflows.key_positions import shuffled_series
 from workflows.views import ITEM_EXPLORER
 
 
@@ -173,6 +173,18 @@ def show_positions(filters: Filters, results: OptionResults, styles: dict, stem:
                    "`enem-llm import-results`): " + "; ".join(unordered) + ".")
 
 
+#: Labels of the two measures of key-position dependence.
+MEASURE_LABELS = {"dependence": "χ² of correct × position", "uniformity": "paper's uniformity"}
+UNIFORMITY_CAPTION = (
+    "{run}, per item: the paper's uniformity measure against the item's difficulty b. With the "
+    "item asked under all 120 orders of its options (each option keeping its letter), the key "
+    "stands at each of the five positions in 24 orders; the measure is the most minus the "
+    "fewest correct answers over the five positions, 0 (no position matters) to 24. Answers "
+    "without a letter count as not correct, as in the paper. Per area: Pearson's r over the "
+    "items, its two-sided p and the least-squares line (dashed); items without a b are left "
+    "out. `enem-llm items --table key-position` prints the same numbers.")
+
+
 def show_key_positions(filters: Filters, results: OptionResults, styles: dict, stem: str) -> None:
     """Whether correctness depends on the position the key was shown at."""
     series = results.series
@@ -213,13 +225,24 @@ def show_key_positions(filters: Filters, results: OptionResults, styles: dict, s
                          "17 points). Dotted: the item's accuracy over every position. Answers "
                          "that were scored neither way are left out. " + filters.prompt_label + "."
                          + filters.provenance))
-        key_fits = results.key_correlations
+        measures = ["dependence"] + (["uniformity"] if run_dependence["uniformity"].notna().any()
+                                     else [])
+        measure = st.segmented_control(
+            "Measure", measures, key="options.keydep.measure", default="dependence",
+            required=True, format_func=lambda name: MEASURE_LABELS[name],
+            help="χ²: how far correctness depends on the key's position, for any run with "
+                 "shuffles. The paper's uniformity: the most minus the fewest correct answers "
+                 "over the five positions, offered for runs that showed every item under all "
+                 "120 option orders (the paper's key-position experiment).")
+        key_fits = (results.key_correlations if measure == "dependence"
+                    else results.uniformity_correlations)
         show_figure(
             key_dependence_figure(run_dependence, key_fits[key_fits["series"] == key_run],
-                                  list(filters.areas), colour, symbol),
-            key="options.keydep", file_stem=f"{stem}_key_dependence",
+                                  list(filters.areas), colour, symbol, measure),
+            key="options.keydep", file_stem=f"{stem}_key_{measure}",
             image_format=filters.image_format, data=results.key_dependence,
-            caption=(f"{key_run}, per item: how much correctness depends on the position the key "
+            caption=(UNIFORMITY_CAPTION.format(run=key_run) if measure == "uniformity" else
+                     f"{key_run}, per item: how much correctness depends on the position the key "
                      "was shown at, against the item's difficulty b. The measure is Pearson's χ² "
                      "of the 2 × k table of correct and wrong answers by the k positions that "
                      "held the key: with n answers and c correct ones at a position and the "
@@ -230,7 +253,7 @@ def show_key_positions(filters: Filters, results: OptionResults, styles: dict, s
                      "degrees of freedom) and the least-squares line (dashed). Items without a b "
                      "(abandoned) or whose key was shown at fewer than two positions are left "
                      "out; the table gives every selected run." + filters.provenance))
-        fits = key_fits[key_fits["series"].isin(moved)]
+        fits = key_fits[key_fits["series"].isin(moved) & (key_fits["items"] > 0)]
         st.dataframe(with_p_text(fits[["series", "area", "items", "r", "p_value"]]),
                      hide_index=True, placeholder="—", column_config={
                          "items": st.column_config.NumberColumn("items", format="%d"),

@@ -29,6 +29,7 @@ CHOICE_RULES = {
     "loglikelihood": "the choice with the highest log-likelihood, unnormalised (lm-eval's acc)",
     "generated": "the tool's extracted letter when it is a bare letter A-E, else the project's "
                  "letter patterns on the generated text (docs/answer_methods.md)",
+    "letter": "the letter the file records, which names the option wherever it was shown",
 }
 
 

@@ -2,8 +2,10 @@
 
 ``results`` is the project's own import (a run export or the paper's results parquet,
 ``workflows.results_io``), unchanged; ``lm-eval`` and ``lighteval`` are the other tools' per-
-sample files. ``auto`` (the default) reads a ``.jsonl`` file as lm-eval samples, a parquet
-file with lighteval's details columns as lighteval details, and anything else as before.
+sample files; ``key-position`` is a file of the paper's key-position experiment. ``auto`` (the
+default) reads a ``.jsonl`` file as lm-eval samples, a parquet file with lighteval's details
+columns as lighteval details, one with the experiment's columns as a key-position file, and
+anything else as before.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from inference.harness.key_position_file import is_key_position_file
 from inference.harness.lighteval_details import is_lighteval_details
+from workflows.harness.key_position import import_key_positions
 from workflows.harness.lighteval import import_lighteval
 from workflows.harness.linking import parse_booklet_flags
 from workflows.harness.lm_eval import import_lm_eval
@@ -22,10 +26,11 @@ from workflows.imported_runs import ImportSummary, ResultsFormatError
 from workflows.results_io import import_results_summary
 
 #: The ``--format`` choices of ``import-results``.
-RESULT_FORMATS: tuple[str, ...] = ("auto", "results", "lm-eval", "lighteval")
+RESULT_FORMATS: tuple[str, ...] = ("auto", "results", "lm-eval", "lighteval", "key-position")
 #: The importer of each other tool's format.
 HARNESS_IMPORTERS: dict[str, Callable[..., ImportSummary]] = {
     "lm-eval": import_lm_eval, "lighteval": import_lighteval,
+    "key-position": import_key_positions,
 }
 
 
@@ -40,6 +45,8 @@ def detect_format(path: Path) -> str:
             return "results"
         if is_lighteval_details(columns):
             return "lighteval"
+        if is_key_position_file(columns):
+            return "key-position"
     return "results"
 
 

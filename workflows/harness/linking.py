@@ -143,6 +143,12 @@ class Linker:
             language = RUN_LC_LANGUAGE
         return self._place(year, booklet, language, position)
 
+    def on_form(self, year: int, booklet: int, item_language: int | None,
+                position: int) -> Placement:
+        """The item at ``position`` (1-based) of a stored booklet form."""
+        self._check_year(year)
+        return self._place(year, booklet, item_language, position)
+
     def at_position(self, year: int, booklet: int, item_language: int | None, position: int,
                     item_id: int) -> Placement:
         """The item at ``position`` of a stored booklet form, which must be ``item_id``."""

@@ -93,7 +93,9 @@ def store_harness_run(con, run: HarnessRun, answers: list[LinkedAnswer], counts:
         unknown=counts.unknown, abandoned=linker.unanswered(a.place for a in answers),
         unparsed=sum(a.read.index is None for a in answers),
         norm_disagreements=sum(a.read.norm_index not in (None, a.read.index) for a in answers))
-    summary.notes = _notes(answers, summary) + _accuracy_notes(run.tool, responses, scores)
+    summary.notes = _notes(answers, summary)
+    if run.tool in ACCURACY_TOOLS:
+        summary.notes += _accuracy_notes(run.tool, responses, scores)
     record = run_record(run, run_id, responses, options.as_dict(), summary)
     with bulk_import(con):
         begin_run(con, record, model_row(run))
@@ -224,6 +226,11 @@ def _notes(answers: list[LinkedAnswer], summary: HarnessImportSummary) -> list[s
         notes.append(f"the per-character rule (lm-eval's acc_norm) would choose another "
                      f"option in {summary.norm_disagreements:,} of {summary.linked:,} answers")
     return notes
+
+
+#: The tools that report an accuracy of their own, which the import summary puts beside the
+#: project's count.
+ACCURACY_TOOLS = ("lm-eval", "lighteval")
 
 
 def _accuracy_notes(tool: str, responses: pd.DataFrame, scores: pd.DataFrame) -> list[str]:
