@@ -15,7 +15,8 @@ has settled, and reading the texts an st.dataframe paints on its canvas.
 - :func:`new_page` (a tab whose ``errors`` list collects page errors) and :func:`checked_page`
   (the same, closed on leaving, asserting no page error).
 - :func:`wait_until_rendered` and :func:`open_and_settle`: the script run over, the page's
-  plotly.js charts drawn, and (by default) no exception box.
+  plotly.js charts drawn, and (by default) no exception box; :func:`wait_until_still`, the
+  page unchanged for some animation frames (never a fixed sleep: a busy machine is slower).
 - :data:`RECORD_CANVAS_TEXT`, an init script around ``fillText``, and :func:`painted_grids`,
   its reader: per st.dataframe the texts drawn, in page pixels, with the grid's visible box.
 
@@ -132,7 +133,42 @@ def wait_until_rendered(page, charts: int) -> None:
     # the page still streams its elements. The app root says when the script run is over.
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
                            timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(800)
+    wait_until_still(page)
+
+
+#: True once the page has been still for :data:`STILL_FRAMES` animation frames in a row: no
+#: script run, no running indicator, and the same page height, boxes of every chart and data
+#: grid, number of drawn charts and of texts painted on canvases (when recorded).
+STILL = """(frames) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const busy = !app || app.dataset.testScriptState === 'running'
+    || !!document.querySelector('[data-testid="stStatusWidget"]');
+  const boxes = [...document.querySelectorAll(
+      '.js-plotly-plot, [data-testid="stDataFrame"], [data-testid="stImage"]')]
+    .map(e => { const r = e.getBoundingClientRect();
+                return [r.x, r.y, r.width, r.height].map(Math.round).join(','); });
+  const state = [busy, document.documentElement.scrollHeight,
+                 document.querySelectorAll('.js-plotly-plot .main-svg').length,
+                 (window.__drawn || []).length, window.scrollY, ...boxes].join('|');
+  if (busy || window.__stillState !== state) {
+    window.__stillState = state;
+    window.__stillFrames = 0;
+    return false;
+  }
+  window.__stillFrames += 1;
+  return window.__stillFrames >= frames;
+}"""
+#: Animation frames without change that make a page still (a third of a second at 60 Hz; a
+#: busy machine draws frames more slowly, so the wait stretches with it). A test that needs an
+#: element waits for that element too: an element can arrive after a still moment.
+STILL_FRAMES = 20
+
+
+def wait_until_still(page, frames: int = STILL_FRAMES) -> None:
+    """Wait until nothing on the page moves or repaints (:data:`STILL`): after a script run,
+    a scroll, a click or a key press, instead of sleeping a fixed time."""
+    page.evaluate("window.__stillState = undefined; window.__stillFrames = 0")
+    page.wait_for_function(STILL, arg=frames, polling="raf", timeout=PAGE_TIMEOUT_MS)
 
 
 def open_and_settle(page, url: str, charts: int, *, expect_no_exception: bool = True) -> None:

@@ -32,8 +32,8 @@ class Served:
     """One file the server holds and how it misbehaves.
 
     ``cut_after``: the next GET sends this many bytes of its body and closes the connection
-    (once). ``stall_after``: the next GET sends this many bytes, then waits for ``release``
-    before the rest (once). ``ignore_range``: every GET gets the whole file (200).
+    (once). ``stall_after``: the next GET sends this many bytes, sets ``stalled`` and waits for
+    ``release`` before the rest (once). ``ignore_range``: every GET gets the whole file (200).
     ``redirect``: answer 302 to this path instead. ``drip_seconds``: every GET sends its body
     one byte per that many seconds (until ``release`` or the client leaves). ``no_length``:
     no ``Content-Length``, the body ends when the connection closes.
@@ -44,6 +44,7 @@ class Served:
     cut_after: int | None = None
     stall_after: int | None = None
     release: threading.Event = field(default_factory=threading.Event)
+    stalled: threading.Event = field(default_factory=threading.Event)
     redirect: str | None = None
     drip_seconds: float | None = None
     no_length: bool = False
@@ -117,6 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
             limit, served.stall_after = served.stall_after, None
             self.wfile.write(body[:limit])
             self.wfile.flush()
+            served.stalled.set()
             served.release.wait(60)
             body = body[limit:]
         try:

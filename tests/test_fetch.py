@@ -176,11 +176,12 @@ def test_an_interrupted_fetch_resumes_where_its_file_stopped(server, places, yea
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True)
     try:
+        # The first half is sent, and some of it is on the disk.
+        assert served.stalled.wait(120), "the server never sent the first half"
         deadline = time.monotonic() + 120
         while not (part.is_file() and part.stat().st_size > 0):
             assert process.poll() is None and time.monotonic() < deadline, "no bytes arrived"
             time.sleep(0.05)
-        time.sleep(0.3)  # let the first half land
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
@@ -209,11 +210,11 @@ def test_a_killed_fetch_resumes_from_what_reached_the_disk(server, places, year_
          "--keep", "--quiet", "--mirror", server.url, "--dest", str(dest), "--db", str(db)],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        assert served.stalled.wait(120), "the server never sent the first half"
         deadline = time.monotonic() + 120
         while not (part.is_file() and part.stat().st_size > 0):
             assert process.poll() is None and time.monotonic() < deadline, "no bytes arrived"
             time.sleep(0.05)
-        time.sleep(0.3)
         process.kill()
         process.wait(timeout=60)
     finally:

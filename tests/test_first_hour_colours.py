@@ -30,6 +30,7 @@ from tests.browser_support import (
     PAGE_TIMEOUT_MS,
     launched_browser,  # noqa: F401  (the browser fixture)
     wait_until_rendered,
+    wait_until_still,
 )
 from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, charts, run_page
@@ -259,7 +260,7 @@ def test_chosen_runs_and_picker_options_read_whole_in_chromium(served, ui_run_db
         runs.scroll_into_view_if_needed()
         runs.locator("input").click()
         page.wait_for_selector('[role="option"]', timeout=PAGE_TIMEOUT_MS)
-        page.wait_for_timeout(500)
+        wait_until_still(page)
         found = page.evaluate(_CHOICES)
         page.screenshot(path=str(ARTIFACTS / "first_hour_run_picker.png"))
     finally:

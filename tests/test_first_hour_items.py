@@ -28,6 +28,7 @@ from tests.browser_support import (
     launched_browser,  # noqa: F401  (the browser fixture)
     open_and_settle,
     painted_grids,
+    wait_until_still,
 )
 from tests.browser_support import serving as _serving
 from tests.page_support import assert_clean, messages, run_page
@@ -183,7 +184,7 @@ def _grid(page, index: int, shot: str, painted: str | None = None) -> dict:
     tables = page.locator('[data-testid="stDataFrame"]')
     assert tables.count() > index
     tables.nth(index).scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
+    wait_until_still(page)
     if painted is not None:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
         try:
@@ -271,7 +272,7 @@ def test_response_pattern_rows_fill_their_heatmap(demo_server, page):
     page.wait_for_function(
         "(document.querySelector('.js-plotly-plot')?._fullLayout?.yaxis?._categories?.length"
         " ?? 0) > 60", timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(800)
+    wait_until_still(page)
     page.screenshot(path=str(ARTIFACTS / "first_hour_items_patterns_per_repetition.png"))
     axis = page.evaluate("""() => { const a = document.querySelector('.js-plotly-plot')
         ._fullLayout.yaxis; return {range: a.range, rows: a._categories.length}; }""")

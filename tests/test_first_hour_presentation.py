@@ -21,6 +21,7 @@ from tests.browser_support import (
     ARTIFACTS,
     PAGE_TIMEOUT_MS,
     launched_browser,  # noqa: F401  (the browser fixture)
+    wait_until_still,
 )
 
 SHOTS = ARTIFACTS / "first_hour_presentation"
@@ -56,12 +57,10 @@ FILLED = """() => {
 def _settle(page) -> None:
     """Wait until no script run is going on and the figure is drawn at its container's size."""
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=PAGE_TIMEOUT_MS)
-    for _ in range(2):  # a second run may follow the first (the window's size reported)
-        page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                               timeout=PAGE_TIMEOUT_MS)
-        page.wait_for_timeout(700)
+    # A second run may follow the first (the window's size reported): still means neither runs.
+    wait_until_still(page)
     page.wait_for_function(FILLED, timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(300)
+    wait_until_still(page)
 
 
 def _counter(page) -> tuple[int, int]:

@@ -24,10 +24,12 @@ from store.connection import open_reader
 from store.human_queries import blank_tests
 from tests.browser_support import (
     ARTIFACTS,
+    PAGE_TIMEOUT_MS,
     canvas_page,  # noqa: F401  (the page fixture: a tab recording canvas texts)
     launched_browser,  # noqa: F401  (the browser fixture)
     open_and_settle,
     painted_grids,
+    wait_until_still,
 )
 from tests.browser_support import serving as _serving
 
@@ -54,10 +56,10 @@ def _grids(page, shot: str) -> list[dict]:
     """Scroll the page's tables into view, screenshot the last, return
     :func:`~tests.browser_support.painted_grids`."""
     tables = page.locator('[data-testid="stDataFrame"]')
-    assert tables.count() >= 1
+    tables.first.wait_for(timeout=PAGE_TIMEOUT_MS)
     for index in range(tables.count()):
         tables.nth(index).scroll_into_view_if_needed()
-        page.wait_for_timeout(600)
+        wait_until_still(page)
     page.screenshot(path=str(ARTIFACTS / f"first_hour_tables_{shot}.png"))
     return painted_grids(page)
 
@@ -118,7 +120,7 @@ def test_the_trust_table_says_what_a_missing_value_means(server, page):
         page.evaluate("""(step) => { const s = document.querySelector(
             '[data-testid="stDataFrame"] .dvn-scroller');
             s.scrollLeft = (s.scrollWidth - s.clientWidth) * step / 4; }""", step)
-        page.wait_for_timeout(400)
+        wait_until_still(page)
     page.screenshot(path=str(ARTIFACTS / "first_hour_tables_person_fit_small_group_right.png"))
     grid = painted_grids(page)[0]
     drawn = [t["text"] for t in grid["texts"]]
@@ -146,7 +148,7 @@ def test_person_fit_names_the_5th_percentile_outside_the_plot_areas(server, page
     open_and_settle(page, f"{server}/Person_fit", 2)
     for figure in (0, 1):
         page.locator(".js-plotly-plot").nth(figure).scroll_into_view_if_needed()
-        page.wait_for_timeout(400)
+        wait_until_still(page)
         page.screenshot(path=str(ARTIFACTS / f"first_hour_tables_person_fit_{figure}.png"))
         areas = _boxes(page, figure, ".nsewdrag")
         labels = _boxes(page, figure, "g.annotation")
@@ -213,7 +215,7 @@ def test_test_information_lanes_sit_under_their_panel(server, page):
     open_and_settle(page, f"{server}/Test_information?model=test-strong-it&model=test-odd-base",
                     1)
     page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
-    page.wait_for_timeout(400)
+    wait_until_still(page)
     page.screenshot(path=str(ARTIFACTS / "first_hour_tables_test_information.png"))
     blocks = page.evaluate(LANE_POSITIONS)
     assert len(blocks) == 4 and all(len(b["centres"]) == 2 for b in blocks), blocks

@@ -15,7 +15,7 @@ import itertools
 
 import pytest
 
-from tests.browser_support import ARTIFACTS, PAGE_TIMEOUT_MS
+from tests.browser_support import ARTIFACTS, PAGE_TIMEOUT_MS, wait_until_still
 
 SELECTION = "area=CN&area=MT&lang=en"
 #: Font sizes (px) of the first figure's first y-axis tick label, subplot title and legend
@@ -74,9 +74,7 @@ def _open(page, url: str) -> None:
 def _settle(page) -> None:
     """Wait until the script run ended and a plotly.js chart is drawn."""
     page.wait_for_selector('.js-plotly-plot .main-svg', timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(800)
+    wait_until_still(page)
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (1920, 1080)])
@@ -122,7 +120,7 @@ def test_presentation_renders_large_and_clean(server, browser, width, height):
                 page.screenshot(path=str(ARTIFACTS / f"presentation_{width}_slide{number}.png"))
         assert not {number: found for number, found in clashes.items() if found}
         page.keyboard.press("ArrowRight")  # at the end: stays there
-        page.wait_for_timeout(500)
+        wait_until_still(page)
         assert page.get_by_text(f"Figure {slides} of {slides}").count() == 1
         page.keyboard.press("ArrowLeft")
         page.wait_for_function(f"window.location.search.includes('slide={slides - 1}')",

@@ -44,6 +44,7 @@ from tests.browser_support import (
     TOKEN_ENV_VAR,
     grant_operator_cookie,
     running,
+    wait_until_still,
 )
 from tests.browser_support import free_port as _free_port
 from tests.browser_support import require_browser as _require_browser
@@ -163,9 +164,7 @@ def open_page(page, url: str, title: str) -> str:
     """Go to ``url``, wait for the page's title and for its script to finish; its text."""
     page.goto(url, wait_until="domcontentloaded")
     page.get_by_role("heading", level=1).filter(has_text=title).wait_for(timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=PAGE_TIMEOUT_MS)
-    page.wait_for_timeout(500)
+    wait_until_still(page)
     return page.locator("[data-testid='stMain']").inner_text()
 
 
