@@ -26,8 +26,10 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime | $(BIN)/py
 
 ## Install, build the demo database on first start, open the dashboard. The launcher prints
 ## (and opens) the operator link: the browser that opens it may launch runs (docs/serving.md).
+## Streamlit flags for the server, e.g. make run FLAGS="--server.port 8600" (docs/serving.md).
+FLAGS ?=
 run: $(VENV)/.runtime
-	$(BIN)/python -m dashboard.serve --browser.gatherUsageStats false
+	$(BIN)/python -m dashboard.serve --browser.gatherUsageStats false $(FLAGS)
 
 ## Install the test dependencies (Debian's chromium for the browser test) and run every test.
 test: $(VENV)/.dev chromium
