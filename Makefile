@@ -31,9 +31,12 @@ FLAGS ?=
 run: $(VENV)/.runtime
 	$(BIN)/python -m dashboard.serve --browser.gatherUsageStats false $(FLAGS)
 
-## Install the test dependencies (Debian's chromium for the browser test) and run every test.
+## Install the test dependencies (Debian's chromium for the browser test) and run every test,
+## TEST_WORKERS processes at once (pytest-xdist), each test module whole in one of them so its
+## shared fixtures (a store, a server, a browser) are built once.
+TEST_WORKERS ?= 4
 test: $(VENV)/.dev chromium
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 # The browser test drives Debian's chromium through Playwright; never a downloaded browser.
 # The report's PDF test reads the printed PDF with poppler's pdftotext.

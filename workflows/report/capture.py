@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
 from store.connection import DB_ENV_VAR, PROJECT_ROOT
 from workflows.views import VIEWS, View
@@ -85,6 +84,9 @@ def database_env(db_path: Path) -> Iterator[None]:
 
 def capture_page(page: Path, query: Mapping[str, Sequence[str]]) -> PageCapture:
     """Run ``page`` through the app with ``query`` as its URL parameters; keep its output."""
+    # Imported here: Streamlit costs every other command of the CLI half a second to import.
+    from streamlit.testing.v1 import AppTest
+
     app = AppTest.from_file(str(APP), default_timeout=PAGE_TIMEOUT)
     for key, values in query.items():
         app.query_params[key] = list(values) if len(values) > 1 else values[0]
