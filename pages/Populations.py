@@ -131,7 +131,7 @@ st.subheader("Ranks by percent correct and by IRT")
 if len(entries):
     ranks = ranking(entries)
     st.dataframe(rank_styler(ranks), hide_index=True, width="stretch",
-                 column_config=table_config())
+                 column_config=table_config(), placeholder="—")
     st.caption("Rank 1 is the best; highlighted rows change rank between percent correct and "
                "IRT (change = rank by percent correct − rank by IRT; positive climbs under IRT).")
     download(ranks, f"population_ranks_{filters.year}_{area}_{kind}", "populations.ranks")
@@ -158,7 +158,8 @@ if len(summaries) and len(rows):
     chosen = st.selectbox("Model", summaries["model"].tolist(), key="populations.model")
     model = summaries.set_index("model").loc[chosen]
     welch = welch_table(model, people, scale, area)
-    st.dataframe(welch, hide_index=True, width="stretch", column_config=table_config())
+    st.dataframe(welch, hide_index=True, width="stretch", column_config=table_config(),
+                 placeholder="—")
     st.caption(f"Welch's t-test of {chosen} ({int(model['variants'])} variants: their mean, SD "
                "and n) against each population (its mean, SD and n), by percent correct and "
                "by IRT; CI overlap: whether the model's 95% CI and the population mean's 95% "
@@ -172,7 +173,8 @@ if len(summaries) and len(rows):
     st.markdown(f"**{chosen}** ({estimator} θ̄ {model['theta']:.2f}) is at the "
                 f"**{ordinal(best['theta_percentile'])} percentile** of "
                 f"{population_phrase(best['kind'], best['value'])} in {area}, its highest place.")
-    st.dataframe(places, hide_index=True, width="stretch", column_config=table_config())
+    st.dataframe(places, hide_index=True, width="stretch", column_config=table_config(),
+                 placeholder="—")
     st.caption("Percent of each population's candidates below the model's θ̄ and below its "
                "mean percent correct (ties count half), read from the stored quantiles at "
                "every 1%, linear in between.")

@@ -105,7 +105,7 @@ def run_tables() -> None:
         st.info("No finished or imported runs yet.")
         return
     stored = stored.sort_values("finished_at", ascending=False, na_position="last")
-    st.dataframe(stored[STORED_COLUMNS], hide_index=True, width="stretch")
+    st.dataframe(stored[STORED_COLUMNS], hide_index=True, width="stretch", placeholder="—")
     st.caption("Finished runs and imported results. Pages name each by its series; every "
                "repetition (an option shuffle, or a sampling seed with the options in order) "
                "of every prompt variant is one scored pattern.")

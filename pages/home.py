@@ -106,7 +106,7 @@ show_figure(
              "reference population), not this year's candidates, whose distribution the bars "
              "show." + filters.provenance),
 )
-st.dataframe(overview, hide_index=True, width="stretch")
+st.dataframe(overview, hide_index=True, width="stretch", placeholder="—")
 sections = {section: [v.title for v in VIEWS if v.section == section and v is not HOME]
             for section in SECTIONS}
 st.markdown("Pages — " + "; ".join(f"**{section}**: {', '.join(titles)}"

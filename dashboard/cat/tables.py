@@ -36,7 +36,7 @@ def show_table(table: pd.DataFrame, key: str, caption: str,
                pinned: tuple[str, ...] = ()) -> None:
     """A table with its caption and a CSV download; the ``pinned`` columns stay in view when
     the table is scrolled sideways."""
-    st.dataframe(table, hide_index=True, width="stretch", key=key,
+    st.dataframe(table, hide_index=True, width="stretch", key=key, placeholder="—",
                  column_config={column: st.column_config.Column(pinned=True)
                                 for column in pinned if column in table.columns})
     st.caption(caption)

@@ -62,7 +62,8 @@ def baseline_section(filters: Filters, db_path: Path) -> None:
         st.info(f"No random-baseline run for {filters.year} in the chosen areas and languages "
                 "yet: launch it below.")
     else:
-        st.dataframe(baseline_display(table), hide_index=True, width="stretch")
+        st.dataframe(baseline_display(table), hide_index=True, width="stretch",
+                     placeholder="—")
         st.caption(f"Random choice on {filters.year}: mean ± SD over repetitions (option "
                    "shuffles of every random-baseline run, pooled: random answers ignore the "
                    "prompt) of the CTT accuracy (% of scored items correct), θ and l_z, per "
@@ -124,7 +125,8 @@ def attribute_section(filters: Filters, db_path: Path) -> None:
     else:
         result = pd.concat(tables, ignore_index=True)
         result = result[["year", "area", "patterns", *result.columns[:-3]]]
-        st.dataframe(attribute_display(result), hide_index=True, width="stretch")
+        st.dataframe(attribute_display(result), hide_index=True, width="stretch",
+                     placeholder="—")
         st.caption(
             f"Items of {filters.year} split by whether they discriminate for the models (DI ≥ "
             f"{GOOD_DI} over every selected model run's patterns, {filters.prompt_label}, ranked "
@@ -164,7 +166,7 @@ def attribute_editor(filters: Filters, db_path: Path, attributes: dict[str, pd.D
                 saved = save_attribute_corrections(db_path, filters.year, changes)
                 st.success(f"Saved {saved} corrected item(s)." if saved else "Nothing changed.")
         else:
-            st.dataframe(original, hide_index=True, width="stretch")
+            st.dataframe(original, hide_index=True, width="stretch", placeholder="—")
             access.viewer_note(role, "Deriving and correcting item attributes")
         download_csv(original, "Attributes (CSV)", f"item_attributes_{filters.year}_{area}",
                      "paper.attributes.csv")

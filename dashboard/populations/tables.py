@@ -121,16 +121,26 @@ def welch_table(model: pd.Series, populations: pd.DataFrame, scale: str,
         "ctt_difference": model["pct"] - populations["pct_mean"].to_numpy(),
         "ctt_t": pct.t, "ctt_df": pct.df, "ctt_p": pct.p,
         "ctt_q": benjamini_hochberg(np.asarray(pct.p, dtype=np.float64)),
-        "ctt_ci_overlap": intervals_overlap(model["pct_ci_low"], model["pct_ci_high"],
-                                            populations["pct_ci_low"],
-                                            populations["pct_ci_high"]),
+        "ctt_ci_overlap": _overlap(model["pct_ci_low"], model["pct_ci_high"],
+                                   populations["pct_ci_low"], populations["pct_ci_high"]),
         "irt_difference": model["theta"] * slope + intercept
         - populations["irt_mean"].to_numpy(),
         "irt_t": irt.t, "irt_df": irt.df, "irt_p": irt.p,
         "irt_q": benjamini_hochberg(np.asarray(irt.p, dtype=np.float64)),
-        "irt_ci_overlap": intervals_overlap(low, high, populations["irt_ci_low"],
-                                            populations["irt_ci_high"]),
+        "irt_ci_overlap": _overlap(low, high, populations["irt_ci_low"],
+                                   populations["irt_ci_high"]),
     })
+
+
+def _overlap(low1, high1, low2, high2) -> pd.arrays.BooleanArray:
+    """:func:`analytics.populations.intervals_overlap`, missing (shown "—", not "no") where an
+    interval is undefined (a model of one variant has no spread to build one from)."""
+    ends = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
+                                 for v in (low1, high1, low2, high2)))
+    known = np.logical_and.reduce([np.isfinite(end) for end in ends])
+    overlap = intervals_overlap(*ends)
+    return pd.array([bool(o) if k else None for o, k in zip(overlap, known, strict=True)],
+                    dtype="boolean")
 
 
 def percentile_table(model: pd.Series, rows: pd.DataFrame) -> pd.DataFrame:

@@ -65,7 +65,7 @@ def measurement_error_section(rows: pd.DataFrame, scale: str, area: str, file_st
         st.info("This year's populations were stored before plausible values existed: ingest "
                 "it again (`enem-llm ingest-enem …`) to see intervals with measurement error.")
         return
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
+    st.dataframe(table, hide_index=True, width="stretch", placeholder="—", column_config={
         "name": st.column_config.TextColumn("population", pinned=True), **table_config()})
     unit = "θ in logits" if scale == SCALES[1] else scale
     st.caption(
