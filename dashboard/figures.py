@@ -159,7 +159,9 @@ def human_density(frame: pd.DataFrame, x: str, y: str, x_width: float, y_width: 
         x=x_edges + x_width / 2, y=y_edges + (y_width / 2 if y_width != 1 else 0.0),
         z=shade.astype(np.float32), customdata=counts.astype(np.int32),
         colorscale=HUMAN_DENSITY_SCALE, showscale=show_scale,
-        zmin=0.0, name="humans",
+        # At least one decade: a sparse group (every cell one candidate) would otherwise get a
+        # colour bar from 1 to 1, a single tick.
+        zmin=0.0, zmax=max(1.0, float(np.nanmax(shade, initial=0.0))), name="humans",
         colorbar={"title": "humans", "tickvals": [0, 1, 2, 3, 4, 5, 6],
                       "ticktext": ["1", "10", "100", "1k", "10k", "100k", "1M"], "len": 0.5},
         hovertemplate=("θ %{x:.2f} · " + y_label + " %{y:.2f}<br>"

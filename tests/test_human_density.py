@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dashboard.figures import human_density
 
@@ -33,3 +34,18 @@ def test_no_rows_give_an_empty_heatmap():
     trace = human_density(pd.DataFrame({"theta_bin": [], "lz_bin": [], "n": []}), "theta_bin",
                           "lz_bin", 0.1, 0.1, "l_z")
     assert np.asarray(trace.z).size == 0
+
+
+def test_the_colour_bar_spans_at_least_one_decade():
+    """A small group whose every cell holds one candidate: the colour bar still runs from 1 to
+    10 (two ticks), not from 1 to 1; a crowded one runs to its largest count."""
+    sparse = pd.DataFrame({"theta_bin": [-1.0, 0.0, 1.0], "ctt": [5.0, 9.0, 20.0], "n": 1})
+    trace = human_density(sparse, "theta_bin", "ctt", 0.1, 1.0, "CTT", show_scale=True)
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    shown = [t for t in trace.colorbar.tickvals if trace.zmin <= t <= trace.zmax]
+    assert [trace.colorbar.ticktext[t] for t in shown] == ["1", "10"]
+    crowded = sparse.assign(n=[3, 2_000, 70])
+    trace = human_density(crowded, "theta_bin", "ctt", 0.1, 1.0, "CTT", show_scale=True)
+    assert trace.zmax == pytest.approx(np.log10(2_000))
+    empty = human_density(sparse.iloc[:0], "theta_bin", "ctt", 0.1, 1.0, "CTT")
+    assert empty.zmax == 1.0
