@@ -80,11 +80,26 @@ def _code_reached(start: list[Callable]) -> str:
     return "\n".join(texts)
 
 
+#: Rough seconds of one test of each kind on a 2-core machine (measured: Chromium tests 15–40 s,
+#: AppTest runs 2.5–5 s, a test that starts processes a few seconds, the rest under one),
+#: used only to start the longest modules first.
+COST_SECONDS = {"browser": 20.0, "model": 5.0, "apptest": 3.0, "processes": 3.0}
+PROCESS_CALLS = ("subprocess.run(", "subprocess.Popen(", "enem_llm(", "start_attached(",
+                 "start_detached(", "serving(")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``browser``, ``apptest`` and/or ``model`` from the code it reaches."""
+    """Mark each test ``browser``, ``apptest`` and/or ``model`` from the code it reaches, then
+    put the modules in order of their rough cost, longest first (each module keeps its own
+    order). ``make test`` runs whole modules in parallel processes (pytest-xdist's
+    ``loadfile``), handed out in this order: the long ones start at once instead of ending
+    the run alone."""
+    cost: dict[str, float] = {}
     for item in items:
         function = getattr(item, "function", None)
+        module = item.nodeid.split("::", 1)[0]
         if function is None:
+            cost[module] = cost.get(module, 0.0) + 0.5
             continue
         definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
         fixtures = [defs[-1].func for defs in definitions.values() if defs]
@@ -94,6 +109,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(marker)
         if item.get_closest_marker("slow"):  # a real small model (pyproject's marker list)
             item.add_marker("model")
+        kinds = [name for name in MARKER_CALLS if item.get_closest_marker(name)]
+        if any(call in code for call in PROCESS_CALLS):
+            kinds.append("processes")
+        cost[module] = cost.get(module, 0.0) + max([0.5] + [COST_SECONDS[k] for k in kinds])
+    first_seen = {module: index for index, module in
+                  reversed(list(enumerate(item.nodeid.split("::", 1)[0] for item in items)))}
+    items.sort(key=lambda item: (-cost[item.nodeid.split("::", 1)[0]],
+                                 first_seen[item.nodeid.split("::", 1)[0]]))
 
 
 @pytest.fixture(scope="session")
