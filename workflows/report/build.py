@@ -118,7 +118,12 @@ def _scoring_words(stored: object) -> str:
 
 
 def _frame_html(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, na_rep="—", border=0)
+    """``frame`` as an HTML table, a missing value shown "—" (to_html's ``na_rep`` leaves the
+    None of a text column as "None")."""
+    shown = frame.copy()
+    for column in shown.select_dtypes(include="object").columns:
+        shown[column] = shown[column].map(lambda value: "—" if value is None else value)
+    return shown.to_html(index=False, escape=True, na_rep="—", border=0)
 
 
 def provenance_html(db_path: Path, year: int | None) -> tuple[str, str]:
@@ -138,10 +143,11 @@ def provenance_html(db_path: Path, year: int | None) -> tuple[str, str]:
     files = live[["year", "source", "is_synthetic", "microdata_file", "items_file",
                   "finished_at", "records_present", "rows_rejected", "nota_checked",
                   "nota_matched"]]
-    shown_runs = runs[["run_id", "series", "backend", "origin", "years", "areas", "languages",
-                       "prompt_type", "repetition", "repetitions", "status", "patterns",
-                       "source"]].copy()
-    shown_runs["scoring"] = runs["scoring"].map(_scoring_words)
+    # reindex: a store without runs gives a table without columns.
+    shown_runs = runs.reindex(columns=["run_id", "series", "backend", "origin", "years", "areas",
+                                       "languages", "prompt_type", "repetition", "repetitions",
+                                       "status", "patterns", "source"])
+    shown_runs["scoring"] = runs.reindex(columns=["scoring"])["scoring"].map(_scoring_words)
     body = (f"<p>Database: <code>{html.escape(str(Path(db_path).absolute()))}</code>.</p>"
             f"<p>Scoring settings of the year(s): {html.escape(years or 'none stored')}. Humans "
             "and model response patterns are scored by the same code with these settings "
