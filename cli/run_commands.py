@@ -54,6 +54,7 @@ BACKEND_FLAGS = {
     "max_new_tokens": ("--max-new-tokens", ANSWER_METHOD_BACKENDS),
     "base_url": ("--base-url", ("openai",)),
     "timeout": ("--request-timeout", ("openai",)),
+    "concurrency": ("--concurrency", ("openai",)),
 }
 
 #: The help of --base-url and --request-timeout (``run`` and ``cat-run``).
@@ -129,6 +130,9 @@ def add_run_parser(commands) -> None:
     run.add_argument("--request-timeout", type=positive_seconds, metavar="SECONDS",
                      help=REQUEST_TIMEOUT_HELP + "; like every backend option, part of the "
                                                  "run's settings")
+    run.add_argument("--concurrency", type=positive_int, metavar="N",
+                     help="requests in flight at once (openai backend; default 4; an engine "
+                          "on your own GPUs takes 32–128: docs/answer_methods.md)")
     run.add_argument("--model-name", help="name shown in the dashboard (default: the GGUF "
                                           "file's or the model folder's name)")
     run.add_argument("--family", help="model family, for grouping in the dashboard")
@@ -251,6 +255,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
         raise UsageError("--model is required for this backend")
     given = {"gguf_file": args.gguf_file, "device": args.device, "batch_size": args.batch_size,
              "base_url": args.base_url, "timeout": getattr(args, "request_timeout", None),
+             "concurrency": getattr(args, "concurrency", None),
              "answer_method": getattr(args, "answer_method", None),
              "temperature": (getattr(args, "temperature", None) or [None])[0],
              "max_new_tokens": getattr(args, "max_new_tokens", None)}

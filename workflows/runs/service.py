@@ -363,6 +363,7 @@ def command_line(spec: RunSpec, db_path: Path, prompt_variants: Sequence[str] = 
                         ("--batch-size", options.get("batch_size")),
                         ("--base-url", options.get("base_url")),
                         ("--request-timeout", options.get("timeout")),
+                        ("--concurrency", options.get("concurrency")),
                         ("--answer-method", options.get("answer_method")),
                         ("--temperature", None if len(temperatures) > 1
                          else options.get("temperature")),

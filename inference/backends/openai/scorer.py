@@ -295,6 +295,7 @@ class OpenAIScorer:
             "timeout": self.timeout,
             "floor": self.floor,
             "token_limit_param": self.token_limit_param,
+            "concurrency": self.concurrency,
             "seed": self.seed,
             "openai": openai.__version__,
         }
