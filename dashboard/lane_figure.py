@@ -84,14 +84,19 @@ def histogram_with_lanes(
 
     Each area is one subplot (row): bars in % of candidates above y = 0, and the lanes below
     it, lane k centred at :func:`lane_positions`' k-th value; the y axis labels both (its
-    percent ticks, then each lane's name) and keeps the pixels of each part fixed.
+    percent ticks, then each lane's name) and keeps the pixels of each part fixed. When no
+    area has humans (a store of item files and model runs only), no room is kept for bars:
+    the figure is the lanes alone, and no panel says "no candidates" four times.
     """
+    humans_anywhere = any(not hist.empty and hist["n"].sum() > 0
+                          for hist in histograms.values())
+    histogram_px = HISTOGRAM_PX if humans_anywhere else 0
     lanes = sorted(points["model"].unique()) if len(points) else []
     names = {model: lane_label((lane_names or {}).get(model, model)) for model in lanes}
     # Lanes are equally spaced, so the tallest (wrapped) label sets every lane's height.
     lane_px = LANE_PX * max([label_lines(name) for name in names.values()] or [1])
     strip_px = LANE_GAP_PX + lane_px * max(1, len(lanes))
-    domain_px = HISTOGRAM_PX + strip_px
+    domain_px = histogram_px + strip_px
     spacing_px = GAP_PX + STRIP_AXIS_PX
     plot_px = len(areas) * domain_px + (len(areas) - 1) * spacing_px
     # Long lane labels and the axis title widen the left margin (dashboard.margins before
@@ -108,14 +113,14 @@ def histogram_with_lanes(
     exported = []
     # Heights within a subplot's domain, as fractions: the middle of the bars, of the lanes
     # (where a panel without bars or without lanes says so).
-    bars_middle = 1.0 - HISTOGRAM_PX / 2 / domain_px
+    bars_middle = 1.0 - histogram_px / 2 / domain_px
     lanes_middle = strip_px / 2 / domain_px
     for row, area in enumerate(areas, start=1):
         hist = histograms.get(area, pd.DataFrame(columns=["bin", "n"]))
         has_humans = not hist.empty and hist["n"].sum() > 0
         share = 100.0 * hist["n"] / hist["n"].sum() if has_humans else pd.Series(dtype=float)
-        top = float(share.max()) * HEADROOM if has_humans else 1.0
-        per_px = top / HISTOGRAM_PX  # y units per pixel in this area
+        top = float(share.max()) * HEADROOM if has_humans else (1.0 if humans_anywhere else 0.0)
+        per_px = top / histogram_px if humans_anywhere else 1.0  # y units per pixel
         positions = lane_positions(len(lanes), lane_px, per_px)
         if has_humans:
             figure.add_trace(go.Bar(
@@ -154,7 +159,7 @@ def histogram_with_lanes(
             ticktext=[f"{tick:g}" for tick in percents] + [names[m] for m in lanes],
             row=row, col=1)
         figure.update_xaxes(title_text=x_title, title_standoff=4, row=row, col=1)
-        if not has_humans:
+        if humans_anywhere and not has_humans:
             empty_panel(figure, row, 1, f"no scored candidates in {area}", y=bars_middle)
         if not lanes:
             empty_panel(figure, row, 1, "no model runs in this selection", y=lanes_middle)

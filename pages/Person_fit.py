@@ -130,7 +130,8 @@ show_figure(
              + filters.provenance),
 )
 
-st.subheader(f"The human {symbol} distribution for reference")
+st.subheader(f"The human {symbol} distribution for reference" if filters.has_humans
+             else f"Each model's {symbol} per area")
 styles = series_styles(points["model"].unique(), filters.series_order) if len(points) else {}
 lane_names, shared_tail = short_labels(sorted(points["model"].unique()) if len(points) else [])
 reference, table = histogram_with_lanes(
@@ -143,7 +144,11 @@ show_figure(
     reference, key="fit.reference", file_stem=f"{fit.column}_distribution_{filters.year}",
     image_format=filters.image_format, data=table,
     caption=((f"Grey bars: share of {filters.group_label} per 0.1-wide {symbol} bin (values "
-              "beyond −10 and 5 in the edge bins). " if has_p5 else "No human histogram. ")
+              "beyond −10 and 5 in the edge bins). " if has_p5 else
+              "No human histogram: " + ("this store holds no candidates of "
+                                         f"{filters.year} (its item file only). "
+                                         if not filters.has_humans else
+                                         "no scored candidates in this selection. "))
              + (f"Under them, one lane per model: each tick is one repetition's {symbol} "
                 f"({filters.prompt_label}"
                 + (f"; every lane's run is {shared_tail}" if shared_tail else "") + ")."

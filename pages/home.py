@@ -81,7 +81,9 @@ for column, view, (_, icon, question) in zip(st.columns(len(NEXT_STEPS)), next_s
         st.page_link(view.file, label=view.title, icon=icon)
         st.caption(question)
 
-st.subheader(f"Model θ against the human θ distribution — {filters.year}")
+humans_stored = filters.has_humans
+st.subheader(f"Model θ against the human θ distribution — {filters.year}" if humans_stored
+             else f"Model θ per area — {filters.year}")
 points = queries.model_points(filters.year, None, None, filters.language, filters.shots,
                               filters.models, filters.pooled)
 if points.empty:
@@ -96,15 +98,19 @@ figure, table = histogram_with_lanes(
 show_figure(
     figure, key="home.theta", file_stem=f"theta_overview_{filters.year}",
     image_format=filters.image_format, data=table,
-    caption=(f"Grey bars: share of {filters.group_label} per 0.1-wide θ bin. Under them, one "
-             f"lane per model: each tick is the θ of one repetition (shuffle or seed; "
+    caption=((f"Grey bars: share of {filters.group_label} per 0.1-wide θ bin. Under them, one "
+              if humans_stored else
+              f"This store holds no candidates of {filters.year} (its item file only), so no "
+              "human distribution is drawn: one ")
+             + f"lane per model: each tick is the θ of one repetition (shuffle or seed; "
              f"{filters.prompt_label}"
              + (f"; every lane's run is {shared_tail}" if shared_tail else "")
              + ") on the same θ axis. A model's ticks right of the crowd "
              "mean it scores like a top human on this area. θ is on the scale of INEP's item "
              "parameters: the N(0, 1) of the scoring recipe is the prior (the calibration's "
-             "reference population), not this year's candidates, whose distribution the bars "
-             "show." + filters.provenance),
+             "reference population)"
+             + (", not this year's candidates, whose distribution the bars show."
+                if humans_stored else ".") + filters.provenance),
 )
 st.dataframe(overview, hide_index=True, width="stretch", placeholder="—")
 sections = {section: [v.title for v in VIEWS if v.section == section and v is not HOME]

@@ -275,12 +275,15 @@ def _reproduced_filter(side: DeltaGenerator, audit: pd.DataFrame) -> tuple[int, 
 
 def _blank_filter(side: DeltaGenerator, year: int) -> bool:
     """The switch that leaves all-blank tests out of the human reference; returns whether
-    they count (they do by default, as in INEP's own population)."""
+    they count (they do by default, as in INEP's own population). A year without candidates
+    (its item file only) has no human reference, and no switch."""
     key = seed("blank", [True, False])
     counts = queries.blank_tests(year)
     blank = int(counts["blank"].sum()) if len(counts) else 0
     total = int(counts["candidates"].sum()) if len(counts) else 0
-    share = f"{blank / total:.1%}" if total else "none"
+    if not total:
+        return True
+    share = f"{blank / total:.1%}"
     out = side.toggle(f"Humans: leave out all-blank tests ({share} of {TESTS_WORD})", key=key,
                       help="Candidates present who marked no answer in an area: θ at the floor "
                            "of the scale and l_z near 3. They are part of INEP's population, "
