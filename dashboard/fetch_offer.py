@@ -119,9 +119,9 @@ def real_data_section(state: DatabaseState | None = None, overview: pd.DataFrame
 # --- the sources ---------------------------------------------------------------------------------
 
 def _facts(rows: dict[str, str]) -> None:
-    """A two-column table of what a fetch does (Markdown: it wraps inside the expander)."""
-    lines = ["| | |", "|---|---|"] + [f"| **{name}** | {value} |" for name, value in rows.items()]
-    st.markdown("\n".join(lines))
+    """What a fetch does, one line per fact (a list, not a table with an empty header row;
+    Markdown wraps inside the expander)."""
+    st.markdown("\n".join(f"- **{name}**: {value}" for name, value in rows.items()))
 
 
 def inep_facts(year: int, items_only: bool) -> dict[str, str]:
@@ -140,8 +140,10 @@ def inep_facts(year: int, items_only: bool) -> dict[str, str]:
                 "year's exact size)",
         "Kept": f"{kept}, in `{DOWNLOADS}inep/{year}/` beside the store; the ZIP is removed "
                 "after the extract",
-        "Then": "ingested into this store with INEP's scoring recipe, as `enem-llm ingest-enem` "
-                "does (a full year takes minutes)",
+        "Then": ("stored in this store as `enem-llm ingest-items` does (seconds): the year's "
+                 "booklets and items, no candidates" if items_only else
+                 "ingested into this store with INEP's scoring recipe, as `enem-llm "
+                 "ingest-enem` does (a full year takes minutes)"),
     }
 
 

@@ -23,6 +23,7 @@ from dashboard.fetch_offer import (
     TITLE,
     YEAR_KEY,
     human_bytes,
+    inep_facts,
     wants_real_data,
 )
 from demo import generate_demo_files
@@ -380,3 +381,13 @@ def test_a_store_with_real_candidates_shows_no_offer(tmp_path, monkeypatch, demo
     assert offer(app) is None
     assert fetch_buttons(app) == []
     assert "synthetic demo" not in messages(app)
+
+
+def test_the_items_only_offer_says_what_it_stores():
+    """Items only: the offer says the item file is stored as ingest-items does, not that a
+    full year is ingested with the candidates."""
+    only = inep_facts(2022, items_only=True)
+    assert "ingest-items" in only["Then"] and "full year" not in only["Then"]
+    assert "without the candidates" in only["What"]
+    full = inep_facts(2022, items_only=False)
+    assert "ingest-enem" in full["Then"] and "full year takes minutes" in full["Then"]
