@@ -29,6 +29,8 @@ import math
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -110,18 +112,37 @@ class ScriptedChatEndpoint:
         return Handler
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, reply: dict) -> None:
+    """Answer the request ``handler`` serves with ``reply`` as JSON and ``status``."""
+    data = json.dumps(reply).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+@contextmanager
+def local_api(handler) -> Iterator[str]:
+    """A threaded HTTP server on a free loopback port answering with ``handler``; yields the
+    base URL an OpenAI client takes (``…/v1``) and shuts the server down after."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture
 def chat_endpoint(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     script = ScriptedChatEndpoint()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), script.handler())
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    script.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    pair_key(monkeypatch, tmp_path, script.url)  # the key goes there: its redaction is tested
-    yield script
-    httpd.shutdown()
-    httpd.server_close()
+    with local_api(script.handler()) as script.url:
+        pair_key(monkeypatch, tmp_path, script.url)  # the key goes there: its redaction is tested
+        yield script
 
 
 def openai_run_args(db, runs_dir, url, *extra) -> list[str]:
@@ -226,12 +247,7 @@ class FakeOpenAIServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 status, reply = server.answer(self.path, body)
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, reply)
 
         return Handler
 
@@ -240,13 +256,8 @@ class FakeOpenAIServer:
 def openai_server(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local server needs no key
     fake = FakeOpenAIServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    fake.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield fake
-    httpd.shutdown()
-    httpd.server_close()
+    with local_api(fake.handler()) as fake.url:
+        yield fake
 
 
 def question_requests(n_items: int = 2, n_shuffles: int = 4, seed: int = 5):

@@ -17,7 +17,7 @@ import json
 import math
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ import pytest
 from cli.main import main
 from inference.backends import make_scorer
 from tests.db_support import query_rows
-from tests.openai_support import request
+from tests.openai_support import local_api, request, send_json
 
 #: vLLM's default ``--max-logprobs``.
 MAX_LOGPROBS = 20
@@ -83,12 +83,7 @@ class VLLMLikeServer:
                 finally:
                     with server.lock:
                         server.open -= 1
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, reply)
 
             def log_message(self, *args):
                 pass
@@ -105,13 +100,8 @@ def _error(message: str) -> dict:
 def vllm(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local engine needs no key
     server = VLLMLikeServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), server.handler())
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    server.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield server
-    httpd.shutdown()
-    httpd.server_close()
+    with local_api(server.handler()) as server.url:
+        yield server
 
 
 def test_letter_prob_sends_one_top_k_request_per_prompt_and_reads_the_letters(vllm):
