@@ -52,7 +52,9 @@ from testbed.browser import (  # noqa: F401 - ROOT, TOKEN_ENV_VAR, free_port, ru
     serving,
 )
 
-PAGE_TIMEOUT_MS = 60_000
+#: How long a page may take to do what a test waits for: generous, so a busy machine (make test
+#: runs four test processes on two cores; CI may share its machine) is slow, not failing.
+PAGE_TIMEOUT_MS = 180_000
 #: The window of the first-hour tests: a common laptop screen.
 FIRST_SCREEN = {"width": 1440, "height": 900}
 #: The window of test_browser's whole-page screenshots.
@@ -99,6 +101,9 @@ def new_page(browser, viewport: dict, init_script: str | None = None):
     """A new tab of ``viewport`` (its ``init_script`` run before any page script) whose
     ``errors`` attribute lists the page's uncaught JavaScript errors."""
     page = browser.new_page(viewport=viewport)
+    # Every click, fill and read waits as long as a page may take (Playwright's own 30 s is
+    # short on a busy machine).
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
     if init_script:
         page.add_init_script(init_script)
     errors: list[str] = []

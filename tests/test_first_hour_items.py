@@ -180,15 +180,15 @@ _PAINTED = """([index, text]) => {
 
 def _grid(page, index: int, shot: str, painted: str | None = None) -> dict:
     """The index-th grid's painted texts, after scrolling it into view (and, given
-    ``painted``, after waiting up to 20 s for that text to be drawn in it)."""
+    ``painted``, after waiting up to a minute for that text to be drawn in it)."""
     tables = page.locator('[data-testid="stDataFrame"]')
-    assert tables.count() > index
+    tables.nth(index).wait_for(timeout=PAGE_TIMEOUT_MS)
     tables.nth(index).scroll_into_view_if_needed()
     wait_until_still(page)
     if painted is not None:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
         try:
-            page.wait_for_function(_PAINTED, arg=[index, painted], timeout=20_000)
+            page.wait_for_function(_PAINTED, arg=[index, painted], timeout=60_000)
         except PlaywrightTimeout:
             pass  # the assertion on the texts says what was drawn instead
     page.screenshot(path=str(ARTIFACTS / f"first_hour_items_{shot}.png"))

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "test-artifacts"
 SCREENSHOTS = LOGS / "browser"
 CANARY = "sk-canary-must-never-leave-4242"
-PAGE_TIMEOUT_MS = 60_000
+PAGE_TIMEOUT_MS = 180_000
 #: Buttons that start, cancel, remove or write something: none may reach a viewer.
 OPERATOR_BUTTONS = ("Launch", "Launch CAT", "Cancel", "Remove", "Launch the missing random runs",
                     "Build the report", "Derive attributes from the stored question texts",
