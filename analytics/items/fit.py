@@ -233,9 +233,9 @@ def expected_proportions_by_score(
 
 # --- S-X² ---------------------------------------------------------------------------------------
 
-#: S-X²'s pooling rules for sparse score groups (:func:`pool_score_groups`). ``"mirt"``, the
-#: default, is the rule of the reference implementations (mirt for R, the Python ``mirt``
-#: package): the first sparse score row merges into its less populated neighbour.
+#: S-X²'s pooling rules for sparse score groups (:func:`sx2_item_fit`'s ``pooling``).
+#: ``"mirt"``, the default, is the rule of the reference implementations (mirt for R, the
+#: Python ``mirt`` package): the first sparse score row merges into its less populated neighbour.
 #: ``"tails"`` pools from both tails toward the centre (:func:`collapse_score_groups`).
 POOLING_RULES = ("mirt", "tails")
 DEFAULT_POOLING = "mirt"
@@ -437,6 +437,9 @@ def sx2_item_fit(
     if pooling not in POOLING_RULES:
         raise ValueError(f"pooling must be one of {POOLING_RULES}; got {pooling!r}")
     pool = pool_into_less_populated if pooling == "mirt" else collapse_score_groups
+    # The minimum a group left alone must reach (mirt's rule keeps its rounding slack).
+    threshold = (min_expected * (1.0 - _SPARSE_RELATIVE_TOLERANCE) if pooling == "mirt"
+                 else min_expected)
     expected = expected_proportions_by_score(bank, n_quadrature, theta_range, prior_mean,
                                              prior_sd)
     inner = slice(1, n_items)  # scores 1 … n − 1
@@ -455,9 +458,7 @@ def sx2_item_fit(
                             minlength=groups)
         observed = np.bincount(labels[kept], correct[i, inner][kept], minlength=groups)
         n_groups[i] = groups
-        sparse = min(right.min(), wrong.min()) < (
-            min_expected * (1.0 - _SPARSE_RELATIVE_TOLERANCE) if pooling == "mirt"
-            else min_expected)
+        sparse = min(right.min(), wrong.min()) < threshold
         if sparse and pooling == "tails":
             continue  # one group left and still too sparse: no test
         testable[i] = not sparse
